@@ -1,0 +1,190 @@
+//! Parsers for the two ways people write CPU sets: lists (`0-5,12`) and hex masks (`0xff000`).
+
+use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
+use core::fmt;
+
+/// Why a CPU list or mask did not parse. `at` is the byte offset of the offending text.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CpuListError {
+    /// Nothing to parse.
+    Empty,
+    /// Something other than a decimal number where one was expected.
+    BadNumber {
+        /// Byte offset.
+        at: usize,
+    },
+    /// A range whose end is below its start (`5-3`).
+    ReversedRange {
+        /// Byte offset of the range.
+        at: usize,
+    },
+    /// A CPU at or beyond [`MAX_CPUS`].
+    CpuTooLarge {
+        /// Byte offset.
+        at: usize,
+    },
+    /// A character that is not a hex digit (or a `,` group separator) in a mask.
+    BadHexDigit {
+        /// Byte offset.
+        at: usize,
+    },
+    /// A mask with bits set at or beyond [`MAX_CPUS`].
+    MaskTooWide,
+}
+
+impl fmt::Display for CpuListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Empty => f.write_str("empty CPU list"),
+            Self::BadNumber { at } => write!(f, "expected a CPU number at byte {at}"),
+            Self::ReversedRange { at } => write!(f, "range at byte {at} ends before it starts"),
+            Self::CpuTooLarge { at } => {
+                write!(f, "CPU number at byte {at} is not below {MAX_CPUS}")
+            }
+            Self::BadHexDigit { at } => write!(f, "expected a hex digit at byte {at}"),
+            Self::MaskTooWide => write!(f, "mask sets CPUs at or beyond {MAX_CPUS}"),
+        }
+    }
+}
+
+impl core::error::Error for CpuListError {}
+
+/// Parses a kernel-style CPU list: comma-separated numbers and inclusive ranges, e.g.
+/// `0-5,12` (whitespace around items is allowed, as is a trailing newline from sysfs).
+///
+/// ```
+/// let set = hybridland_policy::parse_cpu_list("0-2,12").unwrap();
+/// assert_eq!(set.to_string(), "0-2,12");
+/// ```
+pub fn parse_cpu_list(text: &str) -> Result<CpuSet, CpuListError> {
+    let mut set = CpuSet::EMPTY;
+    if text.trim().is_empty() {
+        return Err(CpuListError::Empty);
+    }
+    let mut offset = 0;
+    for item in text.split(',') {
+        let start = offset + (item.len() - item.trim_start().len());
+        offset += item.len() + 1;
+        let item = item.trim();
+        let (lo, hi) = match item.split_once('-') {
+            Some((a, b)) => {
+                let lo = number(a, start)?;
+                let hi = number(b, start + a.len() + 1)?;
+                if hi < lo {
+                    return Err(CpuListError::ReversedRange { at: start });
+                }
+                (lo, hi)
+            }
+            None => {
+                let n = number(item, start)?;
+                (n, n)
+            }
+        };
+        for cpu in lo..=hi {
+            set.insert(CpuId(cpu));
+        }
+    }
+    Ok(set)
+}
+
+fn number(text: &str, at: usize) -> Result<u16, CpuListError> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CpuListError::BadNumber { at });
+    }
+    match text.parse::<u32>() {
+        Ok(n) if (n as usize) < MAX_CPUS => Ok(n as u16),
+        _ => Err(CpuListError::CpuTooLarge { at }),
+    }
+}
+
+/// Parses a hex CPU mask of any length, bit N being CPU N: `0xff000`, `ff000`, or the
+/// kernel's comma-grouped form `ffffffff,00000000`.
+///
+/// ```
+/// let set = hybridland_policy::parse_cpu_mask("0xff000").unwrap();
+/// assert_eq!(set.to_string(), "12-19");
+/// ```
+pub fn parse_cpu_mask(text: &str) -> Result<CpuSet, CpuListError> {
+    let trimmed = text.trim();
+    let lead = text.len() - text.trim_start().len();
+    let (digits, base) = match trimmed.strip_prefix("0x").or_else(|| trimmed.strip_prefix("0X")) {
+        Some(rest) => (rest, lead + 2),
+        None => (trimmed, lead),
+    };
+    if digits.bytes().all(|b| b == b',') {
+        return Err(CpuListError::Empty);
+    }
+    let mut set = CpuSet::EMPTY;
+    let mut bit = 0usize;
+    for (i, b) in digits.bytes().enumerate().rev() {
+        if b == b',' {
+            continue;
+        }
+        let nibble = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return Err(CpuListError::BadHexDigit { at: base + i }),
+        };
+        for k in 0..4 {
+            if nibble & (1 << k) != 0 {
+                if bit + k >= MAX_CPUS {
+                    return Err(CpuListError::MaskTooWide);
+                }
+                set.insert(CpuId((bit + k) as u16));
+            }
+        }
+        bit += 4;
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod test {
+    extern crate std;
+    use super::*;
+    use std::string::String;
+
+    #[test]
+    fn lists() {
+        assert_eq!(parse_cpu_list("0-5,12").unwrap().count(), 7);
+        assert_eq!(parse_cpu_list(" 3 , 1-2\n").unwrap().count(), 3);
+        assert_eq!(parse_cpu_list("1023").unwrap().first(), Some(CpuId(1023)));
+        assert_eq!(parse_cpu_list(""), Err(CpuListError::Empty));
+        assert_eq!(parse_cpu_list("1,,2"), Err(CpuListError::BadNumber { at: 2 }));
+        assert_eq!(parse_cpu_list("0-5,9-3"), Err(CpuListError::ReversedRange { at: 4 }));
+        assert_eq!(parse_cpu_list("1024"), Err(CpuListError::CpuTooLarge { at: 0 }));
+        assert_eq!(parse_cpu_list("99999999999"), Err(CpuListError::CpuTooLarge { at: 0 }));
+        assert_eq!(parse_cpu_list("1-x"), Err(CpuListError::BadNumber { at: 2 }));
+        assert_eq!(parse_cpu_list("-1"), Err(CpuListError::BadNumber { at: 0 }));
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(parse_cpu_mask("0x00fff").unwrap().to_string(), "0-11");
+        assert_eq!(parse_cpu_mask("ff000").unwrap().to_string(), "12-19");
+        assert_eq!(parse_cpu_mask("1,00000000").unwrap().to_string(), "32");
+        assert_eq!(parse_cpu_mask("0x"), Err(CpuListError::Empty));
+        assert_eq!(parse_cpu_mask("0xfg"), Err(CpuListError::BadHexDigit { at: 3 }));
+        let wide = String::from("1") + &"0".repeat(256);
+        assert_eq!(parse_cpu_mask(&wide), Err(CpuListError::MaskTooWide));
+        // Leading zeros beyond the capacity are harmless.
+        let padded = "0".repeat(300) + "1";
+        assert_eq!(parse_cpu_mask(&padded).unwrap().to_string(), "0");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "\\PC{0,40}") {
+            let _ = parse_cpu_list(&s);
+            let _ = parse_cpu_mask(&s);
+        }
+
+        #[test]
+        fn list_round_trips(ids in proptest::collection::vec(0u16..1024, 1..40)) {
+            use std::string::ToString;
+            let set: CpuSet = ids.iter().map(|&i| CpuId(i)).collect();
+            proptest::prop_assert_eq!(parse_cpu_list(&set.to_string()).unwrap(), set);
+        }
+    }
+}

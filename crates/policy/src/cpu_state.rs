@@ -1,0 +1,110 @@
+//! Which CPUs are idle right now, kept in the form the decision needs.
+
+use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
+use crate::topology::Topology;
+
+/// A snapshot of the machine's busy/idle state, owned and updated by the caller.
+///
+/// Besides the idle set it keeps the set of CPUs whose whole core is idle (the kernel's "idle
+/// SMT mask") and the busy count of every cluster, so a decision reads them instead of
+/// recomputing them. Build it once per snapshot with [`CpuState::from_idle`], then keep it
+/// current with [`occupy`](Self::occupy) and [`release`](Self::release) as tasks are placed
+/// and leave; each of those costs O(SMT width).
+#[derive(Clone, PartialEq, Eq)]
+pub struct CpuState {
+    idle: CpuSet,
+    idle_cores: CpuSet,
+    cluster_busy: [u16; MAX_CPUS],
+    nr_busy: u16,
+}
+
+impl CpuState {
+    /// Every CPU of `topo` idle.
+    pub fn all_idle(topo: &Topology) -> Self {
+        Self { idle: *topo.cpus(), idle_cores: *topo.cpus(), cluster_busy: [0; MAX_CPUS], nr_busy: 0 }
+    }
+
+    /// The CPUs in `idle` idle and the rest of `topo` busy. Ids not in `topo` are ignored.
+    /// Costs O(CPUs).
+    pub fn from_idle(topo: &Topology, idle: &CpuSet) -> Self {
+        let idle = idle.and(topo.cpus());
+        let mut state =
+            Self { idle, idle_cores: CpuSet::EMPTY, cluster_busy: [0; MAX_CPUS], nr_busy: 0 };
+        for cpu in topo.cpus().and_not(&idle).iter() {
+            state.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
+            state.nr_busy += 1;
+        }
+        for cpu in idle.iter() {
+            if topo.siblings(cpu).iter().all(|s| idle.contains(*s)) {
+                state.idle_cores.insert(cpu);
+            }
+        }
+        state
+    }
+
+    /// Marks `cpu` busy. Returns `false` (changing nothing) if it was already busy or is not a
+    /// CPU of `topo`.
+    pub fn occupy(&mut self, topo: &Topology, cpu: CpuId) -> bool {
+        if topo.info(cpu).is_none() || !self.idle.remove(cpu) {
+            return false;
+        }
+        for &s in topo.siblings(cpu) {
+            self.idle_cores.remove(s);
+        }
+        self.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
+        self.nr_busy += 1;
+        true
+    }
+
+    /// Marks `cpu` idle. Returns `false` (changing nothing) if it was already idle or is not a
+    /// CPU of `topo`.
+    pub fn release(&mut self, topo: &Topology, cpu: CpuId) -> bool {
+        if topo.info(cpu).is_none() || !self.idle.insert(cpu) {
+            return false;
+        }
+        let siblings = topo.siblings(cpu);
+        if siblings.iter().all(|s| self.idle.contains(*s)) {
+            for &s in siblings {
+                self.idle_cores.insert(s);
+            }
+        }
+        self.cluster_busy[topo.info_of(cpu).cluster as usize] -= 1;
+        self.nr_busy -= 1;
+        true
+    }
+
+    /// Idle CPUs.
+    pub fn idle(&self) -> &CpuSet {
+        &self.idle
+    }
+
+    /// Idle CPUs whose SMT siblings are all idle too.
+    pub fn idle_cores(&self) -> &CpuSet {
+        &self.idle_cores
+    }
+
+    /// Whether `cpu` is idle.
+    pub fn is_idle(&self, cpu: CpuId) -> bool {
+        self.idle.contains(cpu)
+    }
+
+    /// Busy CPUs in cluster `cluster` (a dense index from [`CpuInfo`](crate::CpuInfo)).
+    pub fn cluster_busy(&self, cluster: usize) -> u16 {
+        self.cluster_busy.get(cluster).copied().unwrap_or(0)
+    }
+
+    /// Busy CPUs in all.
+    pub fn nr_busy(&self) -> usize {
+        self.nr_busy as usize
+    }
+}
+
+impl core::fmt::Debug for CpuState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CpuState")
+            .field("idle", &self.idle)
+            .field("idle_cores", &self.idle_cores)
+            .field("nr_busy", &self.nr_busy)
+            .finish()
+    }
+}

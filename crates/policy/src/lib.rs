@@ -1,0 +1,63 @@
+//! Placement policy for hybrid and heterogeneous CPUs: P-cores with SMT beside clusters of
+//! E-cores, Arm big.LITTLE, any mix of capacities.
+//!
+//! The crate is sans-IO: callers hand it plain values (a [`Topology`], a [`CpuState`] snapshot
+//! of which CPUs are idle, a task's [`TaskHints`], the [`PolicyConfig`]) and get a
+//! [`Placement`] back. It reads no clock, no sysfs and no BPF map, allocates nothing and holds
+//! no hidden state, which is what lets the very same code run in the `scx_hybridland` live
+//! scheduler, in the `hybrid-sim` simulator, and under one set of property tests.
+//!
+//! ```
+//! use hybridland_policy::*;
+//!
+//! // 2 P-cores with SMT (CPUs 0-3) and one cluster of 4 E-cores (CPUs 4-7).
+//! let mut b = TopologyBuilder::new();
+//! for cpu in 0..8u16 {
+//!     let (kind, cap) = if cpu < 4 { (CoreKind::Performance, 1024) } else { (CoreKind::Efficiency, 600) };
+//!     b.add_cpu(CpuId(cpu), kind, cap, 0)?;
+//! }
+//! b.add_core(&[CpuId(0), CpuId(1)])?;
+//! b.add_core(&[CpuId(2), CpuId(3)])?;
+//! b.add_cluster(&[CpuId(4), CpuId(5), CpuId(6), CpuId(7)])?;
+//! let topo = b.build()?;
+//!
+//! let policy = Policy::new(&topo, &PolicyConfig::default())?;
+//! let mut state = CpuState::all_idle(&topo);
+//! let allowed = *topo.cpus();
+//! let first = policy.select_cpu(&topo, &state, &TaskHints::new(&allowed));
+//! assert_eq!(first.step, Step::IdlePCore);
+//! state.occupy(&topo, first.cpu.unwrap());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Features: `serde` derives (de)serialisation for the configuration types without needing
+//! std; `testkit` adds [`testkit`], the shared invariants and proptest strategies every
+//! frontend's tests run (it pulls in std).
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[cfg(any(test, feature = "testkit"))]
+extern crate std;
+
+mod cluster_balance;
+mod config;
+mod cpu_list;
+mod cpu_set;
+mod cpu_state;
+mod idle_order;
+mod topology;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use cluster_balance::ClusterLoad;
+pub use config::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain, UnknownClusterBalance};
+pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
+pub use cpu_set::{CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
+pub use cpu_state::CpuState;
+pub use idle_order::{Placement, Policy, Step, TaskHints};
+pub use topology::{
+    CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, Topology, TopologyBuilder,
+    TopologyError, UnknownCoreKind,
+};
