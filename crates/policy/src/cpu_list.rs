@@ -143,7 +143,7 @@ pub fn parse_cpu_mask(text: &str) -> Result<CpuSet, CpuListError> {
 mod test {
     extern crate std;
     use super::*;
-    use std::string::String;
+    use std::string::{String, ToString};
 
     #[test]
     fn lists() {
@@ -182,7 +182,6 @@ mod test {
 
         #[test]
         fn list_round_trips(ids in proptest::collection::vec(0u16..1024, 1..40)) {
-            use std::string::ToString;
             let set: CpuSet = ids.iter().map(|&i| CpuId(i)).collect();
             proptest::prop_assert_eq!(parse_cpu_list(&set.to_string()).unwrap(), set);
         }
