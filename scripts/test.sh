@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test of the project, in the order a failure is cheapest to see:
+#   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
+#   2. the proof that the policy crate is no_std (ci/nostd-check);
+#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh);
+#   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
+# Build dependencies (clang-19, libbpf's, qemu, the guest kernel) are installed when missing by
+# scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
+# HYBRIDLAND_SKIP="vm fuzz" (space-separated names: workspace nostd vm fuzz).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
+phase() { printf '\n==> %s\n' "$*"; }
+
+if [[ -x scripts/install-scx-deps.sh ]] && ! { skip workspace && skip vm; }; then
+  phase "installing build dependencies that are missing"
+  scripts/install-scx-deps.sh
+fi
+if [[ -f scripts/env.sh ]]; then
+  # Environment for building the BPF side (clang path, libclang) set by the installer.
+  source scripts/env.sh
+fi
+
+if ! skip workspace; then
+  phase "cargo test --workspace"
+  cargo test --workspace --locked
+fi
+
+if ! skip nostd; then
+  phase "no_std check: a #![no_std] staticlib with its own panic handler links the policy"
+  (cd ci/nostd-check && cargo build --quiet)
+fi
+
+if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
+  phase "live scheduler in a sched_ext VM"
+  cargo build --release --locked -p scx_hybridland
+  scripts/vm-check.sh
+fi
+
+if ! skip fuzz && [[ -x scripts/fuzz.sh ]]; then
+  phase "fuzz targets, short bounded runs"
+  scripts/fuzz.sh "${HYBRIDLAND_FUZZ_SECONDS:-30}"
+fi
+
+phase "all tests passed"
