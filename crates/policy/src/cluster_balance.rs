@@ -41,7 +41,10 @@ impl ClusterLoad {
     #[inline]
     pub fn of(topo: &Topology, state: &CpuState, cpu: CpuId) -> Self {
         let cluster = topo.info(cpu).map_or(0, |i| i.cluster as usize);
-        Self { busy: state.cluster_busy(cluster), size: topo.cluster_cpus(cluster).len() as u16 }
+        Self {
+            busy: state.cluster_busy(cluster),
+            size: topo.cluster_cpus(cluster).len() as u16,
+        }
     }
 
     /// Whether no CPU of the cluster is busy.

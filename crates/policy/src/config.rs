@@ -37,9 +37,21 @@ impl PrimaryDomain {
             }
         };
         if set.is_empty() {
-            return Err(ConfigError::EmptyPrimaryDomain { domain: *self });
+            return Err(ConfigError::EmptyPrimaryDomain { domain: self.kind_name() });
         }
         Ok(set)
+    }
+}
+
+impl PrimaryDomain {
+    /// The domain's name, or `cpus` for an explicit set.
+    pub const fn kind_name(&self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Performance => "performance",
+            Self::Powersave => "powersave",
+            Self::Cpus(_) => "cpus",
+        }
     }
 }
 
@@ -163,7 +175,9 @@ impl PolicyConfig {
             });
         }
         if self.fit_margin_pct == 0 || self.fit_margin_pct > 100 {
-            return Err(ConfigError::FitMargin { pct: self.fit_margin_pct });
+            return Err(ConfigError::FitMargin {
+                pct: self.fit_margin_pct,
+            });
         }
         Ok(())
     }
@@ -174,8 +188,8 @@ impl PolicyConfig {
 pub enum ConfigError {
     /// The primary domain names no CPU of this machine (e.g. `powersave` without E-cores).
     EmptyPrimaryDomain {
-        /// The domain asked for.
-        domain: PrimaryDomain,
+        /// The domain's name (`performance`, `powersave`, `cpus`...).
+        domain: &'static str,
     },
     /// The primary domain names a CPU the machine does not have.
     PrimaryCpuMissing {
@@ -203,7 +217,10 @@ impl fmt::Display for ConfigError {
                 write!(f, "primary domain `{domain}` has no CPUs on this machine")
             }
             Self::PrimaryCpuMissing { cpu } => {
-                write!(f, "primary domain names cpu {cpu}, which this machine does not have")
+                write!(
+                    f,
+                    "primary domain names cpu {cpu}, which this machine does not have"
+                )
             }
             Self::AutoThresholds { low, high } => write!(
                 f,
@@ -285,7 +302,7 @@ mod serde_impls {
     impl<'de> serde::Deserialize<'de> for PolicyConfig {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             let r = Repr::deserialize(d)?;
-            let c = PolicyConfig {
+            let c = Self {
                 primary_domain: r.primary_domain,
                 cluster_balance: r.cluster_balance,
                 auto_low_busy_pct: r.auto_low_busy_pct,

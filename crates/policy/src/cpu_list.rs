@@ -107,7 +107,10 @@ fn number(text: &str, at: usize) -> Result<u16, CpuListError> {
 pub fn parse_cpu_mask(text: &str) -> Result<CpuSet, CpuListError> {
     let trimmed = text.trim();
     let lead = text.len() - text.trim_start().len();
-    let (digits, base) = match trimmed.strip_prefix("0x").or_else(|| trimmed.strip_prefix("0X")) {
+    let (digits, base) = match trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+    {
         Some(rest) => (rest, lead + 2),
         None => (trimmed, lead),
     };
@@ -151,11 +154,26 @@ mod test {
         assert_eq!(parse_cpu_list(" 3 , 1-2\n").unwrap().count(), 3);
         assert_eq!(parse_cpu_list("1023").unwrap().first(), Some(CpuId(1023)));
         assert_eq!(parse_cpu_list(""), Err(CpuListError::Empty));
-        assert_eq!(parse_cpu_list("1,,2"), Err(CpuListError::BadNumber { at: 2 }));
-        assert_eq!(parse_cpu_list("0-5,9-3"), Err(CpuListError::ReversedRange { at: 4 }));
-        assert_eq!(parse_cpu_list("1024"), Err(CpuListError::CpuTooLarge { at: 0 }));
-        assert_eq!(parse_cpu_list("99999999999"), Err(CpuListError::CpuTooLarge { at: 0 }));
-        assert_eq!(parse_cpu_list("1-x"), Err(CpuListError::BadNumber { at: 2 }));
+        assert_eq!(
+            parse_cpu_list("1,,2"),
+            Err(CpuListError::BadNumber { at: 2 })
+        );
+        assert_eq!(
+            parse_cpu_list("0-5,9-3"),
+            Err(CpuListError::ReversedRange { at: 4 })
+        );
+        assert_eq!(
+            parse_cpu_list("1024"),
+            Err(CpuListError::CpuTooLarge { at: 0 })
+        );
+        assert_eq!(
+            parse_cpu_list("99999999999"),
+            Err(CpuListError::CpuTooLarge { at: 0 })
+        );
+        assert_eq!(
+            parse_cpu_list("1-x"),
+            Err(CpuListError::BadNumber { at: 2 })
+        );
         assert_eq!(parse_cpu_list("-1"), Err(CpuListError::BadNumber { at: 0 }));
     }
 
@@ -165,7 +183,10 @@ mod test {
         assert_eq!(parse_cpu_mask("ff000").unwrap().to_string(), "12-19");
         assert_eq!(parse_cpu_mask("1,00000000").unwrap().to_string(), "32");
         assert_eq!(parse_cpu_mask("0x"), Err(CpuListError::Empty));
-        assert_eq!(parse_cpu_mask("0xfg"), Err(CpuListError::BadHexDigit { at: 3 }));
+        assert_eq!(
+            parse_cpu_mask("0xfg"),
+            Err(CpuListError::BadHexDigit { at: 3 })
+        );
         let wide = String::from("1") + &"0".repeat(256);
         assert_eq!(parse_cpu_mask(&wide), Err(CpuListError::MaskTooWide));
         // Leading zeros beyond the capacity are harmless.

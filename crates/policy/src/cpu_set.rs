@@ -164,7 +164,11 @@ impl CpuSet {
     /// Iterates the CPUs in ascending order.
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
-        Iter { set: self, word: 0, bits: self.words[0] }
+        Iter {
+            set: self,
+            word: 0,
+            bits: self.words[0],
+        }
     }
 
     /// CPUs in both sets.
@@ -191,13 +195,19 @@ impl CpuSet {
     /// Whether the two sets share a CPU, without building the intersection.
     #[inline]
     pub fn intersects(&self, other: &Self) -> bool {
-        self.words.iter().zip(other.words.iter()).any(|(a, b)| a & b != 0)
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .any(|(a, b)| a & b != 0)
     }
 
     /// Whether every CPU of `self` is in `other`.
     #[inline]
     pub fn is_subset(&self, other: &Self) -> bool {
-        self.words.iter().zip(other.words.iter()).all(|(a, b)| a & !b == 0)
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .all(|(a, b)| a & !b == 0)
     }
 
     /// One past the highest CPU in the set (0 when empty).
@@ -330,7 +340,10 @@ mod test {
         assert_eq!(s.next(CpuId(63)), Some(CpuId(64)));
         assert_eq!(s.next(CpuId(127)), Some(CpuId(1023)));
         assert_eq!(s.next(CpuId(1023)), None);
-        assert_eq!(s.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 63, 64, 127, 1023]);
+        assert_eq!(
+            s.iter().map(|c| c.0).collect::<Vec<_>>(),
+            [0, 63, 64, 127, 1023]
+        );
         assert_eq!(s.span(), 1024);
         assert!(!s.contains(CpuId(5000)));
     }

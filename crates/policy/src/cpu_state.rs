@@ -21,15 +21,24 @@ pub struct CpuState {
 impl CpuState {
     /// Every CPU of `topo` idle.
     pub fn all_idle(topo: &Topology) -> Self {
-        Self { idle: *topo.cpus(), idle_cores: *topo.cpus(), cluster_busy: [0; MAX_CPUS], nr_busy: 0 }
+        Self {
+            idle: *topo.cpus(),
+            idle_cores: *topo.cpus(),
+            cluster_busy: [0; MAX_CPUS],
+            nr_busy: 0,
+        }
     }
 
     /// The CPUs in `idle` idle and the rest of `topo` busy. Ids not in `topo` are ignored.
     /// Costs O(CPUs).
     pub fn from_idle(topo: &Topology, idle: &CpuSet) -> Self {
         let idle = idle.and(topo.cpus());
-        let mut state =
-            Self { idle, idle_cores: CpuSet::EMPTY, cluster_busy: [0; MAX_CPUS], nr_busy: 0 };
+        let mut state = Self {
+            idle,
+            idle_cores: CpuSet::EMPTY,
+            cluster_busy: [0; MAX_CPUS],
+            nr_busy: 0,
+        };
         for cpu in topo.cpus().and_not(&idle).iter() {
             state.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
             state.nr_busy += 1;

@@ -21,7 +21,11 @@ pub struct TaskHints<'a> {
 impl<'a> TaskHints<'a> {
     /// A task with no history: no previous CPU, utilisation 0.
     pub fn new(allowed: &'a CpuSet) -> Self {
-        Self { allowed, prev_cpu: None, util: 0 }
+        Self {
+            allowed,
+            prev_cpu: None,
+            util: 0,
+        }
     }
 }
 
@@ -40,7 +44,12 @@ pub enum Step {
 
 impl Step {
     /// Every step, in the order the policy tries them.
-    pub const ALL: [Self; 4] = [Self::IdlePCore, Self::IdleECore, Self::BusySibling, Self::NoIdle];
+    pub const ALL: [Self; 4] = [
+        Self::IdlePCore,
+        Self::IdleECore,
+        Self::BusySibling,
+        Self::NoIdle,
+    ];
 
     /// Position in [`Step::ALL`], for per-step counters.
     pub const fn index(self) -> usize {
@@ -78,7 +87,11 @@ pub struct Placement {
 
 impl Placement {
     /// Nothing allowed is idle.
-    pub const NO_IDLE: Self = Self { cpu: None, step: Step::NoIdle, overflow: false };
+    pub const NO_IDLE: Self = Self {
+        cpu: None,
+        step: Step::NoIdle,
+        overflow: false,
+    };
 }
 
 /// The placement policy: the knobs, resolved against one topology.
@@ -109,7 +122,10 @@ impl Policy {
     pub fn new(topo: &Topology, config: &PolicyConfig) -> Result<Self, ConfigError> {
         config.validate()?;
         let primary = config.primary_domain.resolve(topo)?;
-        Ok(Self { config: *config, primary })
+        Ok(Self {
+            config: *config,
+            primary,
+        })
     }
 
     /// The knobs in force.
@@ -141,8 +157,11 @@ impl Policy {
             return Placement::NO_IDLE;
         }
         let in_primary = candidates.and(&self.primary);
-        let (pool, overflow) =
-            if in_primary.is_empty() { (candidates, true) } else { (in_primary, false) };
+        let (pool, overflow) = if in_primary.is_empty() {
+            (candidates, true)
+        } else {
+            (in_primary, false)
+        };
         let fitting = pool.and(&topo.fitting(task.util, self.config.fit_margin_pct));
         let pool = if fitting.is_empty() { pool } else { fitting };
 
@@ -157,7 +176,11 @@ impl Policy {
         };
         let balance = self.balance_active(topo, state);
         let cpu = pick(topo, state, &set, step, task.prev_cpu, balance);
-        Placement { cpu: Some(cpu), step, overflow }
+        Placement {
+            cpu: Some(cpu),
+            step,
+            overflow,
+        }
     }
 }
 

@@ -38,7 +38,11 @@ pub enum CoreKind {
 
 impl CoreKind {
     /// Every kind, fastest first.
-    pub const ALL: [Self; 3] = [Self::Performance, Self::Efficiency, Self::LowPowerEfficiency];
+    pub const ALL: [Self; 3] = [
+        Self::Performance,
+        Self::Efficiency,
+        Self::LowPowerEfficiency,
+    ];
 
     /// Position in [`CoreKind::ALL`], for per-kind arrays.
     pub const fn index(self) -> usize {
@@ -124,7 +128,11 @@ struct GroupLists {
 }
 
 impl GroupLists {
-    const EMPTY: Self = Self { cpus: [CpuId(0); MAX_CPUS], start: [0; MAX_CPUS + 1], len: 0 };
+    const EMPTY: Self = Self {
+        cpus: [CpuId(0); MAX_CPUS],
+        start: [0; MAX_CPUS + 1],
+        len: 0,
+    };
 
     fn group(&self, g: usize) -> &[CpuId] {
         if g >= self.len as usize {
@@ -172,7 +180,11 @@ impl Topology {
     /// Facts about `cpu`, or `None` if the machine has no such CPU.
     #[inline]
     pub fn info(&self, cpu: CpuId) -> Option<&CpuInfo> {
-        if self.present.contains(cpu) { Some(&self.info[cpu.index()]) } else { None }
+        if self.present.contains(cpu) {
+            Some(&self.info[cpu.index()])
+        } else {
+            None
+        }
     }
 
     /// Facts about a CPU known to be present; callers hold ids taken from this topology.
@@ -259,7 +271,10 @@ impl Topology {
     pub fn fitting(&self, util: u16, margin_pct: u8) -> CpuSet {
         let need = u32::from(util) * 100;
         let levels = self.capacity_levels();
-        match levels.iter().position(|&l| u32::from(l) * u32::from(margin_pct) >= need) {
+        match levels
+            .iter()
+            .position(|&l| u32::from(l) * u32::from(margin_pct) >= need)
+        {
             Some(l) => self.at_least[l],
             None => CpuSet::EMPTY,
         }
@@ -301,7 +316,10 @@ impl fmt::Debug for Topology {
 impl PartialEq for Topology {
     fn eq(&self, other: &Self) -> bool {
         self.present == other.present
-            && self.present.iter().all(|c| self.info[c.index()] == other.info[c.index()])
+            && self
+                .present
+                .iter()
+                .all(|c| self.info[c.index()] == other.info[c.index()])
             && self.nr_cores() == other.nr_cores()
             && self.nr_clusters() == other.nr_clusters()
             && self.nr_llcs == other.nr_llcs

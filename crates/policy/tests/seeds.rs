@@ -28,7 +28,10 @@ fn tc2() -> Topology {
 
 /// The 24-core Atom server of seed 002: 6 clusters of 4 sharing an L2.
 fn atom24() -> Topology {
-    machine(&[CoreGroup::new(CoreKind::Efficiency, 600, 24, 1, 4)], Numbering::Consecutive)
+    machine(
+        &[CoreGroup::new(CoreKind::Efficiency, 600, 24, 1, 4)],
+        Numbering::Consecutive,
+    )
 }
 
 /// Places `n` fresh tasks one after another, checking each decision; returns the CPUs.
@@ -38,7 +41,11 @@ fn place(topo: &Topology, config: &PolicyConfig, n: usize) -> (Vec<Placement>, C
     let allowed = *topo.cpus();
     let mut out = Vec::new();
     for _ in 0..n {
-        let task = TaskHints { allowed: &allowed, prev_cpu: None, util: 1024 };
+        let task = TaskHints {
+            allowed: &allowed,
+            prev_cpu: None,
+            util: 1024,
+        };
         let p = policy.select_cpu(topo, &state, &task);
         check_placement(topo, &policy, &state, &task, &p).unwrap();
         if let Some(cpu) = p.cpu {
@@ -50,11 +57,17 @@ fn place(topo: &Topology, config: &PolicyConfig, n: usize) -> (Vec<Placement>, C
 }
 
 fn count_in(placements: &[Placement], set: &CpuSet) -> usize {
-    placements.iter().filter(|p| p.cpu.is_some_and(|c| set.contains(c))).count()
+    placements
+        .iter()
+        .filter(|p| p.cpu.is_some_and(|c| set.contains(c)))
+        .count()
 }
 
 fn balanced() -> PolicyConfig {
-    PolicyConfig { cluster_balance: ClusterBalance::On, ..PolicyConfig::default() }
+    PolicyConfig {
+        cluster_balance: ClusterBalance::On,
+        ..PolicyConfig::default()
+    }
 }
 
 #[test]
@@ -63,7 +76,10 @@ fn lone_task_on_idle_hybrid_gets_a_p_core() {
     for config in [PolicyConfig::default(), balanced()] {
         let (p, _) = place(&topo, &config, 1);
         assert_eq!(p[0].step, Step::IdlePCore);
-        assert_eq!(topo.info(p[0].cpu.unwrap()).unwrap().kind, CoreKind::Performance);
+        assert_eq!(
+            topo.info(p[0].cpu.unwrap()).unwrap().kind,
+            CoreKind::Performance
+        );
     }
 }
 
@@ -89,10 +105,15 @@ fn fourteen_fill_cores_and_the_fifteenth_takes_a_sibling() {
     let topo = i7_13800h();
     let (p, state) = place(&topo, &balanced(), 15);
     assert_eq!(count_in(&p[..14], topo.kind_mask(CoreKind::Performance)), 6);
-    let e: Vec<u16> = (6..topo.nr_clusters()).map(|c| state.cluster_busy(c)).collect();
+    let e: Vec<u16> = (6..topo.nr_clusters())
+        .map(|c| state.cluster_busy(c))
+        .collect();
     assert_eq!(e, [4, 4]);
     assert_eq!(p[14].step, Step::BusySibling);
-    assert_eq!(topo.info(p[14].cpu.unwrap()).unwrap().kind, CoreKind::Performance);
+    assert_eq!(
+        topo.info(p[14].cpu.unwrap()).unwrap().kind,
+        CoreKind::Performance
+    );
 }
 
 #[test]
@@ -112,8 +133,14 @@ fn big_little_lone_task_gets_a_fast_cpu_and_five_get_one_each() {
 fn six_tasks_on_24_atoms_spread_with_balance_and_pack_without() {
     let topo = atom24();
     let (_, on) = place(&topo, &balanced(), 6);
-    assert!((0..6).all(|c| on.cluster_busy(c) == 1), "one per cluster with balance on");
-    let off = PolicyConfig { cluster_balance: ClusterBalance::Off, ..PolicyConfig::default() };
+    assert!(
+        (0..6).all(|c| on.cluster_busy(c) == 1),
+        "one per cluster with balance on"
+    );
+    let off = PolicyConfig {
+        cluster_balance: ClusterBalance::Off,
+        ..PolicyConfig::default()
+    };
     let (_, packed) = place(&topo, &off, 6);
     let busy: Vec<u16> = (0..6).map(|c| packed.cluster_busy(c)).collect();
     assert_eq!(busy, [4, 2, 0, 0, 0, 0]);
@@ -127,29 +154,47 @@ fn auto_balance_spreads_at_moderate_load_and_stops_near_full() {
     assert!((0..6).all(|c| state.cluster_busy(c) == 2));
     assert!(policy.balance_active(&topo, &state));
     let (_, full) = place(&topo, &PolicyConfig::default(), 18);
-    assert!(!policy.balance_active(&topo, &full), "18 of 24 busy is the 75% default");
+    assert!(
+        !policy.balance_active(&topo, &full),
+        "18 of 24 busy is the 75% default"
+    );
 }
 
 #[test]
 fn primary_domain_keeps_tasks_until_it_is_busy() {
     let topo = i7_13800h();
-    let config = PolicyConfig { primary_domain: PrimaryDomain::Performance, ..balanced() };
+    let config = PolicyConfig {
+        primary_domain: PrimaryDomain::Performance,
+        ..balanced()
+    };
     let (p, _) = place(&topo, &config, 14);
     // All 12 P CPUs (siblings included) before any E-core, then overflow.
     assert!(p[..12].iter().all(|x| !x.overflow && x.cpu.unwrap().0 < 12));
     assert!(p[12..].iter().all(|x| x.overflow && x.cpu.unwrap().0 >= 12));
-    let powersave = PolicyConfig { primary_domain: PrimaryDomain::Powersave, ..balanced() };
+    let powersave = PolicyConfig {
+        primary_domain: PrimaryDomain::Powersave,
+        ..balanced()
+    };
     let (p, _) = place(&topo, &powersave, 3);
-    assert!(p.iter().all(|x| x.cpu.unwrap().0 >= 12 && x.step == Step::IdleECore));
+    assert!(
+        p.iter()
+            .all(|x| x.cpu.unwrap().0 >= 12 && x.step == Step::IdleECore)
+    );
 }
 
 #[test]
 fn primary_domain_from_the_seed_masks() {
     let topo = i7_13800h();
     let p: PrimaryDomain = "0x00fff".parse().unwrap();
-    assert_eq!(p.resolve(&topo).unwrap(), *topo.kind_mask(CoreKind::Performance));
+    assert_eq!(
+        p.resolve(&topo).unwrap(),
+        *topo.kind_mask(CoreKind::Performance)
+    );
     let e: PrimaryDomain = "0xff000".parse().unwrap();
-    assert_eq!(e.resolve(&topo).unwrap(), *topo.kind_mask(CoreKind::Efficiency));
+    assert_eq!(
+        e.resolve(&topo).unwrap(),
+        *topo.kind_mask(CoreKind::Efficiency)
+    );
 }
 
 #[test]
@@ -165,9 +210,20 @@ fn previous_core_is_preferred_while_it_is_idle() {
     let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
     let state = CpuState::all_idle(&topo);
     let allowed = *topo.cpus();
-    let task = TaskHints { allowed: &allowed, prev_cpu: Some(CpuId(7)), util: 300 };
+    let task = TaskHints {
+        allowed: &allowed,
+        prev_cpu: Some(CpuId(7)),
+        util: 300,
+    };
     assert_eq!(policy.select_cpu(&topo, &state, &task).cpu, Some(CpuId(7)));
     // A task that last ran on an E-core still moves to an idle P-core.
-    let task = TaskHints { allowed: &allowed, prev_cpu: Some(CpuId(13)), util: 300 };
-    assert_eq!(policy.select_cpu(&topo, &state, &task).step, Step::IdlePCore);
+    let task = TaskHints {
+        allowed: &allowed,
+        prev_cpu: Some(CpuId(13)),
+        util: 300,
+    };
+    assert_eq!(
+        policy.select_cpu(&topo, &state, &task).step,
+        Step::IdlePCore
+    );
 }

@@ -1,4 +1,6 @@
-use crate::{ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Placement, Policy, Step, TaskHints, Topology};
+use crate::{
+    ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Placement, Policy, Step, TaskHints, Topology,
+};
 use std::{format, string::String, vec::Vec};
 
 /// A broken rule: which one, and the facts that show it.
@@ -16,7 +18,7 @@ impl core::fmt::Display for Violation {
     }
 }
 
-impl std::error::Error for Violation {}
+impl core::error::Error for Violation {}
 
 fn fail<T>(rule: &'static str, detail: String) -> Result<T, Violation> {
     Err(Violation { rule, detail })
@@ -29,14 +31,20 @@ fn cap(topo: &Topology, cpu: CpuId) -> u16 {
 /// Whether every SMT sibling of `cpu` is idle, from the idle set alone.
 fn whole_core_idle(topo: &Topology, state: &CpuState, cpu: CpuId) -> bool {
     let core = topo.info(cpu).map(|i| i.core);
-    topo.cpus().iter().filter(|c| topo.info(*c).map(|i| i.core) == core).all(|c| state.is_idle(c))
+    topo.cpus()
+        .iter()
+        .filter(|c| topo.info(*c).map(|i| i.core) == core)
+        .all(|c| state.is_idle(c))
 }
 
 /// Busy and total CPUs of `cpu`'s cluster, from the idle set alone.
 fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
     let cluster = topo.info(cpu).map(|i| i.cluster);
-    let members: Vec<CpuId> =
-        topo.cpus().iter().filter(|c| topo.info(*c).map(|i| i.cluster) == cluster).collect();
+    let members: Vec<CpuId> = topo
+        .cpus()
+        .iter()
+        .filter(|c| topo.info(*c).map(|i| i.cluster) == cluster)
+        .collect();
     let busy = members.iter().filter(|c| !state.is_idle(**c)).count();
     (busy as u32, members.len() as u32)
 }
@@ -68,12 +76,21 @@ fn class(topo: &Topology, state: &CpuState, cpu: CpuId) -> usize {
 /// its idle set.
 pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
     if !state.idle().is_subset(topo.cpus()) {
-        return fail("state", format!("idle set {} has CPUs outside the machine", state.idle()));
+        return fail(
+            "state",
+            format!("idle set {} has CPUs outside the machine", state.idle()),
+        );
     }
-    let whole: CpuSet =
-        state.idle().iter().filter(|c| whole_core_idle(topo, state, *c)).collect();
+    let whole: CpuSet = state
+        .idle()
+        .iter()
+        .filter(|c| whole_core_idle(topo, state, *c))
+        .collect();
     if whole != *state.idle_cores() {
-        return fail("state", format!("idle cores {} but expected {whole}", state.idle_cores()));
+        return fail(
+            "state",
+            format!("idle cores {} but expected {whole}", state.idle_cores()),
+        );
     }
     for cluster in 0..topo.nr_clusters() {
         let lead = topo.cluster_cpus(cluster)[0];
@@ -81,13 +98,19 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
         if u32::from(state.cluster_busy(cluster)) != busy {
             return fail(
                 "state",
-                format!("cluster {cluster} counts {} busy, has {busy}", state.cluster_busy(cluster)),
+                format!(
+                    "cluster {cluster} counts {} busy, has {busy}",
+                    state.cluster_busy(cluster)
+                ),
             );
         }
     }
     let busy = topo.nr_cpus() - state.idle().count();
     if state.nr_busy() != busy {
-        return fail("state", format!("{} busy counted, {busy} busy", state.nr_busy()));
+        return fail(
+            "state",
+            format!("{} busy counted, {busy} busy", state.nr_busy()),
+        );
     }
     Ok(())
 }
@@ -107,11 +130,17 @@ pub fn check_placement(
     task: &TaskHints<'_>,
     placement: &Placement,
 ) -> Result<(), Violation> {
-    let candidates: Vec<CpuId> =
-        topo.cpus().iter().filter(|c| state.is_idle(*c) && task.allowed.contains(*c)).collect();
+    let candidates: Vec<CpuId> = topo
+        .cpus()
+        .iter()
+        .filter(|c| state.is_idle(*c) && task.allowed.contains(*c))
+        .collect();
     let Some(cpu) = placement.cpu else {
         if let Some(idle) = candidates.first() {
-            return fail("no-idle", format!("no CPU returned while allowed cpu {idle} is idle"));
+            return fail(
+                "no-idle",
+                format!("no CPU returned while allowed cpu {idle} is idle"),
+            );
         }
         if placement.step != Step::NoIdle || placement.overflow {
             return fail("no-idle", format!("no CPU but labelled {placement:?}"));
@@ -119,24 +148,36 @@ pub fn check_placement(
         return Ok(());
     };
     if !task.allowed.contains(cpu) {
-        return fail("allowed", format!("cpu {cpu} is not in the allowed set {}", task.allowed));
+        return fail(
+            "allowed",
+            format!("cpu {cpu} is not in the allowed set {}", task.allowed),
+        );
     }
     if !state.is_idle(cpu) {
         return fail("idle", format!("cpu {cpu} is busy"));
     }
 
-    let primary: Vec<CpuId> =
-        candidates.iter().copied().filter(|c| policy.primary().contains(*c)).collect();
+    let primary: Vec<CpuId> = candidates
+        .iter()
+        .copied()
+        .filter(|c| policy.primary().contains(*c))
+        .collect();
     let overflow = primary.is_empty();
     if placement.overflow != overflow {
         return fail(
             "primary-domain",
-            format!("overflow flag {} but idle primary CPUs are {primary:?}", placement.overflow),
+            format!(
+                "overflow flag {} but idle primary CPUs are {primary:?}",
+                placement.overflow
+            ),
         );
     }
     let pass = if overflow { candidates } else { primary };
     if !pass.contains(&cpu) {
-        return fail("primary-domain", format!("cpu {cpu} overflowed while {pass:?} are idle"));
+        return fail(
+            "primary-domain",
+            format!("cpu {cpu} overflowed while {pass:?} are idle"),
+        );
     }
 
     let margin = u32::from(policy.config().fit_margin_pct);
@@ -146,30 +187,54 @@ pub fn check_placement(
     if !tier.contains(&cpu) {
         return fail(
             "capacity-fit",
-            format!("util {} placed on cpu {cpu} (capacity {}) while {tier:?} fit", task.util, cap(topo, cpu)),
+            format!(
+                "util {} placed on cpu {cpu} (capacity {}) while {tier:?} fit",
+                task.util,
+                cap(topo, cpu)
+            ),
         );
     }
 
-    let best = tier.iter().map(|c| class(topo, state, *c)).min().unwrap_or(2);
+    let best = tier
+        .iter()
+        .map(|c| class(topo, state, *c))
+        .min()
+        .unwrap_or(2);
     let mine = class(topo, state, cpu);
     let label = [Step::IdlePCore, Step::IdleECore, Step::BusySibling][mine];
     if placement.step != label {
-        return fail("step-label", format!("cpu {cpu} is a {label} but labelled {}", placement.step));
+        return fail(
+            "step-label",
+            format!("cpu {cpu} is a {label} but labelled {}", placement.step),
+        );
     }
-    let mut same: Vec<CpuId> =
-        tier.iter().copied().filter(|c| class(topo, state, *c) == best).collect();
+    let mut same: Vec<CpuId> = tier
+        .iter()
+        .copied()
+        .filter(|c| class(topo, state, *c) == best)
+        .collect();
     if mine != best {
-        return fail("idle-order", format!("took a {label} (cpu {cpu}) while {same:?} rank higher"));
+        return fail(
+            "idle-order",
+            format!("took a {label} (cpu {cpu}) while {same:?} rank higher"),
+        );
     }
 
     let expected = if let Some(prev_core) = task
         .prev_cpu
         .and_then(|p| topo.info(p).map(|i| i.core))
-        .filter(|core| best == 0 && same.iter().any(|c| topo.info(*c).map(|i| i.core) == Some(*core)))
-    {
+        .filter(|core| {
+            best == 0
+                && same
+                    .iter()
+                    .any(|c| topo.info(*c).map(|i| i.core) == Some(*core))
+        }) {
         let prev = task.prev_cpu.filter(|p| same.contains(p));
         prev.unwrap_or_else(|| {
-            same.iter().copied().find(|c| topo.info(*c).map(|i| i.core) == Some(prev_core)).unwrap_or(cpu)
+            same.iter()
+                .copied()
+                .find(|c| topo.info(*c).map(|i| i.core) == Some(prev_core))
+                .unwrap_or(cpu)
         })
     } else {
         let max_cap = same.iter().map(|c| cap(topo, *c)).max().unwrap_or(0);
@@ -179,7 +244,9 @@ pub fn check_placement(
             let least = same
                 .iter()
                 .map(share)
-                .min_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))))
+                .min_by(|a, b| {
+                    (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1)))
+                })
                 .unwrap_or((0, 1));
             same.retain(|c| {
                 let s = share(c);
@@ -191,7 +258,10 @@ pub fn check_placement(
             None => {
                 let rank = |c: &CpuId| topo.info(*c).map_or(0, |i| i.rank);
                 let max_rank = same.iter().map(rank).max().unwrap_or(0);
-                same.iter().copied().find(|c| rank(c) == max_rank).unwrap_or(cpu)
+                same.iter()
+                    .copied()
+                    .find(|c| rank(c) == max_rank)
+                    .unwrap_or(cpu)
             }
         }
     };
@@ -223,11 +293,22 @@ pub fn check_lone_task(topo: &Topology, policy: &Policy) -> Result<Placement, Vi
     };
     let primary_p = policy.primary().and(topo.kind_mask(CoreKind::Performance));
     if !primary_p.is_empty() && p.step != Step::IdlePCore {
-        return fail("lone-task", format!("got {} (cpu {cpu}) while P-cores {primary_p} idle", p.step));
+        return fail(
+            "lone-task",
+            format!("got {} (cpu {cpu}) while P-cores {primary_p} idle", p.step),
+        );
     }
-    let best = policy.primary().iter().map(|c| cap(topo, c)).max().unwrap_or(0);
+    let best = policy
+        .primary()
+        .iter()
+        .map(|c| cap(topo, c))
+        .max()
+        .unwrap_or(0);
     if cap(topo, cpu) != best {
-        return fail("lone-task", format!("cpu {cpu} has capacity {} < {best}", cap(topo, cpu)));
+        return fail(
+            "lone-task",
+            format!("cpu {cpu} has capacity {} < {best}", cap(topo, cpu)),
+        );
     }
     Ok(p)
 }
@@ -248,8 +329,15 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
         let p = policy.select_cpu(topo, &state, &task);
         check_placement(topo, policy, &state, &task, &p)?;
         let Some(cpu) = p.cpu else { break };
-        if everything_primary && order.last().is_some_and(|last: &Placement| last.step > p.step) {
-            return fail("fill-order", format!("step {} after {:?}", p.step, order.last()));
+        if everything_primary
+            && order
+                .last()
+                .is_some_and(|last: &Placement| last.step > p.step)
+        {
+            return fail(
+                "fill-order",
+                format!("step {} after {:?}", p.step, order.last()),
+            );
         }
         if !state.occupy(topo, cpu) {
             return fail("fill", format!("cpu {cpu} chosen twice"));
@@ -261,7 +349,10 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
         }
     }
     if order.len() != topo.nr_cpus() {
-        return fail("fill", format!("{} tasks placed on {} CPUs", order.len(), topo.nr_cpus()));
+        return fail(
+            "fill",
+            format!("{} tasks placed on {} CPUs", order.len(), topo.nr_cpus()),
+        );
     }
     Ok(order)
 }
@@ -270,7 +361,11 @@ fn check_clusters_even(topo: &Topology, state: &CpuState) -> Result<(), Violatio
     let key = |cl: usize| {
         let lead = topo.cluster_cpus(cl)[0];
         let info = topo.info(lead).copied();
-        (info.map(|i| i.kind), info.map(|i| i.capacity), topo.cluster_cpus(cl).len())
+        (
+            info.map(|i| i.kind),
+            info.map(|i| i.capacity),
+            topo.cluster_cpus(cl).len(),
+        )
     };
     for a in 0..topo.nr_clusters() {
         for b in a + 1..topo.nr_clusters() {
@@ -298,7 +393,9 @@ pub fn check_deterministic(
 ) -> Result<Placement, Violation> {
     let a = policy.select_cpu(topo, state, task);
     let b = policy.select_cpu(topo, state, task);
-    let c = policy.clone().select_cpu(&topo.clone(), &state.clone(), task);
+    let c = policy
+        .clone()
+        .select_cpu(&topo.clone(), &state.clone(), task);
     if a != b || a != c {
         return fail("determinism", format!("{a:?}, then {b:?}, then {c:?}"));
     }

@@ -20,8 +20,21 @@ pub struct CoreGroup {
 
 impl CoreGroup {
     /// `cores` cores of `kind` and `capacity`, `smt` threads each, `per_cluster` per cluster.
-    pub fn new(kind: CoreKind, capacity: u16, cores: usize, smt: usize, per_cluster: usize) -> Self {
-        Self { kind, capacity, cores, smt, cores_per_cluster: per_cluster, ranks: Vec::new() }
+    pub fn new(
+        kind: CoreKind,
+        capacity: u16,
+        cores: usize,
+        smt: usize,
+        per_cluster: usize,
+    ) -> Self {
+        Self {
+            kind,
+            capacity,
+            cores,
+            smt,
+            cores_per_cluster: per_cluster,
+            ranks: Vec::new(),
+        }
     }
 }
 
@@ -47,7 +60,11 @@ pub fn machine(groups: &[CoreGroup], numbering: Numbering) -> Topology {
     for g in groups {
         let mut cluster = Vec::new();
         for c in 0..g.cores {
-            let rank = if g.ranks.is_empty() { 0 } else { g.ranks[c % g.ranks.len()] };
+            let rank = if g.ranks.is_empty() {
+                0
+            } else {
+                g.ranks[c % g.ranks.len()]
+            };
             let mut siblings = Vec::new();
             for t in 0..g.smt {
                 let id = match numbering {

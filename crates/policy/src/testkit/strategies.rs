@@ -16,16 +16,36 @@ fn numbering() -> impl Strategy<Value = Numbering> {
 
 /// Hybrid x86: P-cores with or without SMT, E-core clusters, optionally low-power E-cores.
 fn hybrid() -> impl Strategy<Value = Vec<CoreGroup>> {
-    (1usize..=8, 1usize..=2, ranks(), 0usize..=4, 1usize..=4, 400u16..=800, 0usize..=2)
+    (
+        1usize..=8,
+        1usize..=2,
+        ranks(),
+        0usize..=4,
+        1usize..=4,
+        400u16..=800,
+        0usize..=2,
+    )
         .prop_map(|(p, smt, ranks, e_clusters, e_size, e_cap, lp)| {
             let mut g = CoreGroup::new(CoreKind::Performance, 1024, p, smt, 1);
             g.ranks = ranks;
             let mut groups = std::vec![g];
             if e_clusters > 0 {
-                groups.push(CoreGroup::new(CoreKind::Efficiency, e_cap, e_clusters * e_size, 1, e_size));
+                groups.push(CoreGroup::new(
+                    CoreKind::Efficiency,
+                    e_cap,
+                    e_clusters * e_size,
+                    1,
+                    e_size,
+                ));
             }
             if lp > 0 {
-                groups.push(CoreGroup::new(CoreKind::LowPowerEfficiency, e_cap / 2, lp, 1, lp));
+                groups.push(CoreGroup::new(
+                    CoreKind::LowPowerEfficiency,
+                    e_cap / 2,
+                    lp,
+                    1,
+                    lp,
+                ));
             }
             groups
         })
@@ -53,7 +73,13 @@ fn symmetric(max_cores: usize) -> impl Strategy<Value = Vec<CoreGroup>> {
 /// An all-E-core server like the 24-core Atom of seed 002.
 fn atom_server() -> impl Strategy<Value = Vec<CoreGroup>> {
     (1usize..=8, 1usize..=4).prop_map(|(clusters, size)| {
-        std::vec![CoreGroup::new(CoreKind::Efficiency, 600, clusters * size, 1, size)]
+        std::vec![CoreGroup::new(
+            CoreKind::Efficiency,
+            600,
+            clusters * size,
+            1,
+            size
+        )]
     })
 }
 
@@ -64,7 +90,13 @@ fn large() -> impl Strategy<Value = Vec<CoreGroup>> {
         let room = (1024 - p * smt) / 4;
         let e_clusters = e_clusters.min(room);
         if e_clusters > 0 {
-            groups.push(CoreGroup::new(CoreKind::Efficiency, 512, e_clusters * 4, 1, 4));
+            groups.push(CoreGroup::new(
+                CoreKind::Efficiency,
+                512,
+                e_clusters * 4,
+                1,
+                4,
+            ));
         }
         groups
     })
@@ -93,7 +125,9 @@ pub fn arb_topology_sized(large_machines: bool) -> BoxedStrategy<Topology> {
         prop_oneof![4 => hybrid(), 2 => big_little(), 2 => symmetric(16), 2 => atom_server()]
             .boxed()
     };
-    (shapes, numbering()).prop_map(|(groups, n)| machine(&groups, n)).boxed()
+    (shapes, numbering())
+        .prop_map(|(groups, n)| machine(&groups, n))
+        .boxed()
 }
 
 /// Any valid set of knobs for `topo` (a primary domain that names no CPU falls back to all).
@@ -109,10 +143,17 @@ pub fn arb_config(topo: &Topology) -> impl Strategy<Value = PolicyConfig> + use<
             PrimaryDomain::Cpus(cpus.iter().zip(bits).filter(|(_, b)| *b).map(|(c, _)| *c).collect())
         }),
     ];
-    let balance = prop_oneof![Just(ClusterBalance::Off), Just(ClusterBalance::On), Just(ClusterBalance::Auto)];
+    let balance = prop_oneof![
+        Just(ClusterBalance::Off),
+        Just(ClusterBalance::On),
+        Just(ClusterBalance::Auto)
+    ];
     (domain, balance, 0u8..=50, 50u8..=100, 50u8..=100).prop_map(move |(d, cb, lo, hi, fit)| {
-        let primary_domain =
-            if d.resolve(&topo_for_resolve).is_ok() { d } else { PrimaryDomain::All };
+        let primary_domain = if d.resolve(&topo_for_resolve).is_ok() {
+            d
+        } else {
+            PrimaryDomain::All
+        };
         PolicyConfig {
             primary_domain,
             cluster_balance: cb,
@@ -156,14 +197,22 @@ impl Scenario {
 
     /// The task's hints.
     pub fn task(&self) -> TaskHints<'_> {
-        TaskHints { allowed: &self.allowed, prev_cpu: self.prev_cpu, util: self.util }
+        TaskHints {
+            allowed: &self.allowed,
+            prev_cpu: self.prev_cpu,
+            util: self.util,
+        }
     }
 }
 
 fn subset(cpus: Vec<CpuId>, density: impl Strategy<Value = u8>) -> impl Strategy<Value = CpuSet> {
     let n = cpus.len();
     (density, proptest::collection::vec(any::<u8>(), n)).prop_map(move |(d, rolls)| {
-        cpus.iter().zip(rolls).filter(|(_, r)| *r < d).map(|(c, _)| *c).collect()
+        cpus.iter()
+            .zip(rolls)
+            .filter(|(_, r)| *r < d)
+            .map(|(c, _)| *c)
+            .collect()
     })
 }
 

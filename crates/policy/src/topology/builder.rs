@@ -68,7 +68,9 @@ impl TopologyBuilder {
         rank: u16,
     ) -> Result<(), TopologyError> {
         if cpu.index() >= MAX_CPUS {
-            return Err(TopologyError::CpuOutOfRange { cpu: u32::from(cpu.0) });
+            return Err(TopologyError::CpuOutOfRange {
+                cpu: u32::from(cpu.0),
+            });
         }
         if self.present.contains(cpu) {
             return Err(TopologyError::DuplicateCpu { cpu });
@@ -116,7 +118,9 @@ impl TopologyBuilder {
         let mut seen = CpuSet::EMPTY;
         for &cpu in cpus {
             if cpu.index() >= MAX_CPUS {
-                return Err(TopologyError::CpuOutOfRange { cpu: u32::from(cpu.0) });
+                return Err(TopologyError::CpuOutOfRange {
+                    cpu: u32::from(cpu.0),
+                });
             }
             if !self.present.contains(cpu) {
                 return Err(TopologyError::UnknownCpu { level, group, cpu });
@@ -131,7 +135,12 @@ impl TopologyBuilder {
                 });
             }
             if !seen.insert(cpu) {
-                return Err(TopologyError::CpuInTwoGroups { level, cpu, first: group, second: group });
+                return Err(TopologyError::CpuInTwoGroups {
+                    level,
+                    cpu,
+                    first: group,
+                    second: group,
+                });
             }
         }
         for &cpu in cpus {
@@ -185,14 +194,21 @@ impl TopologyBuilder {
             };
             topo.kind_masks[self.kind[i].index()].insert(cpu);
         }
-        fill_lists(&mut topo.cores, &self.present, nr_groups[0], |c| group_of[0][c.index()]);
-        fill_lists(&mut topo.clusters, &self.present, nr_groups[1], |c| group_of[1][c.index()]);
+        fill_lists(&mut topo.cores, &self.present, nr_groups[0], |c| {
+            group_of[0][c.index()]
+        });
+        fill_lists(&mut topo.clusters, &self.present, nr_groups[1], |c| {
+            group_of[1][c.index()]
+        });
 
         for core in 0..topo.nr_cores() {
             let cpus = topo.core_cpus(core);
             let kind = topo.info[cpus[0].index()].kind;
             if let Some(&other) = cpus.iter().find(|c| topo.info[c.index()].kind != kind) {
-                return Err(TopologyError::SiblingKindMismatch { cpu: cpus[0], sibling: other });
+                return Err(TopologyError::SiblingKindMismatch {
+                    cpu: cpus[0],
+                    sibling: other,
+                });
             }
         }
 
@@ -255,11 +271,11 @@ fn nest_level(
         }
     }
     let mut shared = NONE;
-    for g in 0..nr_groups[inner] as usize {
-        if outer_of[g] != NONE {
+    for slot in &mut outer_of[..nr_groups[inner] as usize] {
+        if *slot != NONE {
             continue;
         }
-        outer_of[g] = if outer == 1 {
+        *slot = if outer == 1 {
             nr_groups[outer] += 1;
             nr_groups[outer] - 1
         } else {

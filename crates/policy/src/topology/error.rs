@@ -117,7 +117,11 @@ impl fmt::Display for TopologyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::CpuOutOfRange { cpu } => {
-                write!(f, "cpu {cpu} is out of range (at most {} CPUs)", crate::MAX_CPUS)
+                write!(
+                    f,
+                    "cpu {cpu} is out of range (at most {} CPUs)",
+                    crate::MAX_CPUS
+                )
             }
             Self::DuplicateCpu { cpu } => write!(f, "cpu {cpu} is described twice"),
             Self::ZeroCapacity { cpu } => write!(f, "cpu {cpu} has capacity 0 (must be 1..=1024)"),
@@ -131,9 +135,17 @@ impl fmt::Display for TopologyError {
             ),
             Self::EmptyGroup { level, group } => write!(f, "{level} #{group} has no CPUs"),
             Self::UnknownCpu { level, group, cpu } => {
-                write!(f, "{level} #{group} names cpu {cpu}, which is not described")
+                write!(
+                    f,
+                    "{level} #{group} names cpu {cpu}, which is not described"
+                )
             }
-            Self::CpuInTwoGroups { level, cpu, first, second } => {
+            Self::CpuInTwoGroups {
+                level,
+                cpu,
+                first,
+                second,
+            } => {
                 if first == second {
                     write!(f, "{level} #{first} lists cpu {cpu} twice")
                 } else {
@@ -141,9 +153,17 @@ impl fmt::Display for TopologyError {
                 }
             }
             Self::SiblingKindMismatch { cpu, sibling } => {
-                write!(f, "SMT siblings cpu {cpu} and cpu {sibling} have different core kinds")
+                write!(
+                    f,
+                    "SMT siblings cpu {cpu} and cpu {sibling} have different core kinds"
+                )
             }
-            Self::SplitGroup { inner, outer, cpu, other } => write!(
+            Self::SplitGroup {
+                inner,
+                outer,
+                cpu,
+                other,
+            } => write!(
                 f,
                 "cpu {cpu} and cpu {other} share a {inner} but are not in the same {outer}"
             ),
