@@ -200,8 +200,19 @@ fn primary_domain_from_the_seed_masks() {
 #[test]
 fn whole_machine_fill_follows_the_order() {
     for topo in [i7_13800h(), tc2(), atom24()] {
-        check_fill(&topo, &Policy::new(&topo, &balanced()).unwrap()).unwrap();
+        let policy = Policy::new(&topo, &balanced()).unwrap();
+        let checked = check_fill(&topo, &policy).unwrap();
+        let mut order = [Placement::NO_IDLE; 32];
+        let n = policy.fill_order(&topo, 0, &mut order);
+        assert_eq!(&order[..n], &checked[..]);
     }
+    // The order printed for the i7-13800H: P-cores, E-cores alternating clusters, siblings.
+    let topo = i7_13800h();
+    let policy = Policy::new(&topo, &balanced()).unwrap();
+    let mut order = [Placement::NO_IDLE; 20];
+    assert_eq!(policy.fill_order(&topo, 0, &mut order), 20);
+    let cpus: Vec<u16> = order.iter().map(|p| p.cpu.unwrap().0).collect();
+    assert_eq!(cpus, [0, 2, 4, 6, 8, 10, 12, 16, 13, 17, 14, 18, 15, 19, 1, 3, 5, 7, 9, 11]);
 }
 
 #[test]
