@@ -1,0 +1,229 @@
+//! `KEY=VALUE` settings from command lines (`--set`), sorted into policy knobs, replay options
+//! and machine-model overrides.
+
+use crate::engine::SimOptions;
+use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
+use hybridland_policy::{ClusterBalance, PolicyConfig, PrimaryDomain};
+use std::collections::BTreeMap;
+
+/// Keys for the hybridland policy.
+pub const POLICY_KEYS: &[&str] = &[
+    "primary_domain",
+    "cluster_balance",
+    "auto_low_busy_pct",
+    "auto_high_busy_pct",
+    "fit_margin_pct",
+];
+
+/// Keys for the replay.
+pub const SIM_KEYS: &[&str] = &["slice_us", "balance_interval_us", "fps_window_ms", "seed"];
+
+/// A bad `--set` item.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KnobError {
+    /// Not `KEY=VALUE`.
+    #[error("`{item}` is not KEY=VALUE")]
+    Malformed {
+        /// The item.
+        item: String,
+    },
+    /// No such key.
+    #[error("unknown setting `{key}` (policy: {}; replay: {}; model: {})", POLICY_KEYS.join(", "), SIM_KEYS.join(", "), MODEL_KEYS.join(", "))]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+    /// The value does not fit the key.
+    #[error("bad value `{value}` for `{key}`: {reason}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// A model override failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// Settings by key; later items win. Iterated in key order, so applying them is deterministic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Knobs {
+    items: BTreeMap<String, String>,
+}
+
+impl Knobs {
+    /// No settings: every default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `KEY=VALUE` items, rejecting unknown keys.
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> Result<Self, KnobError> {
+        let mut k = Self::new();
+        for item in items {
+            k.set_item(item.as_ref())?;
+        }
+        Ok(k)
+    }
+
+    /// Adds one `KEY=VALUE` item.
+    pub fn set_item(&mut self, item: &str) -> Result<(), KnobError> {
+        let (key, value) = item.split_once('=').ok_or_else(|| KnobError::Malformed {
+            item: item.to_owned(),
+        })?;
+        self.set(key.trim(), value.trim())
+    }
+
+    /// Sets one key.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), KnobError> {
+        if !POLICY_KEYS.contains(&key) && !SIM_KEYS.contains(&key) && !MODEL_KEYS.contains(&key) {
+            return Err(KnobError::UnknownKey {
+                key: key.to_owned(),
+            });
+        }
+        self.items.insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+
+    /// The value of `key`, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.items.get(key).map(String::as_str)
+    }
+
+    /// Every setting, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.items.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The hybridland knobs over [`PolicyConfig::default`].
+    pub fn policy_config(&self) -> Result<PolicyConfig, KnobError> {
+        let mut c = PolicyConfig::default();
+        let bad = |key: &str, value: &str, reason: String| KnobError::BadValue {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reason,
+        };
+        for (key, value) in self.iter() {
+            match key {
+                "primary_domain" => {
+                    c.primary_domain = value
+                        .parse::<PrimaryDomain>()
+                        .map_err(|e| bad(key, value, e.to_string()))?;
+                }
+                "cluster_balance" => {
+                    c.cluster_balance = value
+                        .parse::<ClusterBalance>()
+                        .map_err(|e| bad(key, value, e.to_string()))?;
+                }
+                "auto_low_busy_pct" => c.auto_low_busy_pct = pct(key, value)?,
+                "auto_high_busy_pct" => c.auto_high_busy_pct = pct(key, value)?,
+                "fit_margin_pct" => c.fit_margin_pct = pct(key, value)?,
+                _ => {}
+            }
+        }
+        c.validate().map_err(|e| bad("policy", "", e.to_string()))?;
+        Ok(c)
+    }
+
+    /// The replay options over `base`.
+    pub fn sim_options(&self, base: &SimOptions) -> Result<SimOptions, KnobError> {
+        let mut o = base.clone();
+        for (key, value) in self.iter() {
+            let num = || -> Result<u64, KnobError> {
+                value.parse().map_err(|_| KnobError::BadValue {
+                    key: key.to_owned(),
+                    value: value.to_owned(),
+                    reason: "not a non-negative integer".into(),
+                })
+            };
+            match key {
+                "slice_us" => o.slice_ns = positive(key, value, num()?)? * 1_000,
+                "balance_interval_us" => {
+                    o.balance_interval_ns = positive(key, value, num()?)? * 1_000;
+                }
+                "fps_window_ms" => o.fps_window_ns = positive(key, value, num()?)? * 1_000_000,
+                "seed" => o.seed = Some(num()?),
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+
+    /// Applies the model keys to `model`.
+    pub fn apply_model(&self, model: &mut MachineModel) -> Result<(), KnobError> {
+        for (key, value) in self.iter() {
+            if MODEL_KEYS.contains(&key) {
+                model.set(key, value)?;
+            }
+        }
+        model.validate()?;
+        Ok(())
+    }
+}
+
+fn pct(key: &str, value: &str) -> Result<u8, KnobError> {
+    match value.parse::<u8>() {
+        Ok(v) if v <= 100 => Ok(v),
+        _ => Err(KnobError::BadValue {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reason: "expected a percentage 0..=100".into(),
+        }),
+    }
+}
+
+fn positive(key: &str, value: &str, v: u64) -> Result<u64, KnobError> {
+    if v == 0 || v > 1_000_000_000 {
+        return Err(KnobError::BadValue {
+            key: key.to_owned(),
+            value: value.to_owned(),
+            reason: "must be 1..=1000000000".into(),
+        });
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn sorts_keys_into_their_consumers() {
+        let k = Knobs::parse(&[
+            "primary_domain=performance",
+            "cluster_balance=on",
+            "slice_us=2000",
+            "smt_slowdown_pct=30",
+        ])
+        .unwrap();
+        let c = k.policy_config().unwrap();
+        assert_eq!(c.primary_domain, PrimaryDomain::Performance);
+        assert_eq!(c.cluster_balance, ClusterBalance::On);
+        assert_eq!(
+            k.sim_options(&SimOptions::default()).unwrap().slice_ns,
+            2_000_000
+        );
+        let mut m = MachineModel::default();
+        k.apply_model(&mut m).unwrap();
+        assert_eq!(m.smt_slowdown_pct, 30);
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_use() {
+        assert!(matches!(
+            Knobs::parse(&["turbo=1"]),
+            Err(KnobError::UnknownKey { .. })
+        ));
+        assert!(matches!(
+            Knobs::parse(&["slice_us"]),
+            Err(KnobError::Malformed { .. })
+        ));
+        let k = Knobs::parse(&["cluster_balance=sometimes"]).unwrap();
+        assert!(k.policy_config().is_err());
+        let k = Knobs::parse(&["slice_us=0"]).unwrap();
+        assert!(k.sim_options(&SimOptions::default()).is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! The interface between the engine and a placement policy, and the policies by name.
+
+use crate::baselines::{CapacityBlind, CountCluster, Spread, SummedCapacity};
+use crate::event_queue::TimeNs;
+use crate::hybridland::Hybridland;
+use crate::knobs::{KnobError, Knobs};
+use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, Topology};
+
+/// Why the engine asks for a placement.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// The task starts or wakes from a sleep.
+    Wakeup,
+    /// The task used up its slice and nothing waits for its CPU: where should it go on? Its
+    /// CPU is idle in the state handed over (released in a copy), and it is `prev_cpu`.
+    SliceEnd,
+    /// The task used up its slice and another task waits for its CPU. As for `SliceEnd`; if
+    /// the answer is the same CPU, the task goes to the back of the queue instead.
+    Preempted,
+}
+
+/// The machine as a policy sees it at a decision.
+#[derive(Copy, Clone, Debug)]
+pub struct MachineView<'a> {
+    /// The topology.
+    pub topo: &'a Topology,
+    /// Which CPUs are idle.
+    pub state: &'a CpuState,
+    /// Per CPU id: tasks running on it plus tasks in its own queue (not the shared queue).
+    pub load: &'a [u32],
+    /// Simulated time.
+    pub now_ns: TimeNs,
+}
+
+/// The task being placed.
+#[derive(Copy, Clone, Debug)]
+pub struct TaskView<'a> {
+    /// Task index in the replay (trace order, copies expanded).
+    pub id: usize,
+    /// CPUs it may run on.
+    pub allowed: &'a CpuSet,
+    /// Where it ran last.
+    pub prev_cpu: Option<CpuId>,
+    /// Utilisation hint, 0..=1024.
+    pub util: u16,
+    /// Why it is placed.
+    pub reason: Reason,
+}
+
+/// Where a task goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Run now on this CPU, which must be idle and allowed.
+    Run(CpuId),
+    /// Wait in this CPU's own queue (a per-CPU run queue, as the kernel's CFS/EEVDF has).
+    QueueOn(CpuId),
+    /// Wait in the shared queue (like sched_ext's shared DSQ) until an allowed CPU frees up.
+    /// Only valid when no allowed CPU is idle.
+    QueueShared,
+}
+
+/// A policy's answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Where the task goes.
+    pub target: Target,
+    /// The policy crate's own answer, when the policy is `hybridland` (for the checkers).
+    pub placement: Option<Placement>,
+}
+
+impl Decision {
+    /// A decision with no policy-crate placement behind it.
+    pub const fn plain(target: Target) -> Self {
+        Self {
+            target,
+            placement: None,
+        }
+    }
+}
+
+/// A task waiting in a CPU's own queue, as periodic balancing sees it.
+#[derive(Copy, Clone, Debug)]
+pub struct QueuedTask<'a> {
+    /// Task index.
+    pub id: usize,
+    /// The CPU whose queue holds it.
+    pub cpu: CpuId,
+    /// CPUs it may run on.
+    pub allowed: &'a CpuSet,
+}
+
+/// A balancing move: take a task from a CPU queue and run it on (or queue it to) `to`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// Task index; must be in some CPU's own queue.
+    pub task: usize,
+    /// Destination CPU; allowed for the task.
+    pub to: CpuId,
+}
+
+/// A placement policy the engine can drive. Called in this order: [`prepare`](Self::prepare)
+/// once, then [`place`](Self::place) for every wake-up and slice end, and
+/// [`balance`](Self::balance) at every balance tick, all in simulated-time order.
+pub trait SimPolicy {
+    /// The policy's name (as `policy_by_name` takes it).
+    fn name(&self) -> &str;
+
+    /// The knobs in force, for reports.
+    fn describe(&self) -> String;
+
+    /// Binds the policy to a machine before a replay; `seed` feeds any random choices.
+    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError>;
+
+    /// Where a runnable task should go.
+    fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision;
+
+    /// Periodic balancing over the tasks waiting in CPU queues. Default: nothing moves.
+    fn balance(&mut self, _machine: &MachineView<'_>, _queued: &[QueuedTask<'_>]) -> Vec<Move> {
+        Vec::new()
+    }
+
+    /// The policy crate's [`Policy`] behind this one, if any, so tests can check decisions
+    /// against the shared invariants.
+    fn core(&self) -> Option<&Policy> {
+        None
+    }
+}
+
+/// A policy that cannot be built or bound to a machine.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// No policy has this name.
+    #[error("unknown policy `{name}` (known: {known})")]
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The names accepted.
+        known: String,
+    },
+    /// A knob is wrong.
+    #[error(transparent)]
+    Knob(#[from] KnobError),
+    /// The configuration does not fit the machine (e.g. `powersave` without E-cores).
+    #[error("policy `{policy}` cannot run on this machine: {reason}")]
+    Config {
+        /// The policy.
+        policy: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The policies by name.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PolicyKind {
+    /// The hybridland policy from the policy crate.
+    Hybridland,
+    /// First idle CPU by number (seed 003).
+    CapacityBlind,
+    /// Count-based cluster spreading (seed 000).
+    CountCluster,
+    /// Group balance by summed capacity (seed 003).
+    SummedCapacity,
+    /// Capacity-blind spread over every CPU (seed 004).
+    Spread,
+}
+
+impl PolicyKind {
+    /// Every policy, hybridland first.
+    pub const ALL: [Self; 5] = [
+        Self::Hybridland,
+        Self::CapacityBlind,
+        Self::CountCluster,
+        Self::SummedCapacity,
+        Self::Spread,
+    ];
+
+    /// The name on command lines.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Hybridland => "hybridland",
+            Self::CapacityBlind => "capacity-blind",
+            Self::CountCluster => "count-cluster",
+            Self::SummedCapacity => "summed-capacity",
+            Self::Spread => "spread",
+        }
+    }
+
+    /// One line on what it does and which seed it reproduces.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Self::Hybridland => {
+                "the hybridland policy: idle P-core, idle E-core (cluster-balanced), busy sibling; primary domain, capacity fit"
+            }
+            Self::CapacityBlind => {
+                "first idle CPU by number from a seeded start, blind to capacity (seed 003: lone runs land on fast or slow CPUs at random)"
+            }
+            Self::CountCluster => {
+                "spread over L2 clusters by idle-CPU count, a P-core's SMT pair counted as a cluster (seed 000: Linux 5.16 put lone tasks on E-cores)"
+            }
+            Self::SummedCapacity => {
+                "balance task counts across clusters by summed capacity with per-CPU queues (seed 003: 3 tasks on 2 fast CPUs beside an idle slow one)"
+            }
+            Self::Spread => {
+                "any idle CPU at random on every wake-up, fast or slow, like the default EEVDF spread (seed 004)"
+            }
+        }
+    }
+
+    /// Looks a name up.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// Builds a policy from its name and the `--set` knobs. A name may carry its own knobs after
+/// colons, which win over `knobs`: `hybridland:primary_domain=powersave:cluster_balance=on`.
+/// Baselines ignore the hybridland knobs (so one `--set` can serve a comparison).
+pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, PolicyError> {
+    let mut parts = name.split(':');
+    let base = parts.next().unwrap_or("").trim();
+    let mut knobs = knobs.clone();
+    for item in parts {
+        knobs.set_item(item)?;
+    }
+    let kind = PolicyKind::from_name(base).ok_or_else(|| PolicyError::UnknownPolicy {
+        name: base.to_owned(),
+        known: PolicyKind::ALL.map(PolicyKind::name).join(", "),
+    })?;
+    Ok(match kind {
+        PolicyKind::Hybridland => Box::new(Hybridland::new(knobs.policy_config()?)),
+        PolicyKind::CapacityBlind => Box::new(CapacityBlind::default()),
+        PolicyKind::CountCluster => Box::new(CountCluster),
+        PolicyKind::SummedCapacity => Box::new(SummedCapacity::default()),
+        PolicyKind::Spread => Box::new(Spread::default()),
+    })
+}

@@ -1,0 +1,612 @@
+//! Workload traces: the JSON format, its limits, and validation with errors that name the
+//! place. The format is described for people in `docs/trace-format.md` and for programs in
+//! `docs/trace.schema.json`.
+//!
+//! A trace is checked whole before anything runs: [`Trace::from_json_str`] rejects bad syntax,
+//! wrong types, unknown fields, negative numbers, an unsupported `version` and sizes beyond the
+//! limits below; [`Trace::validate_for`] then checks it against the machine (CPU ids).
+
+use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
+use serde::{Deserialize, Serialize};
+
+/// The trace format version this crate reads and writes.
+pub const TRACE_VERSION: u32 = 1;
+/// Largest trace text accepted, checked before parsing.
+pub const MAX_TRACE_BYTES: usize = 64 << 20;
+/// Most tasks after expanding `copies`.
+pub const MAX_TASKS: usize = 200_000;
+/// Most phases in one task, counting those inside loops once each.
+pub const MAX_PHASES: usize = 1_024;
+/// Deepest nesting of loops.
+pub const MAX_LOOP_DEPTH: usize = 4;
+/// Most repetitions of one loop.
+pub const MAX_LOOP_TIMES: u64 = 1_000_000;
+/// Most frames of one frame task.
+pub const MAX_FRAMES: u64 = 10_000_000;
+/// Most work pools.
+pub const MAX_POOLS: usize = 256;
+/// Longest single duration (run, sleep, period, start, horizon): about 28 hours, so sums and
+/// fixed-point work never overflow.
+pub const MAX_DURATION_NS: u64 = 100_000_000_000_000;
+
+/// One step of a task's behaviour.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Phase {
+    /// Compute for this many reference nanoseconds (time alone on a capacity-1024 CPU).
+    RunNs(u64),
+    /// Sleep for this many nanoseconds of wall time.
+    SleepNs(u64),
+    /// Take chunks from the named work pool until it is empty (an OpenMP `dynamic` loop or a
+    /// work queue shared by several threads).
+    Pool(String),
+    /// Repeat the inner phases.
+    Loop(LoopSpec),
+}
+
+/// A repeated run of phases.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopSpec {
+    /// Number of repetitions, 1..=[`MAX_LOOP_TIMES`].
+    pub times: u64,
+    /// The body.
+    pub phases: Vec<Phase>,
+}
+
+/// A periodic frame loop (a render thread): frame `k+1` is released one period after frame `k`
+/// was, or when frame `k` completes if that is later; each frame needs `work_ns` of reference
+/// work and is missed when it completes more than `deadline_ns` after its release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameSpec {
+    /// Frame period, ns.
+    pub period_ns: u64,
+    /// Reference work per frame, ns.
+    pub work_ns: u64,
+    /// Deadline after release, ns. Default: the period.
+    #[serde(default)]
+    pub deadline_ns: Option<u64>,
+    /// Number of frames.
+    pub count: u64,
+}
+
+/// A pool of equal work chunks shared by the tasks that name it in a `pool` phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    /// The name phases refer to.
+    pub name: String,
+    /// Number of chunks.
+    pub chunks: u64,
+    /// Reference work per chunk, ns.
+    pub chunk_ns: u64,
+}
+
+/// One task (or `copies` identical tasks) of the workload.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Name in reports; copies get `.0`, `.1`... appended.
+    pub name: String,
+    /// Identical tasks to create. Default 1.
+    #[serde(default = "one_u32")]
+    pub copies: u32,
+    /// First wake-up, ns from the start.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Share weight in the queue, 1..=10000 (the cgroup `cpu.weight` scale). Default 100.
+    #[serde(default = "hundred")]
+    pub weight: u32,
+    /// CPUs the task may run on, as a kernel CPU list (`0-3,8`). Default: all.
+    #[serde(default)]
+    pub allowed_cpus: Option<String>,
+    /// Utilisation hint 0..=1024 for capacity-aware placement. Default: estimated from the
+    /// phases (run share) or frames (work / period).
+    #[serde(default)]
+    pub util: Option<u16>,
+    /// How much the task suffers from sharing an L2, 0..=100. Default 0.
+    #[serde(default)]
+    pub cache_sensitivity_pct: u8,
+    /// Behaviour as phases; exactly one of `phases` and `frames`.
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+    /// Behaviour as a frame loop; exactly one of `phases` and `frames`.
+    #[serde(default)]
+    pub frames: Option<FrameSpec>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn hundred() -> u32 {
+    100
+}
+
+/// A workload: the whole trace file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    /// Format version; must be [`TRACE_VERSION`].
+    pub version: u32,
+    /// Short name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the workload stands for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Seed for every random choice of a replay (policies that draw, e.g. `spread`).
+    #[serde(default)]
+    pub seed: u64,
+    /// Stop the replay at this time even if tasks remain. Default: when every task is done.
+    #[serde(default)]
+    pub duration_ns: Option<u64>,
+    /// Shared work pools.
+    #[serde(default)]
+    pub pools: Vec<PoolSpec>,
+    /// The tasks.
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// Why a trace cannot be replayed. Every variant names the source (file) and the place.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// The text is larger than [`MAX_TRACE_BYTES`]; nothing was parsed.
+    #[error("{source_name}: trace is {bytes} bytes, more than the {max} accepted")]
+    TooLarge {
+        /// File name.
+        source_name: String,
+        /// Size given.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Not JSON, truncated, a wrong type, a negative number or an unknown field.
+    #[error("{source_name}:{line}:{column}: {message}{}", at_path(path))]
+    Syntax {
+        /// File name.
+        source_name: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// Where in the document, e.g. `tasks[2].phases[0].run_ns`; empty when unknown.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// `version` is not one this crate reads.
+    #[error(
+        "{source_name}: trace version {version} is not supported (this build reads version {supported})"
+    )]
+    UnsupportedVersion {
+        /// File name.
+        source_name: String,
+        /// Version given.
+        version: String,
+        /// Version supported.
+        supported: u32,
+    },
+    /// Well-formed but not a valid workload.
+    #[error("{source_name}: {place}: `{field}` {message}")]
+    Invalid {
+        /// File name.
+        source_name: String,
+        /// The task (`tasks[3] "render"`) or top-level item.
+        place: String,
+        /// The field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn at_path(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        String::new()
+    } else {
+        format!(" (at `{path}`)")
+    }
+}
+
+#[derive(Deserialize)]
+struct VersionProbe {
+    #[serde(default)]
+    version: Option<serde_json::Value>,
+}
+
+impl Trace {
+    /// Parses and validates a trace. `source_name` (usually the file name) goes into errors.
+    pub fn from_json_str(text: &str, source_name: &str) -> Result<Self, TraceError> {
+        if text.len() > MAX_TRACE_BYTES {
+            return Err(TraceError::TooLarge {
+                source_name: source_name.to_owned(),
+                bytes: text.len(),
+                max: MAX_TRACE_BYTES,
+            });
+        }
+        // The version decides how to read the rest, so check it before the full schema; a
+        // document that is not even JSON falls through to the full parse's error.
+        if let Ok(probe) = serde_json::from_str::<VersionProbe>(text) {
+            match probe.version {
+                Some(serde_json::Value::Number(n))
+                    if n.as_u64() == Some(u64::from(TRACE_VERSION)) => {}
+                Some(v) => {
+                    return Err(TraceError::UnsupportedVersion {
+                        source_name: source_name.to_owned(),
+                        version: v.to_string(),
+                        supported: TRACE_VERSION,
+                    });
+                }
+                None => {
+                    return Err(TraceError::Invalid {
+                        source_name: source_name.to_owned(),
+                        place: "trace".into(),
+                        field: "version".into(),
+                        message: format!("is missing (this build reads version {TRACE_VERSION})"),
+                    });
+                }
+            }
+        }
+        let syntax =
+            |line: usize, column: usize, path: String, e: &serde_json::Error| TraceError::Syntax {
+                source_name: source_name.to_owned(),
+                line,
+                column,
+                path,
+                message: strip_position(&e.to_string()),
+            };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let trace: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            syntax(inner.line(), inner.column(), path, &inner)
+        })?;
+        de.end()
+            .map_err(|e| syntax(e.line(), e.column(), String::new(), &e))?;
+        trace.validate(source_name)?;
+        Ok(trace)
+    }
+
+    /// The trace as pretty JSON (what [`from_json_str`](Self::from_json_str) reads back).
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Number of tasks after expanding `copies`.
+    pub fn nr_tasks(&self) -> usize {
+        self.tasks.iter().map(|t| t.copies as usize).sum()
+    }
+
+    /// Checks everything that does not depend on the machine.
+    pub fn validate(&self, source_name: &str) -> Result<(), TraceError> {
+        let top = |field: &str, message: String| TraceError::Invalid {
+            source_name: source_name.to_owned(),
+            place: "trace".into(),
+            field: field.to_owned(),
+            message,
+        };
+        if self.version != TRACE_VERSION {
+            return Err(TraceError::UnsupportedVersion {
+                source_name: source_name.to_owned(),
+                version: self.version.to_string(),
+                supported: TRACE_VERSION,
+            });
+        }
+        if let Some(d) = self.duration_ns {
+            if d == 0 || d > MAX_DURATION_NS {
+                return Err(top(
+                    "duration_ns",
+                    format!("must be 1..={MAX_DURATION_NS}, got {d}"),
+                ));
+            }
+        }
+        if self.tasks.is_empty() {
+            return Err(top(
+                "tasks",
+                "is empty: a trace needs at least one task".into(),
+            ));
+        }
+        if self.pools.len() > MAX_POOLS {
+            return Err(top(
+                "pools",
+                format!("has {} pools, more than {MAX_POOLS}", self.pools.len()),
+            ));
+        }
+        for (i, p) in self.pools.iter().enumerate() {
+            let place = format!("pools[{i}] \"{}\"", p.name);
+            let bad = |field: &str, message: String| TraceError::Invalid {
+                source_name: source_name.to_owned(),
+                place: place.clone(),
+                field: field.to_owned(),
+                message,
+            };
+            if self.pools[..i].iter().any(|q| q.name == p.name) {
+                return Err(bad("name", "is used by an earlier pool".into()));
+            }
+            if p.chunk_ns == 0 || p.chunk_ns > MAX_DURATION_NS {
+                return Err(bad(
+                    "chunk_ns",
+                    format!("must be 1..={MAX_DURATION_NS}, got {}", p.chunk_ns),
+                ));
+            }
+            if p.chunks > MAX_FRAMES {
+                return Err(bad(
+                    "chunks",
+                    format!("must be at most {MAX_FRAMES}, got {}", p.chunks),
+                ));
+            }
+        }
+        let mut total = 0usize;
+        for (i, t) in self.tasks.iter().enumerate() {
+            total = total.saturating_add(t.copies as usize);
+            if total > MAX_TASKS {
+                return Err(top(
+                    "tasks",
+                    format!("expand to more than {MAX_TASKS} tasks (at tasks[{i}])"),
+                ));
+            }
+            self.validate_task(source_name, i, t)?;
+        }
+        Ok(())
+    }
+
+    fn validate_task(&self, source_name: &str, i: usize, t: &TaskSpec) -> Result<(), TraceError> {
+        let bad = |field: &str, message: String| TraceError::Invalid {
+            source_name: source_name.to_owned(),
+            place: format!("tasks[{i}] \"{}\"", t.name),
+            field: field.to_owned(),
+            message,
+        };
+        if t.name.is_empty() {
+            return Err(bad("name", "is empty".into()));
+        }
+        if t.copies == 0 {
+            return Err(bad("copies", "must be at least 1".into()));
+        }
+        if t.start_ns > MAX_DURATION_NS {
+            return Err(bad(
+                "start_ns",
+                format!("must be at most {MAX_DURATION_NS}"),
+            ));
+        }
+        if !(1..=10_000).contains(&t.weight) {
+            return Err(bad(
+                "weight",
+                format!("must be 1..=10000, got {}", t.weight),
+            ));
+        }
+        if let Some(u) = t.util {
+            if u > 1024 {
+                return Err(bad("util", format!("must be 0..=1024, got {u}")));
+            }
+        }
+        if t.cache_sensitivity_pct > 100 {
+            return Err(bad(
+                "cache_sensitivity_pct",
+                format!("must be 0..=100, got {}", t.cache_sensitivity_pct),
+            ));
+        }
+        if let Some(list) = &t.allowed_cpus {
+            match parse_cpu_list(list) {
+                Ok(set) if set.is_empty() => {
+                    return Err(bad("allowed_cpus", "names no CPU".into()));
+                }
+                Ok(_) => {}
+                Err(e) => return Err(bad("allowed_cpus", format!("`{list}`: {e}"))),
+            }
+        }
+        match (&t.frames, t.phases.is_empty()) {
+            (Some(_), false) => {
+                return Err(bad("frames", "and `phases` are both given; use one".into()));
+            }
+            (None, true) => {
+                return Err(bad("phases", "is empty and there are no `frames`".into()));
+            }
+            (Some(f), true) => {
+                if f.period_ns == 0 || f.period_ns > MAX_DURATION_NS {
+                    return Err(bad(
+                        "frames.period_ns",
+                        format!("must be 1..={MAX_DURATION_NS}, got {}", f.period_ns),
+                    ));
+                }
+                if f.work_ns == 0 || f.work_ns > MAX_DURATION_NS {
+                    return Err(bad(
+                        "frames.work_ns",
+                        format!("must be 1..={MAX_DURATION_NS}, got {}", f.work_ns),
+                    ));
+                }
+                if f.deadline_ns == Some(0) || f.deadline_ns.is_some_and(|d| d > MAX_DURATION_NS) {
+                    return Err(bad(
+                        "frames.deadline_ns",
+                        format!("must be 1..={MAX_DURATION_NS}"),
+                    ));
+                }
+                if f.count == 0 || f.count > MAX_FRAMES {
+                    return Err(bad(
+                        "frames.count",
+                        format!("must be 1..={MAX_FRAMES}, got {}", f.count),
+                    ));
+                }
+            }
+            (None, false) => {
+                let mut count = 0;
+                self.validate_phases(&t.phases, "phases", 0, &mut count, &bad)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_phases(
+        &self,
+        phases: &[Phase],
+        path: &str,
+        depth: usize,
+        count: &mut usize,
+        bad: &dyn Fn(&str, String) -> TraceError,
+    ) -> Result<(), TraceError> {
+        for (j, p) in phases.iter().enumerate() {
+            *count += 1;
+            if *count > MAX_PHASES {
+                return Err(bad(path, format!("has more than {MAX_PHASES} phases")));
+            }
+            let here = format!("{path}[{j}]");
+            match p {
+                Phase::RunNs(ns) | Phase::SleepNs(ns) => {
+                    if *ns > MAX_DURATION_NS {
+                        return Err(bad(&here, format!("must be at most {MAX_DURATION_NS} ns")));
+                    }
+                }
+                Phase::Pool(name) => {
+                    if !self.pools.iter().any(|q| &q.name == name) {
+                        return Err(bad(
+                            &here,
+                            format!("names pool `{name}`, which is not in `pools`"),
+                        ));
+                    }
+                }
+                Phase::Loop(l) => {
+                    if depth + 1 > MAX_LOOP_DEPTH {
+                        return Err(bad(
+                            &here,
+                            format!("nests loops deeper than {MAX_LOOP_DEPTH}"),
+                        ));
+                    }
+                    if l.times == 0 || l.times > MAX_LOOP_TIMES {
+                        return Err(bad(
+                            &format!("{here}.loop.times"),
+                            format!("must be 1..={MAX_LOOP_TIMES}, got {}", l.times),
+                        ));
+                    }
+                    if l.phases.is_empty() {
+                        return Err(bad(&format!("{here}.loop.phases"), "is empty".into()));
+                    }
+                    self.validate_phases(
+                        &l.phases,
+                        &format!("{here}.loop.phases"),
+                        depth + 1,
+                        count,
+                        bad,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the trace against a machine: every allowed CPU exists on it.
+    pub fn validate_for(&self, topo: &Topology, source_name: &str) -> Result<(), TraceError> {
+        for (i, t) in self.tasks.iter().enumerate() {
+            let wanted = match &t.allowed_cpus {
+                Some(list) => parse_cpu_list(list).unwrap_or(CpuSet::EMPTY),
+                None => continue,
+            };
+            if let Some(cpu) = wanted.and_not(topo.cpus()).first() {
+                return Err(TraceError::Invalid {
+                    source_name: source_name.to_owned(),
+                    place: format!("tasks[{i}] \"{}\"", t.name),
+                    field: "allowed_cpus".into(),
+                    message: format!(
+                        "names cpu {cpu}, which the machine does not have (it has cpus {})",
+                        topo.cpus()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TaskSpec {
+    /// The CPUs the task may use on `topo` (all when unrestricted).
+    pub fn allowed_set(&self, topo: &Topology) -> CpuSet {
+        match &self.allowed_cpus {
+            Some(list) => parse_cpu_list(list)
+                .map(|s| s.and(topo.cpus()))
+                .unwrap_or(CpuSet::EMPTY),
+            None => *topo.cpus(),
+        }
+    }
+
+    /// The utilisation hint: the given one, or the share of time the phases compute (a frame
+    /// loop's work over its period), on the 0..=1024 scale.
+    pub fn util_hint(&self) -> u16 {
+        if let Some(u) = self.util {
+            return u;
+        }
+        if let Some(f) = &self.frames {
+            return (u128::from(f.work_ns) * 1024 / u128::from(f.period_ns.max(1))).min(1024)
+                as u16;
+        }
+        let (run, sleep) = phase_totals(&self.phases);
+        if run + sleep == 0 {
+            return 0;
+        }
+        (run * 1024 / (run + sleep)).min(1024) as u16
+    }
+}
+
+/// Reference run time and sleep time of a phase list, loops multiplied out; a pool counts as
+/// pure running.
+fn phase_totals(phases: &[Phase]) -> (u128, u128) {
+    let mut run = 0u128;
+    let mut sleep = 0u128;
+    for p in phases {
+        match p {
+            Phase::RunNs(ns) => run += u128::from(*ns),
+            Phase::SleepNs(ns) => sleep += u128::from(*ns),
+            Phase::Pool(_) => run += 1,
+            Phase::Loop(l) => {
+                let (r, s) = phase_totals(&l.phases);
+                run += r * u128::from(l.times);
+                sleep += s * u128::from(l.times);
+            }
+        }
+    }
+    (run, sleep)
+}
+
+/// serde_json appends " at line L column C"; the error carries them separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn minimal_trace_parses_with_defaults() {
+        let t = Trace::from_json_str(
+            r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_ns": 1000}, {"sleep_ns": 3000}]}]}"#,
+            "t.json",
+        )
+        .unwrap();
+        assert_eq!(t.tasks[0].weight, 100);
+        assert_eq!(t.tasks[0].copies, 1);
+        assert_eq!(t.tasks[0].util_hint(), 256);
+        let back = Trace::from_json_str(&t.to_json_string(), "again").unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let e = Trace::from_json_str(
+            "{\"version\": 1,\n \"tasks\": [{\"name\": \"a\", \"phases\": [{\"run_ns\": -5}]}]}",
+            "neg.json",
+        )
+        .unwrap_err();
+        match &e {
+            TraceError::Syntax { line, path, .. } => {
+                assert_eq!(*line, 2);
+                assert_eq!(path, "tasks[0].phases[0].run_ns");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(e.to_string().starts_with("neg.json:2:"), "{e}");
+    }
+}
