@@ -1,0 +1,218 @@
+//! Fixtures for the benchmarks: hybrid machines of 8 to 1024 CPUs, load levels, and the
+//! placement questions asked of them. Everything is deterministic (a fixed SplitMix64 stream
+//! picks which CPUs are busy), so every run measures the same decisions.
+
+use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
+use hybridland_policy::{
+    ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Policy, PolicyConfig, PrimaryDomain,
+    TaskHints, Topology,
+};
+
+/// The machine sizes the benchmarks cover.
+pub const SIZES: [usize; 5] = [8, 20, 64, 256, 1024];
+
+/// A hybrid machine of `cpus` logical CPUs (one of [`SIZES`]): a quarter of the CPUs' worth of
+/// P-cores with 2-way SMT (capacity 1024) and half the CPUs as E-cores (capacity 600) in
+/// clusters of 4, numbered P first, siblings consecutive. 20 CPUs is the seeds' 6P+8E part.
+///
+/// # Panics
+/// If `cpus` is not a multiple of 4 of at least 8 and at most 1024.
+pub fn hybrid(cpus: usize) -> Topology {
+    assert!(cpus % 4 == 0 && (8..=1024).contains(&cpus), "no hybrid fixture of {cpus} CPUs");
+    let (p_cores, e_cores) = if cpus == 20 { (6, 8) } else { (cpus / 4, cpus / 2) };
+    machine(
+        &[
+            CoreGroup::new(CoreKind::Performance, 1024, p_cores, 2, 1),
+            CoreGroup::new(CoreKind::Efficiency, 600, e_cores, 1, 4),
+        ],
+        Numbering::Consecutive,
+    )
+}
+
+/// How busy the machine is when a task wakes up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// About an eighth of the CPUs busy.
+    NearlyIdle,
+    /// Half the CPUs busy.
+    Half,
+    /// All but a sixteenth of the CPUs busy (at least one idle).
+    NearlyFull,
+}
+
+impl Load {
+    /// Every load, lightest first.
+    pub const ALL: [Self; 3] = [Self::NearlyIdle, Self::Half, Self::NearlyFull];
+
+    /// Name used in benchmark ids.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::NearlyIdle => "nearly-idle",
+            Self::Half => "half-busy",
+            Self::NearlyFull => "nearly-full",
+        }
+    }
+
+    /// Busy CPUs out of `cpus`.
+    pub fn busy(self, cpus: usize) -> usize {
+        match self {
+            Self::NearlyIdle => (cpus / 8).max(1),
+            Self::Half => cpus / 2,
+            Self::NearlyFull => cpus - (cpus / 16).max(1),
+        }
+    }
+}
+
+/// The SplitMix64 generator, so the busy CPUs are spread but the same on every run.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A value below `n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// `count` CPUs of `from`, picked at random by a seeded shuffle.
+pub fn pick(from: &CpuSet, count: usize, rng: &mut SplitMix) -> CpuSet {
+    let mut cpus: Vec<CpuId> = from.iter().collect();
+    for i in (1..cpus.len()).rev() {
+        cpus.swap(i, rng.below(i + 1));
+    }
+    cpus.into_iter().take(count).collect()
+}
+
+/// One placement question, ready to ask.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The machine.
+    pub topo: Topology,
+    /// The policy with the case's knobs.
+    pub policy: Policy,
+    /// Which CPUs are busy.
+    pub state: CpuState,
+    /// The task's allowed CPUs (all of them).
+    pub allowed: CpuSet,
+    /// The task's previous CPU.
+    pub prev_cpu: Option<CpuId>,
+    /// The task's utilisation.
+    pub util: u16,
+}
+
+impl Case {
+    /// The task.
+    pub fn task(&self) -> TaskHints<'_> {
+        TaskHints { allowed: &self.allowed, prev_cpu: self.prev_cpu, util: self.util }
+    }
+
+    /// Asks the question once.
+    pub fn decide(&self) -> hybridland_policy::Placement {
+        self.policy.select_cpu(&self.topo, &self.state, &self.task())
+    }
+}
+
+/// A wake-up on the `cpus`-CPU machine at `load`, default knobs (cluster balance `auto`) or the
+/// P-cores as primary domain. The task may run anywhere, last ran on a random CPU (often busy
+/// by now) and uses 20% of a big core, which fits every CPU.
+pub fn wakeup(cpus: usize, load: Load, primary_p: bool) -> Case {
+    let topo = hybrid(cpus);
+    let mut rng = SplitMix(cpus as u64 * 31 + load as u64);
+    let busy = pick(topo.cpus(), load.busy(cpus), &mut rng);
+    let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
+    let config = PolicyConfig {
+        primary_domain: if primary_p { PrimaryDomain::Performance } else { PrimaryDomain::All },
+        ..PolicyConfig::default()
+    };
+    let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
+    let prev_cpu = topo.cpus().iter().nth(rng.below(cpus));
+    Case { allowed: *topo.cpus(), topo, policy, state, prev_cpu, util: 200 }
+}
+
+/// The cluster-balance question on the `cpus`-CPU machine: every P-core busy, every E-cluster
+/// partly busy (1 to 3 of its 4 CPUs, so no cluster is empty and loads differ), cluster balance
+/// `on`: the decision is step 2 and compares cluster loads across the idle E-cores.
+pub fn balance_step2(cpus: usize) -> Case {
+    let topo = hybrid(cpus);
+    let mut rng = SplitMix(cpus as u64 * 131 + 7);
+    let mut busy = *topo.kind_mask(CoreKind::Performance);
+    for cluster in 0..topo.nr_clusters() {
+        let members = topo.cluster_mask(cluster);
+        if members.is_subset(topo.kind_mask(CoreKind::Efficiency)) {
+            busy = busy.or(&pick(&members, 1 + rng.below(members.count() - 1), &mut rng));
+        }
+    }
+    let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
+    let config = PolicyConfig { cluster_balance: ClusterBalance::On, ..PolicyConfig::default() };
+    let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
+    let prev_cpu = Some(CpuId(0));
+    Case { allowed: *topo.cpus(), topo, policy, state, prev_cpu, util: 200 }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use hybridland_policy::Step;
+    use hybridland_policy::testkit::{check_placement, check_state};
+
+    fn checked(case: &Case) -> hybridland_policy::Placement {
+        check_state(&case.topo, &case.state).unwrap();
+        let p = case.decide();
+        check_placement(&case.topo, &case.policy, &case.state, &case.task(), &p).unwrap();
+        p
+    }
+
+    #[test]
+    fn machines_have_the_sizes_they_are_named_for() {
+        for cpus in SIZES {
+            let topo = hybrid(cpus);
+            assert_eq!(topo.nr_cpus(), cpus);
+            let p = topo.kind_mask(CoreKind::Performance).count();
+            let e = topo.kind_mask(CoreKind::Efficiency).count();
+            assert_eq!(p + e, cpus);
+            assert!(topo.has_smt() && topo.is_hybrid());
+        }
+        let seed_part = hybrid(20);
+        assert_eq!(seed_part.kind_mask(CoreKind::Performance).count(), 12);
+        assert_eq!(seed_part.nr_clusters(), 6 + 2);
+    }
+
+    #[test]
+    fn loads_are_what_they_say_and_decisions_follow_the_rules() {
+        for cpus in SIZES {
+            for load in Load::ALL {
+                for primary in [false, true] {
+                    let case = wakeup(cpus, load, primary);
+                    assert_eq!(case.state.nr_busy(), load.busy(cpus));
+                    let p = checked(&case);
+                    assert!(p.cpu.is_some(), "{cpus} {load:?}: some CPU is idle");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn balance_case_is_a_step_two_decision_across_busy_clusters() {
+        for cpus in SIZES {
+            let case = balance_step2(cpus);
+            assert!(case.policy.balance_active(&case.topo, &case.state));
+            for cluster in 0..case.topo.nr_clusters() {
+                let size = case.topo.cluster_cpus(cluster).len();
+                if size == 4 {
+                    let busy = usize::from(case.state.cluster_busy(cluster));
+                    assert!((1..4).contains(&busy), "cluster {cluster} has {busy} busy");
+                }
+            }
+            assert_eq!(checked(&case).step, Step::IdleECore);
+        }
+    }
+}
