@@ -1,0 +1,47 @@
+//! Turning command-line words into machines, traces and knobs, with errors that name the input.
+
+use crate::failure::Failure;
+use anyhow::anyhow;
+use hybridland_sim::trace::MAX_TRACE_BYTES;
+use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
+use std::path::Path;
+
+/// The topology used when neither `--topology` nor anything else says: seed 004's laptop.
+pub(crate) const DEFAULT_TOPOLOGY: &str = "i7-13800h";
+
+/// A preset name or a `.toml`/`.json` file.
+pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
+    let path = Path::new(name_or_file);
+    let looks_like_file = path.extension().is_some() || name_or_file.contains('/');
+    if looks_like_file {
+        return load_topology_file(path).map_err(|e| Failure::Input(e.into()));
+    }
+    presets::lookup(name_or_file).ok_or_else(|| {
+        let known: Vec<&str> = presets::list().iter().map(|p| p.name).collect();
+        Failure::Input(anyhow!(
+            "unknown topology `{name_or_file}`: give a preset ({}) or a .toml/.json file",
+            known.join(", ")
+        ))
+    })
+}
+
+/// Reads and validates a trace file; nothing runs if it is bad.
+pub(crate) fn trace(path: &Path) -> Result<Trace, Failure> {
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    if meta.len() > MAX_TRACE_BYTES as u64 {
+        return Err(Failure::Input(anyhow!(
+            "{name}: trace is {} bytes, more than the {MAX_TRACE_BYTES} accepted",
+            meta.len()
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    Trace::from_json_str(&text, &name).map_err(|e| Failure::Input(e.into()))
+}
+
+/// `--set KEY=VALUE` items.
+pub(crate) fn knobs(items: &[String]) -> Result<Knobs, Failure> {
+    Knobs::parse(items).map_err(|e| Failure::Input(e.into()))
+}

@@ -1,0 +1,63 @@
+//! `hybrid-sim`: replay workload traces on models of hybrid CPUs.
+//!
+//! Exit status: 0 on success, 2 when the input is at fault (a malformed trace or topology
+//! file, an unknown preset or policy, a bad `--set`), 1 when a replay fails for another reason.
+
+mod failure;
+mod inputs;
+mod opts;
+mod replay_cmd;
+mod table;
+mod topology_cmd;
+
+use clap::Parser;
+use failure::Failure;
+use opts::{Command, Opts, TopologyCommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let opts = Opts::parse();
+    init_logging(opts.verbose);
+    match run(opts) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth a message.
+            let _ = out.write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            eprintln!("hybrid-sim: error: {}", failure.message());
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+fn run(opts: Opts) -> Result<String, Failure> {
+    match opts.command {
+        Command::Replay(args) => replay_cmd::replay(&args),
+        Command::Validate(args) => replay_cmd::validate(&args),
+        Command::Policies => Ok(replay_cmd::policies()),
+        Command::Topology(TopologyCommand::List { json }) => {
+            topology_cmd::list(json).map_err(Failure::Internal)
+        }
+        Command::Topology(TopologyCommand::Show { topology, set, json }) => {
+            let machine = inputs::machine(&topology)?;
+            let knobs = inputs::knobs(&set)?;
+            let config = knobs.policy_config().map_err(|e| Failure::Input(e.into()))?;
+            topology_cmd::show(&machine, &config, json).map_err(Failure::Input)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! `hybrid-sim replay`, `validate` and `policies`.
+
+use crate::failure::Failure;
+use crate::inputs::{self, DEFAULT_TOPOLOGY};
+use crate::opts::{ReplayArgs, ValidateArgs};
+use crate::table::Table;
+use anyhow::anyhow;
+use hybridland_sim::{PolicyKind, Report, SimError, policy_by_name};
+use std::time::Instant;
+
+pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
+    let trace = inputs::trace(&args.trace)?;
+    let machine = inputs::machine(args.topology.as_deref().unwrap_or(DEFAULT_TOPOLOGY))?;
+    let knobs = inputs::knobs(&args.set)?;
+    let source = args.trace.display().to_string();
+    trace.validate_for(&machine.topology, &source).map_err(|e| Failure::Input(e.into()))?;
+    if args.policy.is_empty() {
+        return Err(Failure::Input(anyhow!("--policy needs at least one name")));
+    }
+    // Every policy is built before any replay runs, so a typo in the third name does not
+    // cost two replays first.
+    for name in &args.policy {
+        policy_by_name(name, &knobs).map_err(|e| Failure::Input(e.into()))?;
+    }
+    let mut reports = Vec::new();
+    for name in &args.policy {
+        let started = Instant::now();
+        tracing::info!(policy = %name, machine = %machine.name, trace = %source, "replay starts");
+        let report = hybridland_sim::replay(&machine, &trace, name, &knobs).map_err(classify)?;
+        tracing::info!(
+            policy = %name,
+            events = report.summary.events,
+            wall_ms = started.elapsed().as_millis() as u64,
+            "replay done"
+        );
+        reports.push(report);
+    }
+    if args.json {
+        let text = if reports.len() == 1 {
+            reports[0].to_json_pretty()
+        } else {
+            serde_json::to_string_pretty(&reports).map_err(|e| Failure::Internal(e.into()))?
+        };
+        return Ok(text + "\n");
+    }
+    Ok(render(&args.policy, &reports))
+}
+
+fn classify(e: SimError) -> Failure {
+    match e {
+        SimError::Trace(_) | SimError::Policy(_) | SimError::TooManyEvents { .. } => {
+            Failure::Input(e.into())
+        }
+        SimError::InvalidDecision { .. } | SimError::Stalled { .. } => Failure::Internal(e.into()),
+    }
+}
+
+pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
+    let trace = inputs::trace(&args.trace)?;
+    let source = args.trace.display().to_string();
+    let mut line = format!(
+        "{source}: ok: trace version {}, {} task(s)",
+        trace.version,
+        trace.nr_tasks()
+    );
+    if let Some(topology) = &args.topology {
+        let machine = inputs::machine(topology)?;
+        trace.validate_for(&machine.topology, &source).map_err(|e| Failure::Input(e.into()))?;
+        line += &format!(", fits {} ({} CPUs)", machine.name, machine.topology.nr_cpus());
+    }
+    Ok(line + "\n")
+}
+
+pub(crate) fn policies() -> String {
+    let mut t = Table::new(vec!["policy".into(), "what it does".into()]);
+    for k in PolicyKind::ALL {
+        t.row(vec![k.name().into(), k.description().into()]);
+    }
+    let mut out = t.render();
+    out += "\nKnobs for --set: ";
+    out += &hybridland_sim::knobs::POLICY_KEYS.join(", ");
+    out += "\nReplay options:  ";
+    out += &hybridland_sim::knobs::SIM_KEYS.join(", ");
+    out += "\nModel overrides: ";
+    out += &hybridland_sim::machine::MODEL_KEYS.join(", ");
+    out += "\nA policy name may carry its own knobs: hybridland:primary_domain=powersave\n";
+    out
+}
+
+fn secs(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e9)
+}
+
+fn millis(ns: u64) -> String {
+    format!("{:.2}", ns as f64 / 1e6)
+}
+
+fn micros(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// One table row: a label and how to read the figure from a report.
+struct Row {
+    label: String,
+    value: Box<dyn Fn(&Report) -> Option<(f64, String)>>,
+}
+
+fn row(label: &str, f: impl Fn(&Report) -> Option<(f64, String)> + 'static) -> Row {
+    Row { label: label.to_owned(), value: Box::new(f) }
+}
+
+fn rows(reports: &[Report]) -> Vec<Row> {
+    let mut rows = vec![
+        row("makespan (s)", |r| Some((r.summary.makespan_ns as f64, secs(r.summary.makespan_ns)))),
+        row("tasks finished", |r| {
+            let n = r.summary.tasks_finished;
+            Some((n as f64, format!("{n}/{}", r.summary.tasks)))
+        }),
+        row("throughput (tasks/s)", |r| {
+            let t = r.summary.throughput_per_s;
+            Some((t, format!("{t:.3}")))
+        }),
+        row("mean turnaround (ms)", |r| {
+            Some((r.summary.mean_turnaround_ns as f64, millis(r.summary.mean_turnaround_ns)))
+        }),
+        row("wake-up latency p50 (us)", |r| {
+            Some((r.wake_latency.p50_ns as f64, micros(r.wake_latency.p50_ns)))
+        }),
+        row("wake-up latency p99 (us)", |r| {
+            Some((r.wake_latency.p99_ns as f64, micros(r.wake_latency.p99_ns)))
+        }),
+        row("wake-up latency max (us)", |r| {
+            Some((r.wake_latency.max_ns as f64, micros(r.wake_latency.max_ns)))
+        }),
+    ];
+    if reports.iter().any(|r| r.fps.is_some()) {
+        rows.push(row("fps mean", |r| r.fps.as_ref().map(|f| (f.fps_mean, format!("{:.2}", f.fps_mean)))));
+        rows.push(row("fps stdev", |r| r.fps.as_ref().map(|f| (f.fps_stdev, format!("{:.2}", f.fps_stdev)))));
+        rows.push(row("fps min-max", |r| {
+            r.fps.as_ref().map(|f| (f.fps_min, format!("{:.1}-{:.1}", f.fps_min, f.fps_max)))
+        }));
+        rows.push(row("missed deadlines", |r| {
+            r.fps.as_ref().map(|f| (f.missed_deadlines as f64, f.missed_deadlines.to_string()))
+        }));
+    }
+    rows.push(row("migrations", |r| {
+        Some((r.summary.migrations as f64, r.summary.migrations.to_string()))
+    }));
+    let kinds: Vec<String> = reports[0].kinds.iter().map(|k| k.kind.clone()).collect();
+    for kind in kinds {
+        let k = kind.clone();
+        rows.push(row(&format!("{kind} busy (%)"), move |r| {
+            r.kinds.iter().find(|x| x.kind == k).map(|x| (x.utilisation_pct, format!("{:.1}", x.utilisation_pct)))
+        }));
+    }
+    rows.push(row("energy (J)", |r| Some((r.summary.energy_j, format!("{:.2}", r.summary.energy_j)))));
+    rows.push(row("average power (W)", |r| {
+        Some((r.summary.avg_power_w, format!("{:.2}", r.summary.avg_power_w)))
+    }));
+    rows
+}
+
+/// Metrics side by side; every column after the first also gives its ratio to the first.
+fn render(names: &[String], reports: &[Report]) -> String {
+    let first = &reports[0];
+    let mut out = format!(
+        "trace {} on {} (seed {})\n\n",
+        first.trace, first.machine, first.seed
+    );
+    let mut header = vec!["metric".to_owned()];
+    header.extend(names.iter().cloned());
+    let mut t = Table::new(header);
+    for r in rows(reports) {
+        let base = (r.value)(first);
+        let mut cells = vec![r.label.clone()];
+        for (i, report) in reports.iter().enumerate() {
+            let cell = match ((r.value)(report), &base) {
+                (None, _) => "-".to_owned(),
+                (Some((_, text)), _) if i == 0 => text,
+                (Some((v, text)), Some((b, _))) if *b != 0.0 => format!("{text} (x{:.2})", v / b),
+                (Some((_, text)), _) => text,
+            };
+            cells.push(cell);
+        }
+        t.row(cells);
+    }
+    out += &t.render();
+    for (name, report) in names.iter().zip(reports) {
+        if report.steps.iter().any(|s| s.count > 0) {
+            let steps: Vec<String> = report
+                .steps
+                .iter()
+                .map(|s| {
+                    if s.overflow > 0 {
+                        format!("{} {} ({} overflow)", s.step, s.count, s.overflow)
+                    } else {
+                        format!("{} {}", s.step, s.count)
+                    }
+                })
+                .collect();
+            out += &format!("\n{name} placements by step: {}\n", steps.join(", "));
+        }
+    }
+    if reports.len() == 1 {
+        out.push('\n');
+        let mut t = Table::new(vec!["cluster".into(), "kind".into(), "cpus".into(), "avg running".into()]);
+        for c in &first.clusters {
+            t.row(vec![c.index.to_string(), c.kind.clone(), c.cpus.clone(), format!("{:.2}", c.avg_running)]);
+        }
+        out += &t.render();
+    }
+    out
+}
