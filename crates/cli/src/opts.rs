@@ -43,7 +43,7 @@ pub(crate) struct ReplayArgs {
     pub(crate) trace: PathBuf,
 
     /// A preset name (see `hybrid-sim topology list`) or a TOML/JSON topology file. Default:
-    /// the trace's own `topology` field.
+    /// the trace's `machine` field, else i7-13800h.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 

@@ -10,7 +10,12 @@ use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace)?;
-    let machine = inputs::machine(args.topology.as_deref().unwrap_or(DEFAULT_TOPOLOGY))?;
+    let topology = args
+        .topology
+        .as_deref()
+        .or(trace.machine.as_deref())
+        .unwrap_or(DEFAULT_TOPOLOGY);
+    let machine = inputs::machine(topology)?;
     let knobs = inputs::knobs(&args.set)?;
     let source = args.trace.display().to_string();
     trace.validate_for(&machine.topology, &source).map_err(|e| Failure::Input(e.into()))?;
