@@ -1,0 +1,256 @@
+//! The bridge between the kernel's view and the policy: a queued task plus an idle snapshot in,
+//! a policy call, a dispatch target out. Plain functions and values only (no BPF, no clock),
+//! so the tests below run the policy crate's shared invariants against exactly the code the
+//! live loop runs.
+//!
+//! Call order for one batch of decisions:
+//! 1. [`Batch::new`] from the idle snapshot (the kernel's idle CPUs, plus the scheduler's own
+//!    CPU, minus CPUs a task was sent to a moment ago that have not started it yet);
+//! 2. [`Batch::place`] for each queued task, which also marks the chosen CPU busy so the next
+//!    task of the batch does not get it too;
+//! 3. dispatch each [`Decision`] to its [`Target`].
+
+use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, Step, TaskHints, Topology};
+
+/// What the loop knows about a queued task, in the policy's terms.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct QueuedInput {
+    /// The CPU the kernel reports for the task: where it last ran (a wake-up) or where it is
+    /// running now (its slice ended while it still wants the CPU).
+    pub(crate) cpu: Option<CpuId>,
+    /// Whether the task is being re-placed at the end of its slice rather than woken: its CPU
+    /// is about to be free, so it counts as idle for this decision.
+    pub(crate) slice_end: bool,
+    /// Whether it has run before; a new task has no cache to go back to.
+    pub(crate) has_run: bool,
+    /// Utilisation estimate 0..=1024.
+    pub(crate) util: u16,
+}
+
+/// Where a task goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The per-CPU queue of this CPU.
+    Cpu(CpuId),
+    /// The shared queue, consumed by whichever CPU frees up first (vtime order).
+    Any,
+}
+
+/// One decision and why.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Decision {
+    /// Where to dispatch.
+    pub(crate) target: Target,
+    /// The policy's answer.
+    pub(crate) placement: Placement,
+    /// Whether the chosen CPU was idle in the snapshot (rather than freed by this task's own
+    /// slice end); only those can turn out stale.
+    pub(crate) from_snapshot: bool,
+}
+
+/// Decisions for one batch of queued tasks against one idle snapshot.
+pub(crate) struct Batch<'a> {
+    topo: &'a Topology,
+    policy: &'a Policy,
+    state: CpuState,
+}
+
+impl<'a> Batch<'a> {
+    /// A batch against `idle`, the CPUs free to take a task now.
+    pub(crate) fn new(topo: &'a Topology, policy: &'a Policy, idle: &CpuSet) -> Self {
+        Self { topo, policy, state: CpuState::from_idle(topo, idle) }
+    }
+
+    /// The state the next decision sees.
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> &CpuState {
+        &self.state
+    }
+
+    /// Places one task allowed on `allowed`, and marks its CPU busy for the rest of the batch.
+    pub(crate) fn place(&mut self, task: &QueuedInput, allowed: &CpuSet) -> Decision {
+        let (placement, from_snapshot) = decide(self.topo, self.policy, &self.state, task, allowed);
+        if let Some(cpu) = placement.cpu {
+            self.state.occupy(self.topo, cpu);
+        }
+        let target = placement.cpu.map_or(Target::Any, Target::Cpu);
+        Decision { target, placement, from_snapshot }
+    }
+}
+
+/// The policy call for one task against `state`, without changing it. At a slice end the
+/// task's own CPU is released first (in a copy) and offered as its previous CPU, so a task
+/// stays put unless the idle order has something better, such as a P-core that went idle.
+/// Returns the placement and whether its CPU was idle in `state` itself.
+pub(crate) fn decide(
+    topo: &Topology,
+    policy: &Policy,
+    state: &CpuState,
+    task: &QueuedInput,
+    allowed: &CpuSet,
+) -> (Placement, bool) {
+    let prev_cpu = task.cpu.filter(|c| task.has_run && topo.info(*c).is_some());
+    let hints = TaskHints { allowed, prev_cpu, util: task.util };
+    match prev_cpu.filter(|c| task.slice_end && !state.is_idle(*c)) {
+        Some(own) => {
+            let mut freed = state.clone();
+            freed.release(topo, own);
+            let p = policy.select_cpu(topo, &freed, &hints);
+            (p, p.cpu != Some(own))
+        }
+        None => (policy.select_cpu(topo, state, &hints), true),
+    }
+}
+
+/// Counts of placements by step, for stats.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StepCounts(pub(crate) [u64; Step::ALL.len()]);
+
+impl StepCounts {
+    /// Counts one placement.
+    pub(crate) fn add(&mut self, step: Step) {
+        self.0[step.index()] += 1;
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use hybridland_policy::testkit::{self, Scenario};
+    use hybridland_policy::{ClusterBalance, CoreKind, PolicyConfig, TopologyBuilder};
+    use proptest::prelude::*;
+
+    fn input(s: &Scenario, slice_end: bool) -> QueuedInput {
+        QueuedInput { cpu: s.prev_cpu, slice_end, has_run: true, util: s.util }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// A wake-up decision is exactly a policy decision on the snapshot, and passes every
+        /// shared invariant.
+        #[test]
+        fn wakeup_follows_the_idle_order(s in testkit::arb_scenario()) {
+            let topo = &s.topology;
+            let policy = s.policy();
+            let mut batch = Batch::new(topo, &policy, &s.idle);
+            let before = batch.state().clone();
+            let d = batch.place(&input(&s, false), &s.allowed);
+            testkit::check_placement(topo, &policy, &before, &s.task(), &d.placement)
+                .map_err(|v| TestCaseError::fail(v.to_string()))?;
+            prop_assert!(d.from_snapshot);
+            match d.target {
+                Target::Cpu(c) => {
+                    prop_assert_eq!(Some(c), d.placement.cpu);
+                    prop_assert!(!batch.state().is_idle(c));
+                }
+                Target::Any => prop_assert_eq!(d.placement.step, Step::NoIdle),
+            }
+            testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+        }
+
+        /// At a slice end the task's own busy CPU counts as free: the decision obeys the
+        /// invariants on the state with that CPU released, and never leaves the task waiting
+        /// in the shared queue when its own CPU is allowed.
+        #[test]
+        fn slice_end_may_keep_the_cpu(s in testkit::arb_scenario()) {
+            let topo = &s.topology;
+            let policy = s.policy();
+            let Some(own) = s.prev_cpu else { return Ok(()) };
+            let mut idle = s.idle;
+            idle.remove(own);
+            let state = CpuState::from_idle(topo, &idle);
+            let (p, from_snapshot) = decide(topo, &policy, &state, &input(&s, true), &s.allowed);
+            let mut freed = state.clone();
+            freed.release(topo, own);
+            testkit::check_placement(topo, &policy, &freed, &s.task(), &p)
+                .map_err(|v| TestCaseError::fail(v.to_string()))?;
+            if s.allowed.contains(own) {
+                prop_assert!(p.cpu.is_some());
+            }
+            prop_assert_eq!(from_snapshot, p.cpu != Some(own));
+        }
+
+        /// A batch never hands one CPU to two tasks, and fills an idle machine in the idle
+        /// order (the shared fill checker's answer).
+        #[test]
+        fn a_batch_fills_in_the_policy_order(topo in testkit::arb_topology_sized(false), balance in 0u8..3) {
+            let mut config = PolicyConfig::default();
+            config.cluster_balance = [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize];
+            let policy = Policy::new(&topo, &config).unwrap();
+            let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            let mut batch = Batch::new(&topo, &policy, topo.cpus());
+            let all = *topo.cpus();
+            let new_task = QueuedInput { cpu: Some(CpuId(0)), slice_end: false, has_run: false, util: 0 };
+            let mut seen = CpuSet::EMPTY;
+            for want in &expected {
+                let d = batch.place(&new_task, &all);
+                prop_assert_eq!(d.placement, *want);
+                let Target::Cpu(c) = d.target else { return Err(TestCaseError::fail("no cpu")) };
+                prop_assert!(seen.insert(c), "cpu {} twice", c);
+            }
+            prop_assert_eq!(batch.place(&new_task, &all).target, Target::Any);
+        }
+    }
+
+    /// The VM check's machine: P-cores 0-1 and 2-3 with SMT, E-cores 4-7 in clusters 4-5, 6-7.
+    fn vm_machine() -> Topology {
+        let mut b = TopologyBuilder::new();
+        for c in 0..8u16 {
+            let (k, cap) = if c < 4 { (CoreKind::Performance, 1024) } else { (CoreKind::Efficiency, 640) };
+            b.add_cpu(CpuId(c), k, cap, 0).unwrap();
+        }
+        b.add_core(&[CpuId(0), CpuId(1)]).unwrap();
+        b.add_core(&[CpuId(2), CpuId(3)]).unwrap();
+        b.add_cluster(&[CpuId(4), CpuId(5)]).unwrap();
+        b.add_cluster(&[CpuId(6), CpuId(7)]).unwrap();
+        b.build().unwrap()
+    }
+
+    fn cpus(batch: &mut Batch<'_>, n: usize, topo: &Topology) -> Vec<u16> {
+        let new_task = QueuedInput { cpu: Some(CpuId(5)), slice_end: false, has_run: false, util: 0 };
+        (0..n)
+            .map(|_| match batch.place(&new_task, topo.cpus()).target {
+                Target::Cpu(c) => c.0,
+                Target::Any => u16::MAX,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vm_machine_order_matches_what_vm_check_expects() {
+        let topo = vm_machine();
+        let on = Policy::new(&topo, &PolicyConfig { cluster_balance: ClusterBalance::On, ..Default::default() }).unwrap();
+        let mut batch = Batch::new(&topo, &on, topo.cpus());
+        // P-cores first (one per core), then E clusters alternately, then SMT siblings.
+        assert_eq!(cpus(&mut batch, 9, &topo), vec![0, 2, 4, 6, 5, 7, 1, 3, u16::MAX]);
+        let off = Policy::new(&topo, &PolicyConfig { cluster_balance: ClusterBalance::Off, ..Default::default() }).unwrap();
+        let mut batch = Batch::new(&topo, &off, topo.cpus());
+        assert_eq!(cpus(&mut batch, 4, &topo), vec![0, 2, 4, 5]);
+        let powersave = Policy::new(&topo, &PolicyConfig { primary_domain: "powersave".parse().unwrap(), ..Default::default() }).unwrap();
+        let mut batch = Batch::new(&topo, &powersave, topo.cpus());
+        let first = cpus(&mut batch, 5, &topo);
+        assert!(first[..4].iter().all(|c| (4..8).contains(c)), "{first:?}");
+        assert!(first[4] < 4, "overflow to a P-core once the E-cores are busy: {first:?}");
+    }
+
+    #[test]
+    fn a_task_on_an_e_core_moves_to_an_idle_p_core_at_slice_end() {
+        let topo = vm_machine();
+        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+        // CPU 6 runs the task; everything else idle.
+        let mut idle = *topo.cpus();
+        idle.remove(CpuId(6));
+        let state = CpuState::from_idle(&topo, &idle);
+        let t = QueuedInput { cpu: Some(CpuId(6)), slice_end: true, has_run: true, util: 1024 };
+        let (p, from_snapshot) = decide(&topo, &policy, &state, &t, topo.cpus());
+        assert_eq!(p.step, Step::IdlePCore);
+        assert!(from_snapshot);
+        // With every P-core busy it stays where it is.
+        let idle: CpuSet = [4, 5, 7].into_iter().map(CpuId).collect();
+        let state = CpuState::from_idle(&topo, &idle);
+        let (p, from_snapshot) = decide(&topo, &policy, &state, &t, topo.cpus());
+        assert_eq!(p.cpu, Some(CpuId(6)));
+        assert!(!from_snapshot);
+    }
+}

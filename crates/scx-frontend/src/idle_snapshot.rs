@@ -1,0 +1,63 @@
+//! The kernel's idle CPUs, read on demand through the `snapshot_idle` syscall program
+//! (`src/bpf/idle_snapshot.bpf.c`) and BPF_PROG_TEST_RUN.
+//!
+//! Load it with [`IdleSnapshot::load`] *before* `BpfScheduler::init`: that call locks memory and
+//! then forbids `mmap` through seccomp, and loading a BPF object maps its global data.
+
+use crate::idle_skel::{IdleSkel, IdleSkelBuilder};
+use anyhow::{Context, Result, bail};
+use hybridland_policy::CpuSet;
+use libbpf_rs::ProgramInput;
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use std::mem::MaybeUninit;
+
+/// One reading of the kernel's idle state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    /// Idle CPUs.
+    pub(crate) idle: CpuSet,
+    /// CPUs whose whole SMT core is idle.
+    pub(crate) idle_smt: CpuSet,
+}
+
+/// The loaded idle-snapshot program.
+pub(crate) struct IdleSnapshot<'obj> {
+    skel: IdleSkel<'obj>,
+    runs: u64,
+}
+
+impl<'obj> IdleSnapshot<'obj> {
+    /// Opens and loads the program (not attached: it only ever runs on request).
+    pub(crate) fn load(object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>) -> Result<Self> {
+        let open = IdleSkelBuilder::default().open(object).context("opening the idle-snapshot BPF object")?;
+        let mut open = open;
+        // common.bpf.h's prolog probe is for struct_ops schedulers; this object has none.
+        open.progs.scx_lib_init_probe.set_autoload(false);
+        let skel = open.load().context("loading the idle-snapshot BPF program")?;
+        Ok(Self { skel, runs: 0 })
+    }
+
+    /// Runs the program and returns the masks it copied.
+    pub(crate) fn take(&mut self) -> Result<Snapshot> {
+        let out = self
+            .skel
+            .progs
+            .snapshot_idle
+            .test_run(ProgramInput::default())
+            .context("running the idle-snapshot program")?;
+        if out.return_value != 0 {
+            bail!("idle-snapshot program returned {}", out.return_value);
+        }
+        let bss = self.skel.maps.bss_data.as_deref().context("idle-snapshot .bss is not mapped")?;
+        self.runs += 1;
+        if bss.nr_snapshots < self.runs {
+            bail!("idle-snapshot program did not run ({} runs recorded, {} asked)", bss.nr_snapshots, self.runs);
+        }
+        let mut idle = [0u64; CpuSet::WORDS];
+        let mut idle_smt = [0u64; CpuSet::WORDS];
+        let n = CpuSet::WORDS.min(bss.idle_words.len());
+        idle[..n].copy_from_slice(&bss.idle_words[..n]);
+        idle_smt[..n].copy_from_slice(&bss.idle_smt_words[..n]);
+        Ok(Snapshot { idle: CpuSet::from_words(idle), idle_smt: CpuSet::from_words(idle_smt) })
+    }
+}

@@ -1,0 +1,300 @@
+//! The live loop: moves tasks between scx_rustland_core and the policy, nothing else.
+//!
+//! Each iteration: drain up to [`BATCH_MAX`] queued tasks; take an idle snapshot; ask the
+//! policy for each (through [`adapter::Batch`]); take a second snapshot to count CPUs that
+//! turned busy meanwhile (stale); dispatch; tell the framework we are done. Between
+//! iterations: poll the control file, log stats. The framework wakes the loop whenever tasks
+//! are queued, and at least once a second.
+
+use crate::adapter::{Batch, QueuedInput, Target};
+use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::idle_snapshot::IdleSnapshot;
+use crate::knobs::{ControlFile, KnobChange, POLL_NS};
+use crate::stats::{Counters, Framework, Reporter};
+use crate::tasks::{Seen, TaskTable};
+use anyhow::Result;
+use hybridland_policy::{CpuId, CpuSet, Policy, Topology};
+use tracing::{debug, info, warn};
+
+/// Most tasks decided against one snapshot.
+pub(crate) const BATCH_MAX: usize = 64;
+
+/// A CPU a task was just sent to counts as busy until a snapshot shows it busy or this long
+/// has passed (the CPU may not have picked the task up yet).
+const CLAIM_NS: u64 = 2_000_000;
+
+/// `SCX_ENQ_WAKEUP`: the enqueue is a wake-up, not a slice end.
+const SCX_ENQ_WAKEUP: u64 = 1;
+
+/// Loop settings.
+pub(crate) struct LoopConfig {
+    pub(crate) slice_ns: u64,
+    pub(crate) stats_ns: Option<u64>,
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn current_cpu() -> Option<CpuId> {
+    // SAFETY: no arguments, returns -1 on error.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u16::try_from(cpu).ok().map(CpuId)
+}
+
+/// The task's allowed CPUs: the whole machine when it may run anywhere, else its affinity.
+fn allowed_cpus(pid: i32, nr_allowed: u64, nr_possible: u64, topo: &Topology) -> Option<CpuSet> {
+    if nr_allowed >= nr_possible {
+        return Some(*topo.cpus());
+    }
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the size matches the set we pass.
+    let rc = unsafe { libc::sched_getaffinity(pid, size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return None;
+    }
+    let mut out = CpuSet::EMPTY;
+    for cpu in topo.cpus().iter() {
+        // SAFETY: cpu < MAX_CPUS <= CPU_SETSIZE.
+        if unsafe { libc::CPU_ISSET(cpu.index(), &set) } {
+            out.insert(cpu);
+        }
+    }
+    Some(out)
+}
+
+/// The running scheduler.
+pub(crate) struct Scheduler<'a, 'b> {
+    bpf: BpfScheduler<'a>,
+    idle: IdleSnapshot<'b>,
+    topo: Topology,
+    policy: Policy,
+    cfg: LoopConfig,
+    control: Option<ControlFile>,
+    tasks: TaskTable,
+    counters: Counters,
+    reporter: Reporter,
+    claims: Vec<u64>,
+    nr_possible: u64,
+    queued: Vec<QueuedTask>,
+    pending: Vec<(DispatchedTask, Option<CpuId>)>,
+}
+
+impl<'a, 'b> Scheduler<'a, 'b> {
+    pub(crate) fn new(
+        bpf: BpfScheduler<'a>,
+        idle: IdleSnapshot<'b>,
+        topo: Topology,
+        policy: Policy,
+        cfg: LoopConfig,
+        control: Option<ControlFile>,
+    ) -> Self {
+        // SAFETY: sysconf has no memory effects.
+        let nr_possible = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+        let mut me = Self {
+            bpf,
+            idle,
+            topo,
+            policy,
+            cfg,
+            control,
+            tasks: TaskTable::default(),
+            counters: Counters::default(),
+            reporter: Reporter::new(Counters::default(), Framework::default()),
+            claims: vec![0; hybridland_policy::MAX_CPUS],
+            nr_possible,
+            queued: Vec::with_capacity(BATCH_MAX),
+            pending: Vec::with_capacity(BATCH_MAX),
+        };
+        let fw = me.framework();
+        me.reporter = Reporter::new(Counters::default(), fw);
+        me
+    }
+
+    fn framework(&mut self) -> Framework {
+        Framework {
+            user: *self.bpf.nr_user_dispatches_mut(),
+            kernel: *self.bpf.nr_kernel_dispatches_mut(),
+            cancel: *self.bpf.nr_cancel_dispatches_mut(),
+            bounce: *self.bpf.nr_bounce_dispatches_mut(),
+            failed: *self.bpf.nr_failed_dispatches_mut(),
+            congested: *self.bpf.nr_sched_congested_mut(),
+            running: *self.bpf.nr_running_mut(),
+            queued: *self.bpf.nr_queued_mut(),
+        }
+    }
+
+    /// Runs until a signal or the kernel ends it. Returns whether the kernel ended it
+    /// (ejected), after reporting why.
+    pub(crate) fn run(&mut self) -> Result<bool> {
+        let mut next_poll = 0;
+        let mut next_stats = self.cfg.stats_ns.map(|s| now_ns() + s);
+        let mut next_prune = now_ns() + 5_000_000_000;
+        while !self.bpf.exited() {
+            self.schedule_batch()?;
+            let now = now_ns();
+            if now >= next_poll {
+                next_poll = now + POLL_NS;
+                self.poll_knob();
+            }
+            if let (Some(at), Some(every)) = (next_stats, self.cfg.stats_ns) {
+                if now >= at {
+                    next_stats = Some(now + every);
+                    let fw = self.framework();
+                    let balance = self.policy.config().cluster_balance.to_string();
+                    info!("{}", self.reporter.line(&self.topo, &self.counters, &fw, &balance));
+                }
+            }
+            if now >= next_prune {
+                next_prune = now + 5_000_000_000;
+                let latest = self.tasks.latest_ns();
+                self.tasks.prune(latest.saturating_sub(30_000_000_000));
+            }
+        }
+        let ejected = scx_utils::uei_exited!(&self.bpf.skel, uei);
+        Ok(ejected)
+    }
+
+    /// Gives back the framework handle for the final report.
+    pub(crate) fn into_bpf(self) -> BpfScheduler<'a> {
+        self.bpf
+    }
+
+    fn poll_knob(&mut self) {
+        let Some(control) = self.control.as_mut() else { return };
+        let current = self.policy.config().cluster_balance;
+        match control.poll(current) {
+            KnobChange::None => {}
+            KnobChange::Set(mode) => {
+                self.policy.set_cluster_balance(mode);
+                info!("cluster balance: {current} -> {mode} (from {})", control.path().display());
+            }
+            KnobChange::Rejected => {
+                warn!("{}: expected off, on or auto; keeping {current}", control.path().display());
+            }
+        }
+    }
+
+    fn schedule_batch(&mut self) -> Result<()> {
+        self.queued.clear();
+        while self.queued.len() < BATCH_MAX {
+            match self.bpf.dequeue_task() {
+                Ok(Some(task)) => self.queued.push(task),
+                Ok(None) => break,
+                Err(code) => {
+                    warn!("reading the queued-task ring buffer failed: {code}");
+                    break;
+                }
+            }
+        }
+        if self.queued.is_empty() {
+            self.bpf.notify_complete(0);
+            return Ok(());
+        }
+
+        let now = now_ns();
+        let snap = self.idle.take()?;
+        let mut idle = snap.idle;
+        // The CPU this loop runs on is busy only with us, and we yield right after the batch.
+        let own = current_cpu().filter(|c| self.topo.info(*c).is_some());
+        if let Some(own) = own {
+            idle.insert(own);
+        }
+        for cpu in self.topo.cpus().iter() {
+            let claimed = &mut self.claims[cpu.index()];
+            if *claimed == 0 {
+                continue;
+            }
+            if !snap.idle.contains(cpu) || now.saturating_sub(*claimed) > CLAIM_NS {
+                *claimed = 0;
+            } else {
+                idle.remove(cpu);
+            }
+        }
+
+        let nr_waiting = *self.bpf.nr_queued_mut() + self.queued.len() as u64;
+        let slice_ns = (self.cfg.slice_ns / nr_waiting.max(1)).max(self.cfg.slice_ns / 8);
+        let mut batch = Batch::new(&self.topo, &self.policy, &idle);
+        self.pending.clear();
+        for task in &self.queued {
+            let seen = Seen {
+                pid: task.pid,
+                start_ts: task.start_ts,
+                stop_ts: task.stop_ts,
+                wakeup: task.flags & SCX_ENQ_WAKEUP != 0,
+                weight: task.weight,
+                vtime: task.vtime,
+            };
+            let util = self.tasks.util(&seen);
+            let mut out = DispatchedTask::new(task);
+            out.slice_ns = slice_ns;
+            out.vtime = self.tasks.vtime(&seen, self.cfg.slice_ns);
+            let Some(allowed) = allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo) else {
+                // The task is gone or unreadable: the shared queue sorts it out.
+                self.counters.affinity_errors += 1;
+                out.cpu = RL_CPU_ANY;
+                self.pending.push((out, None));
+                continue;
+            };
+            let input = QueuedInput {
+                cpu: u16::try_from(task.cpu).ok().map(CpuId),
+                slice_end: !seen.wakeup,
+                has_run: task.start_ts != 0,
+                util,
+            };
+            let d = batch.place(&input, &allowed);
+            self.counters.steps.add(d.placement.step);
+            if d.placement.overflow {
+                self.counters.overflow += 1;
+            }
+            let check = match d.target {
+                Target::Cpu(cpu) => {
+                    out.cpu = i32::from(cpu.0);
+                    (d.from_snapshot && Some(cpu) != own).then_some(cpu)
+                }
+                Target::Any => {
+                    out.cpu = RL_CPU_ANY;
+                    None
+                }
+            };
+            debug!(
+                pid = task.pid,
+                prev = task.cpu,
+                util,
+                step = %d.placement.step,
+                overflow = d.placement.overflow,
+                target = out.cpu,
+                "placed"
+            );
+            self.pending.push((out, check));
+        }
+
+        if self.pending.iter().any(|(_, c)| c.is_some()) {
+            let again = self.idle.take()?;
+            for (_, cpu) in &self.pending {
+                if let Some(cpu) = cpu {
+                    if !again.idle.contains(*cpu) {
+                        self.counters.stale += 1;
+                    }
+                }
+            }
+        }
+        for (task, _) in &self.pending {
+            if let Err(e) = self.bpf.dispatch_task(task) {
+                self.counters.dispatch_errors += 1;
+                warn!("dispatching pid {} failed: {e}", task.pid);
+                continue;
+            }
+            if let Ok(cpu) = usize::try_from(task.cpu) {
+                if let Some(c) = self.claims.get_mut(cpu) {
+                    *c = now;
+                }
+            }
+        }
+        self.bpf.notify_complete(0);
+        Ok(())
+    }
+}
