@@ -877,17 +877,16 @@ impl<'a> Simulation<'a> {
             if let Some(f) = &mut self.tasks[t].frames {
                 f.complete(released, now, missed);
             }
-            if more && next_release > now {
-                self.stop(cpu);
+            // A render loop blocks once per frame (on the GPU fence or the frame clock) even
+            // when it is late, so every frame is a fresh wake-up and placement.
+            self.stop(cpu);
+            if more {
                 self.tasks[t].status = Status::Sleeping;
                 self.events.push(next_release, Event::Wake(t));
-                return self.dispatch(cpu);
+            } else {
+                self.retire(t);
             }
-            if more {
-                if let Program::Frames { release_ns, .. } = &mut self.tasks[t].program {
-                    *release_ns = now;
-                }
-            }
+            return self.dispatch(cpu);
         }
         match self.next_action(t) {
             Action::Run(ns) => {

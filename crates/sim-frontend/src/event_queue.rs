@@ -4,7 +4,7 @@
 //! the order they were scheduled, on every run and every machine. Nothing else (no address, no
 //! hash) takes part in the order.
 
-use std::cmp::{Ordering, Reverse};
+use core::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 /// Simulated time in nanoseconds since the start of the replay.
@@ -106,7 +106,7 @@ mod test {
         q.push(10, "d");
         q.push(5, "b");
         q.push(0, "first");
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = core::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![(0, "first"), (5, "a"), (5, "b"), (10, "c"), (10, "d")]

@@ -42,8 +42,8 @@ pub struct CorePower {
     pub idle_mw: u32,
 }
 
-/// The model's parameters. Presets carry tuned values; [`MachineModel::default`] is a generic
-/// laptop-class part. Every field can be overridden from a topology file's `[model]` table or
+/// The model's parameters. Presets carry tuned values; [`MachineModel::default`] is the
+/// i7-13800H laptop part of seed 004. Every field can be overridden from a topology file's `[model]` table or
 /// with [`MachineModel::set`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +58,7 @@ pub struct MachineModel {
     pub migration_ns: u64,
     /// Extra reference work for a migration to another L2 cluster, ns. Default 30 µs.
     pub cross_cluster_migration_ns: u64,
-    /// Constant draw of the package (uncore, memory), mW. Default 1200.
+    /// Constant draw of the package (uncore, memory), mW. Default 800.
     pub package_mw: u32,
     /// Performance cores.
     pub performance: CorePower,
@@ -75,10 +75,10 @@ impl Default for MachineModel {
             l2_contention_pct: 9,
             migration_ns: 5_000,
             cross_cluster_migration_ns: 30_000,
-            package_mw: 1_200,
+            package_mw: 800,
             performance: CorePower {
-                active_mw: 2_600,
-                smt_extra_mw: 500,
+                active_mw: 2_000,
+                smt_extra_mw: 400,
                 idle_mw: 40,
             },
             efficiency: CorePower {
@@ -136,7 +136,7 @@ pub const MODEL_KEYS: &[&str] = &[
     "low_power_efficiency.idle_mw",
 ];
 
-fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ModelError> {
+fn parse_num<T: core::str::FromStr>(key: &str, value: &str) -> Result<T, ModelError> {
     value.trim().parse().map_err(|_| ModelError::BadValue {
         key: key.to_owned(),
         value: value.to_owned(),
@@ -292,7 +292,7 @@ mod test {
     fn core_power_counts_smt_threads() {
         let m = MachineModel::default();
         assert_eq!(m.core_power_mw(CoreKind::Performance, 0), 40);
-        assert_eq!(m.core_power_mw(CoreKind::Performance, 1), 2600);
-        assert_eq!(m.core_power_mw(CoreKind::Performance, 2), 3100);
+        assert_eq!(m.core_power_mw(CoreKind::Performance, 1), 2000);
+        assert_eq!(m.core_power_mw(CoreKind::Performance, 2), 2400);
     }
 }

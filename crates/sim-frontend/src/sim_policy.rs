@@ -231,7 +231,7 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
         PolicyKind::Hybridland => Box::new(Hybridland::new(knobs.policy_config()?)),
         PolicyKind::CapacityBlind => Box::new(CapacityBlind::default()),
         PolicyKind::CountCluster => Box::new(CountCluster),
-        PolicyKind::SummedCapacity => Box::new(SummedCapacity::default()),
+        PolicyKind::SummedCapacity => Box::new(SummedCapacity),
         PolicyKind::Spread => Box::new(Spread::default()),
     })
 }

@@ -136,6 +136,10 @@ pub struct Trace {
     /// What the workload stands for.
     #[serde(default)]
     pub description: Option<String>,
+    /// The machine (preset name or topology file) the trace was made for; a front end's
+    /// default when none is given.
+    #[serde(default)]
+    pub machine: Option<String>,
     /// Seed for every random choice of a replay (policies that draw, e.g. `spread`).
     #[serde(default)]
     pub seed: u64,
@@ -482,6 +486,15 @@ impl Trace {
                     if l.phases.is_empty() {
                         return Err(bad(&format!("{here}.loop.phases"), "is empty".into()));
                     }
+                    // A body that neither runs nor sleeps would spin without an event.
+                    let (run, sleep) = phase_totals(&l.phases);
+                    let pools = count_pools(&l.phases);
+                    if run.saturating_sub(pools) == 0 && sleep == 0 {
+                        return Err(bad(
+                            &format!("{here}.loop.phases"),
+                            "has no run_ns or sleep_ns above 0".into(),
+                        ));
+                    }
                     self.validate_phases(
                         &l.phases,
                         &format!("{here}.loop.phases"),
@@ -554,17 +567,28 @@ fn phase_totals(phases: &[Phase]) -> (u128, u128) {
     let mut sleep = 0u128;
     for p in phases {
         match p {
-            Phase::RunNs(ns) => run += u128::from(*ns),
-            Phase::SleepNs(ns) => sleep += u128::from(*ns),
-            Phase::Pool(_) => run += 1,
+            Phase::RunNs(ns) => run = run.saturating_add(u128::from(*ns)),
+            Phase::SleepNs(ns) => sleep = sleep.saturating_add(u128::from(*ns)),
+            Phase::Pool(_) => run = run.saturating_add(1),
             Phase::Loop(l) => {
                 let (r, s) = phase_totals(&l.phases);
-                run += r * u128::from(l.times);
-                sleep += s * u128::from(l.times);
+                run = run.saturating_add(r.saturating_mul(u128::from(l.times)));
+                sleep = sleep.saturating_add(s.saturating_mul(u128::from(l.times)));
             }
         }
     }
     (run, sleep)
+}
+
+fn count_pools(phases: &[Phase]) -> u128 {
+    phases
+        .iter()
+        .map(|p| match p {
+            Phase::Pool(_) => 1,
+            Phase::Loop(l) => count_pools(&l.phases).saturating_mul(u128::from(l.times)),
+            _ => 0,
+        })
+        .fold(0u128, u128::saturating_add)
 }
 
 /// serde_json appends " at line L column C"; the error carries them separately.

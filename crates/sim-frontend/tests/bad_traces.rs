@@ -1,0 +1,214 @@
+//! Malformed traces get typed errors that name the file and the place, before anything runs.
+//! The inputs are `examples/traces/invalid/`.
+
+mod util;
+
+use hybridland_sim::trace::{MAX_TASKS, MAX_TRACE_BYTES};
+use hybridland_sim::{
+    Knobs, PolicyError, SimError, SimOptions, Simulation, Trace, TraceError, policy_by_name,
+    presets,
+};
+use util::traces_dir;
+
+fn parse(name: &str) -> Result<Trace, TraceError> {
+    let path = traces_dir().join("invalid").join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    Trace::from_json_str(&text, name)
+}
+
+#[test]
+fn wrong_type_names_line_column_and_field() {
+    let e = parse("wrong-type.json").unwrap_err();
+    let TraceError::Syntax {
+        line,
+        column,
+        path,
+        message,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*line, 5);
+    assert!(*column > 0);
+    assert_eq!(path, "tasks[0].phases[0].run_ns");
+    assert!(message.contains("invalid type"), "{message}");
+    assert!(e.to_string().starts_with("wrong-type.json:5:"), "{e}");
+}
+
+#[test]
+fn unknown_field_is_refused() {
+    let e = parse("unknown-field.json").unwrap_err();
+    let TraceError::Syntax { path, message, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(message.contains("unknown field `priority`"), "{message}");
+    assert_eq!(path, "tasks[0].priority");
+}
+
+#[test]
+fn negative_duration_is_refused() {
+    let e = parse("negative-duration.json").unwrap_err();
+    let TraceError::Syntax {
+        line,
+        path,
+        message,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*line, 5);
+    assert_eq!(path, "tasks[0].phases[1].sleep_ns");
+    assert!(message.contains("-500"), "{message}");
+}
+
+#[test]
+fn truncated_file_is_refused() {
+    let e = parse("truncated.json").unwrap_err();
+    let TraceError::Syntax { line, message, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*line, 5);
+    assert!(message.contains("EOF"), "{message}");
+}
+
+#[test]
+fn unsupported_and_missing_versions_are_refused() {
+    let e = parse("unsupported-version.json").unwrap_err();
+    assert!(
+        matches!(&e, TraceError::UnsupportedVersion { version, supported: 1, .. } if version == "2"),
+        "{e:?}"
+    );
+    let e = Trace::from_json_str(r#"{"tasks": []}"#, "nov.json").unwrap_err();
+    assert!(
+        matches!(&e, TraceError::Invalid { field, .. } if field == "version"),
+        "{e:?}"
+    );
+    let e = Trace::from_json_str(r#"{"version": "1", "tasks": []}"#, "s.json").unwrap_err();
+    assert!(matches!(e, TraceError::UnsupportedVersion { .. }), "{e:?}");
+}
+
+#[test]
+fn hostile_sizes_are_refused_before_expanding() {
+    let e = parse("too-many-tasks.json").unwrap_err();
+    assert!(
+        matches!(&e, TraceError::Invalid { field, message, .. }
+            if field == "tasks" && message.contains(&MAX_TASKS.to_string())),
+        "{e:?}"
+    );
+    let e = parse("empty-loop.json").unwrap_err();
+    assert!(
+        matches!(&e, TraceError::Invalid { place, .. } if place.contains("spin")),
+        "{e:?}"
+    );
+    let huge = " ".repeat(MAX_TRACE_BYTES + 1);
+    assert!(matches!(
+        Trace::from_json_str(&huge, "huge.json"),
+        Err(TraceError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn invalid_values_name_the_task_and_field() {
+    let cases = [
+        (
+            r#"{"name": "a", "weight": 0, "phases": [{"run_ns": 1}]}"#,
+            "weight",
+        ),
+        (
+            r#"{"name": "a", "util": 2000, "phases": [{"run_ns": 1}]}"#,
+            "util",
+        ),
+        (
+            r#"{"name": "a", "cache_sensitivity_pct": 101, "phases": [{"run_ns": 1}]}"#,
+            "cache_sensitivity_pct",
+        ),
+        (
+            r#"{"name": "a", "allowed_cpus": "3-1", "phases": [{"run_ns": 1}]}"#,
+            "allowed_cpus",
+        ),
+        (r#"{"name": "a", "phases": []}"#, "phases"),
+        (
+            r#"{"name": "a", "phases": [{"pool": "nope"}]}"#,
+            "phases[0]",
+        ),
+        (
+            r#"{"name": "a", "frames": {"period_ns": 0, "work_ns": 1, "count": 1}}"#,
+            "frames.period_ns",
+        ),
+        (
+            r#"{"name": "a", "phases": [{"loop": {"times": 0, "phases": [{"run_ns": 1}]}}]}"#,
+            "phases[0].loop.times",
+        ),
+    ];
+    for (task, field) in cases {
+        let text = format!(
+            r#"{{"version": 1, "tasks": [{{"name": "ok", "phases": [{{"run_ns": 1}}]}}, {task}]}}"#
+        );
+        let e = Trace::from_json_str(&text, "case.json").unwrap_err();
+        match &e {
+            TraceError::Invalid {
+                place, field: f, ..
+            } => {
+                assert_eq!(place, "tasks[1] \"a\"", "{e}");
+                assert_eq!(f, field, "{e}");
+            }
+            other => panic!("{task}: {other:?}"),
+        }
+        assert!(e.to_string().starts_with("case.json: tasks[1]"), "{e}");
+    }
+}
+
+#[test]
+fn cpu_outside_the_topology_is_refused_before_running() {
+    let trace = parse("cpu-outside-topology.json").expect("well-formed on its own");
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
+    let e = Simulation::new(
+        &machine.topology,
+        &machine.model,
+        &trace,
+        policy,
+        SimOptions::default(),
+    )
+    .err()
+    .expect("cpu 20-23 do not exist");
+    let SimError::Trace(TraceError::Invalid {
+        place,
+        field,
+        message,
+        ..
+    }) = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(place, "tasks[1] \"pinned\"");
+    assert_eq!(field, "allowed_cpus");
+    assert!(message.contains("cpu 20"), "{message}");
+}
+
+#[test]
+fn policy_that_cannot_fit_the_machine_is_refused() {
+    let trace = util::load_trace("seed000-lone.json");
+    let machine = presets::lookup("symmetric").unwrap();
+    let knobs = Knobs::parse(&["primary_domain=powersave"]).unwrap();
+    let policy = policy_by_name("hybridland", &knobs).unwrap();
+    let e = Simulation::new(
+        &machine.topology,
+        &machine.model,
+        &trace,
+        policy,
+        SimOptions::default(),
+    )
+    .err()
+    .expect("a symmetric machine has no E-cores");
+    assert!(
+        matches!(e, SimError::Policy(PolicyError::Config { .. })),
+        "{e:?}"
+    );
+    assert!(matches!(
+        policy_by_name("eevdf", &Knobs::new()),
+        Err(PolicyError::UnknownPolicy { .. })
+    ));
+}
