@@ -75,12 +75,34 @@ fn topology_show_prints_the_idle_order() {
 }
 
 #[test]
-fn validate_accepts_every_bundled_example() {
-    for entry in std::fs::read_dir(root().join("examples/traces")).unwrap() {
-        let path = entry.unwrap().path();
+fn validate_accepts_every_bundled_example_and_refuses_the_invalid_ones() {
+    let listing = |dir: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        v.sort();
+        v
+    };
+    let good = listing("examples/traces");
+    assert!(good.len() >= 8, "{good:?}");
+    for path in good {
         let o = hybrid_sim(&["validate", path.to_str().unwrap()]);
         assert!(o.status.success(), "{}: {}", path.display(), stderr(&o));
         assert!(stdout(&o).contains(": ok: trace version 1"), "{}", stdout(&o));
+    }
+    let bad = listing("examples/traces/invalid");
+    assert!(!bad.is_empty());
+    for path in bad {
+        let o = hybrid_sim(&["validate", path.to_str().unwrap(), "--topology", "i7-13800h"]);
+        assert_eq!(o.status.code(), Some(2), "{}: {}", path.display(), stdout(&o));
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+    }
+    for topo in ["examples/topologies/i7-13800h.toml", "examples/topologies/tc2.json"] {
+        let o = hybrid_sim(&["topology", "show", topo]);
+        assert!(o.status.success(), "{topo}: {}", stderr(&o));
     }
 }
 
