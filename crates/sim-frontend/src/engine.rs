@@ -962,6 +962,19 @@ impl<'a> Simulation<'a> {
         for Move { task, to } in moves {
             self.apply_move(task, to)?;
         }
+        // Nothing runs and nothing is due: the waiting tasks can never start (a policy left
+        // them in a queue no CPU will look at). Say so instead of ticking forever.
+        if self.events.is_empty() && self.cpus.iter().all(|c| c.running.is_none()) {
+            let waiting = self
+                .tasks
+                .iter()
+                .filter(|t| t.status == Status::Queued)
+                .count();
+            return Err(SimError::Stalled {
+                now_ns: self.now,
+                waiting,
+            });
+        }
         self.ensure_tick();
         Ok(())
     }
