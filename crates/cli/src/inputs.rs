@@ -28,8 +28,8 @@ pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
 /// Reads and validates a trace file; nothing runs if it is bad.
 pub(crate) fn trace(path: &Path) -> Result<Trace, Failure> {
     let name = path.display().to_string();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
     if meta.len() > MAX_TRACE_BYTES as u64 {
         return Err(Failure::Input(anyhow!(
             "{name}: trace is {} bytes, more than the {MAX_TRACE_BYTES} accepted",

@@ -42,7 +42,10 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 fn run(opts: Opts) -> Result<String, Failure> {
@@ -53,10 +56,16 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }
-        Command::Topology(TopologyCommand::Show { topology, set, json }) => {
+        Command::Topology(TopologyCommand::Show {
+            topology,
+            set,
+            json,
+        }) => {
             let machine = inputs::machine(&topology)?;
             let knobs = inputs::knobs(&set)?;
-            let config = knobs.policy_config().map_err(|e| Failure::Input(e.into()))?;
+            let config = knobs
+                .policy_config()
+                .map_err(|e| Failure::Input(e.into()))?;
             topology_cmd::show(&machine, &config, json).map_err(Failure::Input)
         }
     }

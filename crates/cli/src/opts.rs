@@ -48,7 +48,13 @@ pub(crate) struct ReplayArgs {
     pub(crate) topology: Option<String>,
 
     /// Policies to compare, comma-separated; the first is the reference for ratios.
-    #[arg(short, long, value_name = "NAME[,NAME...]", value_delimiter = ',', default_value = "hybridland")]
+    #[arg(
+        short,
+        long,
+        value_name = "NAME[,NAME...]",
+        value_delimiter = ',',
+        default_value = "hybridland"
+    )]
     pub(crate) policy: Vec<String>,
 
     /// Override a knob for every policy that has it, e.g. `primary_domain=performance`,

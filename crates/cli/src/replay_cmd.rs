@@ -18,7 +18,9 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     let machine = inputs::machine(topology)?;
     let knobs = inputs::knobs(&args.set)?;
     let source = args.trace.display().to_string();
-    trace.validate_for(&machine.topology, &source).map_err(|e| Failure::Input(e.into()))?;
+    trace
+        .validate_for(&machine.topology, &source)
+        .map_err(|e| Failure::Input(e.into()))?;
     if args.policy.is_empty() {
         return Err(Failure::Input(anyhow!("--policy needs at least one name")));
     }
@@ -70,8 +72,14 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
     );
     if let Some(topology) = &args.topology {
         let machine = inputs::machine(topology)?;
-        trace.validate_for(&machine.topology, &source).map_err(|e| Failure::Input(e.into()))?;
-        line += &format!(", fits {} ({} CPUs)", machine.name, machine.topology.nr_cpus());
+        trace
+            .validate_for(&machine.topology, &source)
+            .map_err(|e| Failure::Input(e.into()))?;
+        line += &format!(
+            ", fits {} ({} CPUs)",
+            machine.name,
+            machine.topology.nr_cpus()
+        );
     }
     Ok(line + "\n")
 }
@@ -104,19 +112,27 @@ fn micros(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)
 }
 
+/// A figure as a number (for ratios) and as text; `None` when the report has no such figure.
+type Figure = Option<(f64, String)>;
+
 /// One table row: a label and how to read the figure from a report.
 struct Row {
     label: String,
-    value: Box<dyn Fn(&Report) -> Option<(f64, String)>>,
+    value: Box<dyn Fn(&Report) -> Figure>,
 }
 
-fn row(label: &str, f: impl Fn(&Report) -> Option<(f64, String)> + 'static) -> Row {
-    Row { label: label.to_owned(), value: Box::new(f) }
+fn row(label: &str, f: impl Fn(&Report) -> Figure + 'static) -> Row {
+    Row {
+        label: label.to_owned(),
+        value: Box::new(f),
+    }
 }
 
 fn rows(reports: &[Report]) -> Vec<Row> {
     let mut rows = vec![
-        row("makespan (s)", |r| Some((r.summary.makespan_ns as f64, secs(r.summary.makespan_ns)))),
+        row("makespan (s)", |r| {
+            Some((r.summary.makespan_ns as f64, secs(r.summary.makespan_ns)))
+        }),
         row("tasks finished", |r| {
             let n = r.summary.tasks_finished;
             Some((n as f64, format!("{n}/{}", r.summary.tasks)))
@@ -126,7 +142,10 @@ fn rows(reports: &[Report]) -> Vec<Row> {
             Some((t, format!("{t:.3}")))
         }),
         row("mean turnaround (ms)", |r| {
-            Some((r.summary.mean_turnaround_ns as f64, millis(r.summary.mean_turnaround_ns)))
+            Some((
+                r.summary.mean_turnaround_ns as f64,
+                millis(r.summary.mean_turnaround_ns),
+            ))
         }),
         row("wake-up latency p50 (us)", |r| {
             Some((r.wake_latency.p50_ns as f64, micros(r.wake_latency.p50_ns)))
@@ -139,28 +158,51 @@ fn rows(reports: &[Report]) -> Vec<Row> {
         }),
     ];
     if reports.iter().any(|r| r.fps.is_some()) {
-        rows.push(row("fps mean", |r| r.fps.as_ref().map(|f| (f.fps_mean, format!("{:.2}", f.fps_mean)))));
-        rows.push(row("fps stdev", |r| r.fps.as_ref().map(|f| (f.fps_stdev, format!("{:.2}", f.fps_stdev)))));
+        rows.push(row("fps mean", |r| {
+            r.fps
+                .as_ref()
+                .map(|f| (f.fps_mean, format!("{:.2}", f.fps_mean)))
+        }));
+        rows.push(row("fps stdev", |r| {
+            r.fps
+                .as_ref()
+                .map(|f| (f.fps_stdev, format!("{:.2}", f.fps_stdev)))
+        }));
         rows.push(row("fps min-max", |r| {
-            r.fps.as_ref().map(|f| (f.fps_min, format!("{:.1}-{:.1}", f.fps_min, f.fps_max)))
+            r.fps
+                .as_ref()
+                .map(|f| (f.fps_min, format!("{:.1}-{:.1}", f.fps_min, f.fps_max)))
         }));
         rows.push(row("missed deadlines", |r| {
-            r.fps.as_ref().map(|f| (f.missed_deadlines as f64, f.missed_deadlines.to_string()))
+            r.fps
+                .as_ref()
+                .map(|f| (f.missed_deadlines as f64, f.missed_deadlines.to_string()))
         }));
     }
     rows.push(row("migrations", |r| {
-        Some((r.summary.migrations as f64, r.summary.migrations.to_string()))
+        Some((
+            r.summary.migrations as f64,
+            r.summary.migrations.to_string(),
+        ))
     }));
     let kinds: Vec<String> = reports[0].kinds.iter().map(|k| k.kind.clone()).collect();
     for kind in kinds {
         let k = kind.clone();
         rows.push(row(&format!("{kind} busy (%)"), move |r| {
-            r.kinds.iter().find(|x| x.kind == k).map(|x| (x.utilisation_pct, format!("{:.1}", x.utilisation_pct)))
+            r.kinds
+                .iter()
+                .find(|x| x.kind == k)
+                .map(|x| (x.utilisation_pct, format!("{:.1}", x.utilisation_pct)))
         }));
     }
-    rows.push(row("energy (J)", |r| Some((r.summary.energy_j, format!("{:.2}", r.summary.energy_j)))));
+    rows.push(row("energy (J)", |r| {
+        Some((r.summary.energy_j, format!("{:.2}", r.summary.energy_j)))
+    }));
     rows.push(row("average power (W)", |r| {
-        Some((r.summary.avg_power_w, format!("{:.2}", r.summary.avg_power_w)))
+        Some((
+            r.summary.avg_power_w,
+            format!("{:.2}", r.summary.avg_power_w),
+        ))
     }));
     rows
 }
@@ -208,9 +250,19 @@ fn render(names: &[String], reports: &[Report]) -> String {
     }
     if reports.len() == 1 {
         out.push('\n');
-        let mut t = Table::new(vec!["cluster".into(), "kind".into(), "cpus".into(), "avg running".into()]);
+        let mut t = Table::new(vec![
+            "cluster".into(),
+            "kind".into(),
+            "cpus".into(),
+            "avg running".into(),
+        ]);
         for c in &first.clusters {
-            t.row(vec![c.index.to_string(), c.kind.clone(), c.cpus.clone(), format!("{:.2}", c.avg_running)]);
+            t.row(vec![
+                c.index.to_string(),
+                c.kind.clone(),
+                c.cpus.clone(),
+                format!("{:.2}", c.avg_running),
+            ]);
         }
         out += &t.render();
     }

@@ -1,6 +1,6 @@
 //! Plain-text tables for people: left-aligned labels, right-aligned figures.
 
-use std::fmt::Write as _;
+use core::fmt::Write as _;
 
 /// A table of text cells; the first row is the header.
 #[derive(Debug, Default)]

@@ -16,7 +16,10 @@ pub(crate) fn list(json: bool) -> Result<String> {
         }
         let rows: Vec<Row<'_>> = presets::list()
             .iter()
-            .map(|p| Row { name: p.name, description: p.description })
+            .map(|p| Row {
+                name: p.name,
+                description: p.description,
+            })
             .collect();
         return Ok(serde_json::to_string_pretty(&rows)? + "\n");
     }
@@ -45,8 +48,14 @@ pub(crate) fn fill_order(topo: &Topology, config: &PolicyConfig) -> Result<Vec<O
     for p in &order[..n] {
         let Some(cpu) = p.cpu else { continue };
         match runs.last_mut() {
-            Some(run) if run.step == p.step.name() && run.overflow == p.overflow => run.cpus.push(cpu.0),
-            _ => runs.push(OrderRun { step: p.step.name(), overflow: p.overflow, cpus: vec![cpu.0] }),
+            Some(run) if run.step == p.step.name() && run.overflow == p.overflow => {
+                run.cpus.push(cpu.0)
+            }
+            _ => runs.push(OrderRun {
+                step: p.step.name(),
+                overflow: p.overflow,
+                cpus: vec![cpu.0],
+            }),
         }
     }
     Ok(runs)
@@ -87,9 +96,15 @@ pub(crate) fn show(machine: &Machine, config: &PolicyConfig, json: bool) -> Resu
             let cpus = topo.cluster_cpus(c);
             let info = topo.info(cpus[0]).copied();
             let set: CpuSet = cpus.iter().copied().collect();
-            let mut cores: Vec<u16> = cpus.iter().filter_map(|&x| topo.info(x).map(|i| i.core)).collect();
+            let mut cores: Vec<u16> = cpus
+                .iter()
+                .filter_map(|&x| topo.info(x).map(|i| i.core))
+                .collect();
             cores.dedup();
-            let smt_cores = cores.iter().filter(|&&k| topo.core_cpus(usize::from(k)).len() > 1).count();
+            let smt_cores = cores
+                .iter()
+                .filter(|&&k| topo.core_cpus(usize::from(k)).len() > 1)
+                .count();
             ClusterRow {
                 cluster: c,
                 kind: info.map_or(CoreKind::Performance, |i| i.kind),
@@ -132,7 +147,11 @@ pub(crate) fn show(machine: &Machine, config: &PolicyConfig, json: bool) -> Resu
     );
     let mut t = Table::new(vec!["kind".into(), "cpus".into(), "count".into()]);
     for k in &shown.kinds {
-        t.row(vec![k.kind.to_string(), k.cpus.clone(), k.count.to_string()]);
+        t.row(vec![
+            k.kind.to_string(),
+            k.cpus.clone(),
+            k.count.to_string(),
+        ]);
     }
     out += &t.render();
     out.push('\n');

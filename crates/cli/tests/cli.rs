@@ -40,9 +40,18 @@ fn replay_compares_policies_side_by_side() {
     let o = hybrid_sim(&["replay", WEBGL, "--policy", "hybridland,spread"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    let header = text.lines().find(|l| l.starts_with("metric")).expect("table header");
-    assert!(header.contains("hybridland") && header.contains("spread"), "{header}");
-    let fps = text.lines().find(|l| l.starts_with("fps mean")).expect("fps row");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("metric"))
+        .expect("table header");
+    assert!(
+        header.contains("hybridland") && header.contains("spread"),
+        "{header}"
+    );
+    let fps = text
+        .lines()
+        .find(|l| l.starts_with("fps mean"))
+        .expect("fps row");
     assert!(fps.contains("(x"), "ratios to the first policy: {fps}");
     assert!(text.contains("placements by step: idle-p-core"), "{text}");
 }
@@ -64,12 +73,33 @@ fn topology_show_prints_the_idle_order() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("1. idle-p-core: 0 2 4 6 8 10"), "{text}");
-    assert!(text.contains("2. idle-e-core: 12 16 13 17 14 18 15 19"), "{text}");
+    assert!(
+        text.contains("2. idle-e-core: 12 16 13 17 14 18 15 19"),
+        "{text}"
+    );
     assert!(text.contains("3. busy-sibling: 1 3 5 7 9 11"), "{text}");
-    let o = hybrid_sim(&["topology", "show", "i7-13800h", "--set", "primary_domain=powersave"]);
-    assert!(stdout(&o).contains("1. idle-e-core: 12 16"), "{}", stdout(&o));
+    let o = hybrid_sim(&[
+        "topology",
+        "show",
+        "i7-13800h",
+        "--set",
+        "primary_domain=powersave",
+    ]);
+    assert!(
+        stdout(&o).contains("1. idle-e-core: 12 16"),
+        "{}",
+        stdout(&o)
+    );
     let o = hybrid_sim(&["topology", "list"]);
-    for preset in ["i7-13800h", "adl-desktop", "rpl-desktop", "mtl-laptop", "atom24", "tc2", "symmetric"] {
+    for preset in [
+        "i7-13800h",
+        "adl-desktop",
+        "rpl-desktop",
+        "mtl-laptop",
+        "atom24",
+        "tc2",
+        "symmetric",
+    ] {
         assert!(stdout(&o).contains(preset), "{preset} missing");
     }
 }
@@ -90,17 +120,35 @@ fn validate_accepts_every_bundled_example_and_refuses_the_invalid_ones() {
     for path in good {
         let o = hybrid_sim(&["validate", path.to_str().unwrap()]);
         assert!(o.status.success(), "{}: {}", path.display(), stderr(&o));
-        assert!(stdout(&o).contains(": ok: trace version 1"), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains(": ok: trace version 1"),
+            "{}",
+            stdout(&o)
+        );
     }
     let bad = listing("examples/traces/invalid");
     assert!(!bad.is_empty());
     for path in bad {
-        let o = hybrid_sim(&["validate", path.to_str().unwrap(), "--topology", "i7-13800h"]);
-        assert_eq!(o.status.code(), Some(2), "{}: {}", path.display(), stdout(&o));
+        let o = hybrid_sim(&[
+            "validate",
+            path.to_str().unwrap(),
+            "--topology",
+            "i7-13800h",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            path.display(),
+            stdout(&o)
+        );
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
     }
-    for topo in ["examples/topologies/i7-13800h.toml", "examples/topologies/tc2.json"] {
+    for topo in [
+        "examples/topologies/i7-13800h.toml",
+        "examples/topologies/tc2.json",
+    ] {
         let o = hybrid_sim(&["topology", "show", topo]);
         assert!(o.status.success(), "{topo}: {}", stderr(&o));
     }
@@ -108,12 +156,36 @@ fn validate_accepts_every_bundled_example_and_refuses_the_invalid_ones() {
 
 /// Each case: a trace text, and what the error must mention.
 const BAD_TRACES: &[(&str, &str, &[&str])] = &[
-    ("wrong-type.json", r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_ns": "lots"}]}]}"#, &["wrong-type.json:1:", "run_ns"]),
-    ("unknown-field.json", r#"{"version": 1, "tasks": [{"name": "a", "colour": "red", "phases": [{"run_ns": 1}]}]}"#, &["unknown-field.json:1:", "colour"]),
-    ("negative.json", "{\"version\": 1,\n \"tasks\": [{\"name\": \"a\", \"phases\": [{\"run_ns\": -5}]}]}", &["negative.json:2:", "run_ns"]),
-    ("truncated.json", r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_"#, &["truncated.json:1:"]),
-    ("cpu-outside.json", r#"{"version": 1, "tasks": [{"name": "a", "allowed_cpus": "0,99", "phases": [{"run_ns": 1}]}]}"#, &["cpu-outside.json", "99"]),
-    ("version.json", r#"{"version": 7, "tasks": []}"#, &["version.json", "version 7"]),
+    (
+        "wrong-type.json",
+        r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_ns": "lots"}]}]}"#,
+        &["wrong-type.json:1:", "run_ns"],
+    ),
+    (
+        "unknown-field.json",
+        r#"{"version": 1, "tasks": [{"name": "a", "colour": "red", "phases": [{"run_ns": 1}]}]}"#,
+        &["unknown-field.json:1:", "colour"],
+    ),
+    (
+        "negative.json",
+        "{\"version\": 1,\n \"tasks\": [{\"name\": \"a\", \"phases\": [{\"run_ns\": -5}]}]}",
+        &["negative.json:2:", "run_ns"],
+    ),
+    (
+        "truncated.json",
+        r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_"#,
+        &["truncated.json:1:"],
+    ),
+    (
+        "cpu-outside.json",
+        r#"{"version": 1, "tasks": [{"name": "a", "allowed_cpus": "0,99", "phases": [{"run_ns": 1}]}]}"#,
+        &["cpu-outside.json", "99"],
+    ),
+    (
+        "version.json",
+        r#"{"version": 7, "tasks": []}"#,
+        &["version.json", "version 7"],
+    ),
 ];
 
 #[test]
@@ -127,10 +199,17 @@ fn malformed_traces_exit_2_naming_the_place() {
             }
             let o = hybrid_sim(&args);
             assert_eq!(o.status.code(), Some(2), "{cmd} {name}: {}", stderr(&o));
-            assert!(o.stdout.is_empty(), "{cmd} {name}: nothing half-run, got {}", stdout(&o));
+            assert!(
+                o.stdout.is_empty(),
+                "{cmd} {name}: nothing half-run, got {}",
+                stdout(&o)
+            );
             let err = stderr(&o);
             for needle in *needles {
-                assert!(err.contains(needle), "{cmd} {name}: `{needle}` not in: {err}");
+                assert!(
+                    err.contains(needle),
+                    "{cmd} {name}: `{needle}` not in: {err}"
+                );
             }
         }
     }
@@ -139,18 +218,34 @@ fn malformed_traces_exit_2_naming_the_place() {
 #[test]
 fn bad_flags_and_names_exit_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["replay", WEBGL, "--topology", "pentium-pro"], "unknown topology `pentium-pro`"),
-        (&["replay", WEBGL, "--policy", "hybridland,fastest"], "fastest"),
-        (&["replay", WEBGL, "--set", "cluster_balance=sideways"], "cluster_balance"),
+        (
+            &["replay", WEBGL, "--topology", "pentium-pro"],
+            "unknown topology `pentium-pro`",
+        ),
+        (
+            &["replay", WEBGL, "--policy", "hybridland,fastest"],
+            "fastest",
+        ),
+        (
+            &["replay", WEBGL, "--set", "cluster_balance=sideways"],
+            "cluster_balance",
+        ),
         (&["replay", WEBGL, "--set", "colour=red"], "colour"),
         (&["replay", WEBGL, "--set", "nonsense"], "KEY=VALUE"),
         (&["replay", "examples/traces/missing.json"], "missing.json"),
-        (&["topology", "show", "no/such/file.toml"], "no/such/file.toml"),
+        (
+            &["topology", "show", "no/such/file.toml"],
+            "no/such/file.toml",
+        ),
     ];
     for (args, needle) in cases {
         let o = hybrid_sim(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(needle), "{args:?}: `{needle}` not in {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(needle),
+            "{args:?}: `{needle}` not in {}",
+            stderr(&o)
+        );
     }
 }
 
@@ -162,5 +257,9 @@ fn contradictory_topology_file_exits_2() {
     );
     let o = hybrid_sim(&["topology", "show", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("different core kinds"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("different core kinds"),
+        "{}",
+        stderr(&o)
+    );
 }
