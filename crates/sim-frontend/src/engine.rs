@@ -720,10 +720,11 @@ impl<'a> Simulation<'a> {
         }
         task.status = Status::Running;
         task.last_cpu = Some(cpu);
+        // Rate 0: no completion event issued yet; `refresh_around` issues it.
         task.run = Some(RunInfo {
             since_ns: now,
             settled_ns: now,
-            rate: 1,
+            rate: 0,
         });
         self.vtime_now = self.vtime_now.max(task.vtime);
 
@@ -791,18 +792,15 @@ impl<'a> Simulation<'a> {
     /// and re-issues their completion events.
     fn refresh_around(&mut self, cpu: CpuId) {
         let topo = self.topo;
-        let siblings = topo.siblings(cpu);
         let cluster = topo.info(cpu).map_or(0, |i| usize::from(i.cluster));
         let members = topo.cluster_cpus(cluster);
-        let mut touched: Vec<CpuId> = Vec::with_capacity(siblings.len() + members.len());
-        touched.extend_from_slice(members);
-        for s in siblings {
-            if !touched.contains(s) {
-                touched.push(*s);
-            }
-        }
-        for c in touched {
+        for &c in members {
             self.refresh(c);
+        }
+        for &s in topo.siblings(cpu) {
+            if !members.contains(&s) {
+                self.refresh(s);
+            }
         }
     }
 
@@ -834,6 +832,10 @@ impl<'a> Simulation<'a> {
         );
         let remaining = task.remaining;
         if let Some(run) = &mut self.tasks[t].run {
+            // Same speed as before: the pending completion event is still exact.
+            if run.rate == rate {
+                return;
+            }
             run.rate = rate;
         }
         let c = &mut self.cpus[i];
@@ -891,6 +893,9 @@ impl<'a> Simulation<'a> {
         match self.next_action(t) {
             Action::Run(ns) => {
                 self.tasks[t].remaining = ns.saturating_mul(WORK_SCALE);
+                if let Some(run) = &mut self.tasks[t].run {
+                    run.rate = 0;
+                }
                 self.refresh(cpu);
                 Ok(())
             }
