@@ -198,7 +198,7 @@ struct Task<'t> {
     program: Program<'t>,
     status: Status,
     /// Work left in the current run action, in [`WORK_SCALE`] units.
-    remaining: u64,
+    remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
     vtime: u64,
@@ -511,7 +511,7 @@ impl<'a> Simulation<'a> {
         match self.next_action(t) {
             Action::Run(ns) => {
                 let task = &mut self.tasks[t];
-                task.remaining = ns.saturating_mul(WORK_SCALE);
+                task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 task.wakeups += 1;
                 task.runnable_since = Some(self.now);
                 task.status = Status::Queued;
@@ -713,7 +713,7 @@ impl<'a> Simulation<'a> {
             };
             task.remaining = task
                 .remaining
-                .saturating_add(cost.saturating_mul(WORK_SCALE));
+                .saturating_add(u128::from(cost) * u128::from(WORK_SCALE));
         }
         if let Some(since) = task.runnable_since.take() {
             self.latency.record(now - since);
@@ -780,9 +780,7 @@ impl<'a> Simulation<'a> {
         if let Some(task) = self.tasks.get_mut(t) {
             if let Some(run) = &mut task.run {
                 let done = u128::from(run.rate) * u128::from(now - run.settled_ns);
-                task.remaining = task
-                    .remaining
-                    .saturating_sub(done.min(u128::from(u64::MAX)) as u64);
+                task.remaining = task.remaining.saturating_sub(done);
                 run.settled_ns = now;
             }
         }
@@ -841,7 +839,10 @@ impl<'a> Simulation<'a> {
         let c = &mut self.cpus[i];
         c.work_gen += 1;
         let generation = c.work_gen;
-        let due = self.now + remaining.div_ceil(rate);
+        let wait = remaining.div_ceil(u128::from(rate));
+        let due = self
+            .now
+            .saturating_add(u64::try_from(wait).unwrap_or(u64::MAX));
         self.events.push(due, Event::WorkDone { cpu, generation });
     }
 
@@ -892,7 +893,7 @@ impl<'a> Simulation<'a> {
         }
         match self.next_action(t) {
             Action::Run(ns) => {
-                self.tasks[t].remaining = ns.saturating_mul(WORK_SCALE);
+                self.tasks[t].remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 if let Some(run) = &mut self.tasks[t].run {
                     run.rate = 0;
                 }

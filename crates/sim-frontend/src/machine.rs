@@ -22,13 +22,14 @@
 //! draws `package_mw` for the whole replay. Energy is the integral over simulated time.
 //!
 //! All arithmetic is integer; rates are fixed-point with [`WORK_SCALE`] units per reference
-//! nanosecond.
+//! nanosecond, a scale at which capacity / 1024 and whole-percent factors are exact.
 
 use hybridland_policy::CoreKind;
 use serde::{Deserialize, Serialize};
 
-/// Fixed-point units of work per reference nanosecond.
-pub const WORK_SCALE: u64 = 1 << 16;
+/// Fixed-point units of work per reference nanosecond: 1024 × 100,000, so `capacity / 1024`
+/// and percentages divide it exactly.
+pub const WORK_SCALE: u64 = 1024 * 100_000;
 
 /// What one kind of core draws, in milliwatts.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,7 +266,9 @@ mod test {
         assert_eq!(m.rate(1024, true, 0, 0), WORK_SCALE * 60 / 100);
         // Three fully sensitive co-runners at 9% each: 1.27× slower.
         let r = m.rate(1024, false, 100, 300);
-        assert_eq!(r, (WORK_SCALE as u128 * 100 / 127) as u64);
+        assert_eq!(r, (u128::from(WORK_SCALE) * 100 / 127) as u64);
+        // Capacity and SMT factors are exact at this scale.
+        assert_eq!(m.rate(494, true, 0, 0) * 1024 * 100, WORK_SCALE * 494 * 60);
         // Insensitive tasks feel nothing.
         assert_eq!(m.rate(1024, false, 0, 300), WORK_SCALE);
     }

@@ -1,0 +1,176 @@
+//! Small replays whose results follow from the machine model by hand: SMT slowdown, L2
+//! contention, sleeps and loops, frames, pools, energy, the horizon and the shared queue.
+
+use hybridland_sim::{Knobs, Report, Trace, presets, replay};
+
+fn run(machine: &str, trace: &str, policy: &str) -> Report {
+    let machine = presets::lookup(machine).unwrap();
+    let trace = Trace::from_json_str(trace, "inline.json").unwrap_or_else(|e| panic!("{e}"));
+    replay(&machine, &trace, policy, &Knobs::new()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn finish(r: &Report, task: &str) -> u64 {
+    r.task(task).unwrap().finish_ns.unwrap()
+}
+
+#[test]
+fn smt_siblings_slow_each_other_down() {
+    let r = run(
+        "symmetric",
+        r#"{"version": 1, "tasks": [
+            {"name": "a", "allowed_cpus": "0", "phases": [{"run_ns": 600000000}]},
+            {"name": "b", "allowed_cpus": "1", "phases": [{"run_ns": 600000000}]}]}"#,
+        "hybridland",
+    );
+    // 40% lost while the sibling runs: 0.6 s of work takes 1 s.
+    assert_eq!(finish(&r, "a"), 1_000_000_000);
+    assert_eq!(finish(&r, "b"), 1_000_000_000);
+    let apart = run(
+        "symmetric",
+        r#"{"version": 1, "tasks": [
+            {"name": "a", "allowed_cpus": "0", "phases": [{"run_ns": 600000000}]},
+            {"name": "b", "allowed_cpus": "2", "phases": [{"run_ns": 600000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(finish(&apart, "a"), 600_000_000);
+}
+
+#[test]
+fn cache_sensitive_tasks_contend_only_inside_a_cluster() {
+    let together = run(
+        "atom24",
+        r#"{"version": 1, "tasks": [
+            {"name": "a", "allowed_cpus": "0", "cache_sensitivity_pct": 100, "phases": [{"run_ns": 1000000000}]},
+            {"name": "b", "allowed_cpus": "1", "cache_sensitivity_pct": 100, "phases": [{"run_ns": 1000000000}]}]}"#,
+        "hybridland",
+    );
+    // 9% slower, to the fixed-point precision.
+    assert!(
+        finish(&together, "a").abs_diff(1_090_000_000) < 10,
+        "{}",
+        finish(&together, "a")
+    );
+    let apart = run(
+        "atom24",
+        r#"{"version": 1, "tasks": [
+            {"name": "a", "allowed_cpus": "0", "cache_sensitivity_pct": 100, "phases": [{"run_ns": 1000000000}]},
+            {"name": "b", "allowed_cpus": "4", "cache_sensitivity_pct": 100, "phases": [{"run_ns": 1000000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(finish(&apart, "a"), 1_000_000_000);
+    let insensitive = run(
+        "atom24",
+        r#"{"version": 1, "tasks": [
+            {"name": "a", "allowed_cpus": "0", "cache_sensitivity_pct": 100, "phases": [{"run_ns": 1000000000}]},
+            {"name": "b", "allowed_cpus": "1", "phases": [{"run_ns": 1000000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(finish(&insensitive, "a"), 1_000_000_000);
+}
+
+#[test]
+fn loops_of_run_and_sleep() {
+    let r = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [{"name": "a", "start_ns": 5000000,
+            "phases": [{"loop": {"times": 10, "phases": [{"run_ns": 1000000}, {"sleep_ns": 9000000}]}}]}]}"#,
+        "hybridland",
+    );
+    let t = r.task("a").unwrap();
+    assert_eq!(t.finish_ns, Some(105_000_000));
+    assert_eq!(t.turnaround_ns, Some(100_000_000));
+    assert_eq!(t.wakeups, 10);
+    assert_eq!(t.ran_performance_ns, 10_000_000);
+    assert_eq!(r.wake_latency.count, 10);
+    assert_eq!(r.wake_latency.max_ns, 0);
+}
+
+#[test]
+fn frames_count_rate_and_missed_deadlines() {
+    let fast = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [{"name": "r", "allowed_cpus": "0",
+            "frames": {"period_ns": 10000000, "work_ns": 4000000, "count": 300}}]}"#,
+        "hybridland",
+    );
+    let f = fast.fps.unwrap();
+    assert_eq!((f.frames, f.missed_deadlines, f.windows), (300, 0, 2));
+    assert_eq!((f.fps_mean, f.fps_stdev), (100.0, 0.0));
+    assert_eq!(f.mean_frame_ns, 4_000_000);
+
+    // On an A7 a 6 ms frame takes 6 × 1024 / 494 = 12.4 ms: every frame late, about 80 fps.
+    let slow = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [{"name": "r", "allowed_cpus": "2",
+            "frames": {"period_ns": 10000000, "work_ns": 6000000, "count": 250}}]}"#,
+        "hybridland",
+    );
+    let f = slow.fps.unwrap();
+    assert_eq!(f.missed_deadlines, 250);
+    assert!((f.fps_mean - 80.4).abs() < 0.6, "{}", f.fps_mean);
+}
+
+#[test]
+fn a_pool_is_shared_between_its_workers() {
+    let r = run(
+        "symmetric",
+        r#"{"version": 1, "pools": [{"name": "p", "chunks": 10, "chunk_ns": 1000000}],
+            "tasks": [
+              {"name": "a", "allowed_cpus": "0", "phases": [{"pool": "p"}]},
+              {"name": "b", "allowed_cpus": "2", "phases": [{"pool": "p"}, {"run_ns": 1000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(finish(&r, "a"), 5_000_000);
+    assert_eq!(finish(&r, "b"), 6_000_000);
+}
+
+#[test]
+fn energy_integrates_core_and_package_power() {
+    // A lone 2.09 s task on an A15: package 0.3 W + busy A15 1.5 W + idle A15 0.03 W + three
+    // idle A7s at 0.01 W, for 2.09 s.
+    let r = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"run_ns": 2090000000}]}]}"#,
+        "hybridland",
+    );
+    let expected = (0.3 + 1.5 + 0.03 + 3.0 * 0.01) * 2.09;
+    assert!(
+        (r.summary.energy_j - expected).abs() < 1e-9,
+        "{}",
+        r.summary.energy_j
+    );
+    assert!((r.summary.avg_power_w - 1.86).abs() < 1e-9);
+    let p = &r.kinds[0];
+    assert_eq!((p.kind.as_str(), p.busy_ns), ("performance", 2_090_000_000));
+}
+
+#[test]
+fn the_horizon_cuts_the_replay() {
+    let r = run(
+        "tc2",
+        r#"{"version": 1, "duration_ns": 1000000000, "tasks": [
+            {"name": "short", "phases": [{"run_ns": 500000000}]},
+            {"name": "long", "phases": [{"run_ns": 5000000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(r.summary.makespan_ns, 1_000_000_000);
+    assert_eq!(r.summary.tasks_finished, 1);
+    assert_eq!(r.task("long").unwrap().finish_ns, None);
+    assert_eq!(r.task("long").unwrap().ran_performance_ns, 1_000_000_000);
+}
+
+#[test]
+fn with_nothing_idle_tasks_wait_in_the_shared_queue_and_take_turns() {
+    // Six tasks on five CPUs: the sixth waits for the first slice end (5 ms).
+    let r = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [{"name": "w", "copies": 6, "util": 1024,
+            "phases": [{"run_ns": 100000000}]}]}"#,
+        "hybridland",
+    );
+    assert_eq!(r.wake_latency.count, 6);
+    assert_eq!(r.wake_latency.max_ns, 5_000_000);
+    let queued = r.steps.iter().find(|s| s.step == "no-idle").unwrap().count;
+    assert_eq!(queued, 1, "only the sixth found nothing idle");
+    assert_eq!(r.summary.tasks_finished, 6);
+}
