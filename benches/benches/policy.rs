@@ -4,8 +4,8 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hybridland_benches::{Load, SIZES, balance_step2, wakeup};
-use std::hint::black_box;
-use std::time::Duration;
+use core::hint::black_box;
+use core::time::Duration;
 
 fn placement(c: &mut Criterion) {
     for (load, primary) in Load::ALL
@@ -40,7 +40,12 @@ fn cluster_balance(c: &mut Criterion) {
     for cpus in SIZES {
         let case = balance_step2(cpus);
         group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
-            b.iter(|| black_box(case.policy.balance_active(black_box(&case.topo), black_box(&case.state))))
+            b.iter(|| {
+                black_box(
+                    case.policy
+                        .balance_active(black_box(&case.topo), black_box(&case.state)),
+                )
+            })
         });
     }
     group.finish();

@@ -18,8 +18,15 @@ pub const SIZES: [usize; 5] = [8, 20, 64, 256, 1024];
 /// # Panics
 /// If `cpus` is not a multiple of 4 of at least 8 and at most 1024.
 pub fn hybrid(cpus: usize) -> Topology {
-    assert!(cpus % 4 == 0 && (8..=1024).contains(&cpus), "no hybrid fixture of {cpus} CPUs");
-    let (p_cores, e_cores) = if cpus == 20 { (6, 8) } else { (cpus / 4, cpus / 2) };
+    assert!(
+        cpus % 4 == 0 && (8..=1024).contains(&cpus),
+        "no hybrid fixture of {cpus} CPUs"
+    );
+    let (p_cores, e_cores) = if cpus == 20 {
+        (6, 8)
+    } else {
+        (cpus / 4, cpus / 2)
+    };
     machine(
         &[
             CoreGroup::new(CoreKind::Performance, 1024, p_cores, 2, 1),
@@ -112,12 +119,17 @@ pub struct Case {
 impl Case {
     /// The task.
     pub fn task(&self) -> TaskHints<'_> {
-        TaskHints { allowed: &self.allowed, prev_cpu: self.prev_cpu, util: self.util }
+        TaskHints {
+            allowed: &self.allowed,
+            prev_cpu: self.prev_cpu,
+            util: self.util,
+        }
     }
 
     /// Asks the question once.
     pub fn decide(&self) -> hybridland_policy::Placement {
-        self.policy.select_cpu(&self.topo, &self.state, &self.task())
+        self.policy
+            .select_cpu(&self.topo, &self.state, &self.task())
     }
 }
 
@@ -130,12 +142,23 @@ pub fn wakeup(cpus: usize, load: Load, primary_p: bool) -> Case {
     let busy = pick(topo.cpus(), load.busy(cpus), &mut rng);
     let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
     let config = PolicyConfig {
-        primary_domain: if primary_p { PrimaryDomain::Performance } else { PrimaryDomain::All },
+        primary_domain: if primary_p {
+            PrimaryDomain::Performance
+        } else {
+            PrimaryDomain::All
+        },
         ..PolicyConfig::default()
     };
     let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
     let prev_cpu = topo.cpus().iter().nth(rng.below(cpus));
-    Case { allowed: *topo.cpus(), topo, policy, state, prev_cpu, util: 200 }
+    Case {
+        allowed: *topo.cpus(),
+        topo,
+        policy,
+        state,
+        prev_cpu,
+        util: 200,
+    }
 }
 
 /// The cluster-balance question on the `cpus`-CPU machine: every P-core busy, every E-cluster
@@ -148,15 +171,53 @@ pub fn balance_step2(cpus: usize) -> Case {
     for cluster in 0..topo.nr_clusters() {
         let members = topo.cluster_mask(cluster);
         if members.is_subset(topo.kind_mask(CoreKind::Efficiency)) {
-            busy = busy.or(&pick(&members, 1 + rng.below(members.count() - 1), &mut rng));
+            busy = busy.or(&pick(
+                &members,
+                1 + rng.below(members.count() - 1),
+                &mut rng,
+            ));
         }
     }
     let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
-    let config = PolicyConfig { cluster_balance: ClusterBalance::On, ..PolicyConfig::default() };
+    let config = PolicyConfig {
+        cluster_balance: ClusterBalance::On,
+        ..PolicyConfig::default()
+    };
     let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
     let prev_cpu = Some(CpuId(0));
-    Case { allowed: *topo.cpus(), topo, policy, state, prev_cpu, util: 200 }
+    Case {
+        allowed: *topo.cpus(),
+        topo,
+        policy,
+        state,
+        prev_cpu,
+        util: 200,
+    }
 }
+
+/// A large workload as trace JSON: `specs` task entries of `copies` copies each, started
+/// 10 ms apart, every task looping `loops` times over a short run and a short sleep (lengths
+/// vary by entry), so a replay is dominated by wake-ups, completions and placements.
+pub fn large_trace_json(specs: usize, copies: u32, loops: u32) -> String {
+    let mut tasks = Vec::with_capacity(specs);
+    for i in 0..specs {
+        let run_ns = 100_000 + (i % 7) * 50_000;
+        let sleep_ns = 500_000 + (i % 5) * 250_000;
+        tasks.push(format!(
+            r#"    {{"name": "t{i}", "copies": {copies}, "start_ns": {start}, "cache_sensitivity_pct": {cache},
+      "phases": [{{"loop": {{"times": {loops}, "phases": [{{"run_ns": {run_ns}}}, {{"sleep_ns": {sleep_ns}}}]}}}}]}}"#,
+            start = i * 10_000_000,
+            cache = (i * 13) % 101,
+        ));
+    }
+    format!(
+        "{{\n  \"version\": 1,\n  \"name\": \"large\",\n  \"seed\": 42,\n  \"tasks\": [\n{}\n  ]\n}}\n",
+        tasks.join(",\n")
+    )
+}
+
+/// The machine the simulator benchmarks run on: the 32-CPU Raptor Lake desktop preset.
+pub const SIM_PRESET: &str = "rpl-desktop";
 
 #[cfg(test)]
 mod test {
@@ -169,6 +230,22 @@ mod test {
         let p = case.decide();
         check_placement(&case.topo, &case.policy, &case.state, &case.task(), &p).unwrap();
         p
+    }
+
+    #[test]
+    fn large_trace_parses_with_the_tasks_asked_for() {
+        let text = large_trace_json(10, 3, 2);
+        let trace = hybridland_sim::Trace::from_json_str(&text, "large.json").unwrap();
+        assert_eq!(trace.nr_tasks(), 30);
+        let machine = hybridland_sim::presets::lookup(SIM_PRESET).unwrap();
+        let knobs = hybridland_sim::Knobs::new();
+        let report = hybridland_sim::replay(&machine, &trace, "hybridland", &knobs).unwrap();
+        assert_eq!(report.summary.tasks_finished, 30);
+        assert!(
+            report.summary.events >= 30 * 2 * 2,
+            "{} events",
+            report.summary.events
+        );
     }
 
     #[test]

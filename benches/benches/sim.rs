@@ -1,0 +1,51 @@
+//! The simulator: events per second over a large replay, and trace parsing in bytes per
+//! second. See BENCHMARKS.md.
+#![allow(missing_docs)] // criterion_main! generates an undocumented `main`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hybridland_benches::{SIM_PRESET, large_trace_json};
+use hybridland_sim::{Knobs, Trace, presets, replay};
+use core::hint::black_box;
+use core::time::Duration;
+
+/// 20,000 tasks (200 entries x 100 copies), 4 run/sleep rounds each, on 32 CPUs.
+fn replay_rate(c: &mut Criterion) {
+    let text = large_trace_json(200, 100, 4);
+    let trace = Trace::from_json_str(&text, "large.json").expect("the fixture parses");
+    let machine = presets::lookup(SIM_PRESET).expect("the preset exists");
+    let knobs = Knobs::new();
+    let events = replay(&machine, &trace, "hybridland", &knobs)
+        .expect("replays")
+        .summary
+        .events;
+    let mut group = c.benchmark_group("sim");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8));
+    group.throughput(Throughput::Elements(events));
+    group.bench_function(format!("replay-20k-tasks/{events}-events"), |b| {
+        b.iter(|| black_box(replay(&machine, black_box(&trace), "hybridland", &knobs)))
+    });
+    group.finish();
+}
+
+/// A 2,000-entry trace of a few hundred kilobytes, parsed and validated.
+fn parse_rate(c: &mut Criterion) {
+    let text = large_trace_json(2000, 10, 4);
+    let mut group = c.benchmark_group("trace");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3));
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function(format!("parse/{}-bytes", text.len()), |b| {
+        b.iter(|| black_box(Trace::from_json_str(black_box(&text), "large.json")))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = sim;
+    config = Criterion::default().warm_up_time(Duration::from_millis(500));
+    targets = replay_rate, parse_rate
+}
+criterion_main!(sim);
