@@ -40,6 +40,9 @@ pub struct SimOptions {
     pub seed: Option<u64>,
     /// The replay stops with an error after this many events. Default 200 million.
     pub max_events: u64,
+    /// The replay stops with an error when simulated time passes this. Default 10^15 ns
+    /// (about 11.6 days), far beyond any trace's horizon and far below overflow.
+    pub max_time_ns: u64,
 }
 
 impl Default for SimOptions {
@@ -50,6 +53,7 @@ impl Default for SimOptions {
             fps_window_ns: 1_000_000_000,
             seed: None,
             max_events: 200_000_000,
+            max_time_ns: 1_000_000_000_000_000,
         }
     }
 }
@@ -86,6 +90,14 @@ pub enum SimError {
         limit: u64,
         /// Simulated time.
         now_ns: u64,
+    },
+    /// Simulated time ran past [`SimOptions::max_time_ns`] (a runaway trace).
+    #[error("replay stopped at {now_ns} ns, past the limit of {limit} ns of simulated time")]
+    TooLong {
+        /// Simulated time.
+        now_ns: u64,
+        /// The limit.
+        limit: u64,
     },
     /// Tasks wait while no event can ever run them (a policy left them queued).
     #[error("replay stalled at {now_ns} ns with {waiting} tasks unable to run")]
@@ -413,6 +425,12 @@ impl<'a> Simulation<'a> {
             if self.alive == 0 {
                 break;
             }
+            if time > self.options.max_time_ns {
+                return Err(SimError::TooLong {
+                    now_ns: time,
+                    limit: self.options.max_time_ns,
+                });
+            }
             self.now = time;
             self.nr_events += 1;
             if self.nr_events > self.options.max_events {
@@ -454,7 +472,7 @@ impl<'a> Simulation<'a> {
         if !self.tick_pending {
             self.tick_pending = true;
             self.events.push(
-                self.now + self.options.balance_interval_ns,
+                self.now.saturating_add(self.options.balance_interval_ns),
                 Event::BalanceTick,
             );
         }
@@ -522,7 +540,8 @@ impl<'a> Simulation<'a> {
             }
             Action::Sleep(ns) => {
                 self.tasks[t].status = Status::Sleeping;
-                self.events.push(self.now + ns, Event::Wake(t));
+                self.events
+                    .push(self.now.saturating_add(ns), Event::Wake(t));
                 Ok(())
             }
             Action::Done => {
@@ -738,7 +757,7 @@ impl<'a> Simulation<'a> {
         let core = c.core;
         self.meter(core, 1);
         self.events.push(
-            now + self.options.slice_ns,
+            now.saturating_add(self.options.slice_ns),
             Event::SliceEnd {
                 cpu,
                 generation: slice_gen,
@@ -872,10 +891,10 @@ impl<'a> Simulation<'a> {
         } = &mut self.tasks[t].program
         {
             let deadline = spec.deadline_ns.unwrap_or(spec.period_ns);
-            let missed = now > *release_ns + deadline;
+            let missed = now > release_ns.saturating_add(deadline);
             let released = *release_ns;
             *next += 1;
-            let next_release = (released + spec.period_ns).max(now);
+            let next_release = released.saturating_add(spec.period_ns).max(now);
             let more = *next < spec.count;
             if let Some(f) = &mut self.tasks[t].frames {
                 f.complete(released, now, missed);
@@ -903,7 +922,7 @@ impl<'a> Simulation<'a> {
             Action::Sleep(ns) => {
                 self.stop(cpu);
                 self.tasks[t].status = Status::Sleeping;
-                self.events.push(now + ns, Event::Wake(t));
+                self.events.push(now.saturating_add(ns), Event::Wake(t));
                 self.dispatch(cpu)
             }
             Action::Done => {

@@ -3,43 +3,98 @@
 
 use crate::report::{FrameStats, LatencyStats};
 
-/// Every latency sample; percentiles by nearest rank after sorting.
-#[derive(Clone, Debug, Default)]
+/// Latency samples in a log-linear histogram: exact below 128 ns, then 64 buckets per power of
+/// two (under 1.6% relative error), so memory stays fixed however many wake-ups a replay has.
+/// The count, sum and maximum are kept exactly.
+#[derive(Clone, Debug)]
 pub struct LatencySamples {
-    samples: Vec<u64>,
+    buckets: Vec<u64>,
+    count: u64,
+    sum: u128,
+    max: u64,
+}
+
+const EXACT: u64 = 128;
+const SUB_BITS: u32 = 6;
+const NR_BUCKETS: usize = EXACT as usize + (64 - 7) * (1 << SUB_BITS);
+
+impl Default for LatencySamples {
+    fn default() -> Self {
+        Self {
+            buckets: vec![0; NR_BUCKETS],
+            count: 0,
+            sum: 0,
+            max: 0,
+        }
+    }
+}
+
+fn bucket_of(v: u64) -> usize {
+    if v < EXACT {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros();
+    let sub = (v >> (e - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+    EXACT as usize + (e as usize - 7) * (1 << SUB_BITS) + sub as usize
+}
+
+/// The largest value that falls in bucket `b`.
+fn bucket_top(b: usize) -> u64 {
+    if b < EXACT as usize {
+        return b as u64;
+    }
+    let i = b - EXACT as usize;
+    let e = (i >> SUB_BITS) as u32 + 7;
+    let sub = (i & ((1 << SUB_BITS) - 1)) as u64;
+    let low = ((1u64 << SUB_BITS) + sub) << (e - SUB_BITS);
+    low.saturating_add((1u64 << (e - SUB_BITS)) - 1)
 }
 
 impl LatencySamples {
     /// Records one sample, ns.
     pub fn record(&mut self, ns: u64) {
-        self.samples.push(ns);
+        self.buckets[bucket_of(ns)] += 1;
+        self.count += 1;
+        self.sum += u128::from(ns);
+        self.max = self.max.max(ns);
+    }
+
+    /// The nearest-rank percentile `pct`, as the top of its bucket (never above the maximum).
+    fn percentile(&self, pct: u64) -> u64 {
+        let rank = (self.count * pct).div_ceil(100).clamp(1, self.count);
+        let mut seen = 0;
+        for (b, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return bucket_top(b).min(self.max);
+            }
+        }
+        self.max
     }
 
     /// Percentiles of everything recorded.
-    pub fn stats(&mut self) -> LatencyStats {
-        if self.samples.is_empty() {
+    pub fn stats(&self) -> LatencyStats {
+        if self.count == 0 {
             return LatencyStats::default();
         }
-        self.samples.sort_unstable();
-        let n = self.samples.len();
-        let rank = |pct: usize| self.samples[((n * pct).div_ceil(100)).clamp(1, n) - 1];
-        let sum: u128 = self.samples.iter().map(|&s| u128::from(s)).sum();
         LatencyStats {
-            count: n as u64,
-            p50_ns: rank(50),
-            p99_ns: rank(99),
-            max_ns: self.samples[n - 1],
-            mean_ns: (sum / n as u128) as u64,
+            count: self.count,
+            p50_ns: self.percentile(50),
+            p99_ns: self.percentile(99),
+            max_ns: self.max,
+            mean_ns: (self.sum / u128::from(self.count)) as u64,
         }
     }
 }
 
 /// Frame completions of one frame task, counted per fixed window from its first release.
+/// Only windows with completions are stored, so a long replay with sparse frames stays small.
 #[derive(Clone, Debug, Default)]
 pub struct FrameCounter {
     first_release_ns: u64,
     window_ns: u64,
-    per_window: Vec<u32>,
+    /// (window index, completions), windows ascending.
+    per_window: Vec<(u64, u32)>,
     frames: u64,
     missed: u64,
     latency_sum: u128,
@@ -58,41 +113,52 @@ impl FrameCounter {
 
     /// A frame released at `release_ns` completed at `now_ns`; `missed` when late.
     pub fn complete(&mut self, release_ns: u64, now_ns: u64, missed: bool) {
-        let w = ((now_ns - self.first_release_ns) / self.window_ns) as usize;
-        if self.per_window.len() <= w {
-            self.per_window.resize(w + 1, 0);
+        let w = now_ns.saturating_sub(self.first_release_ns) / self.window_ns;
+        match self.per_window.last_mut() {
+            Some((last, n)) if *last == w => *n += 1,
+            _ => self.per_window.push((w, 1)),
         }
-        self.per_window[w] += 1;
         self.frames += 1;
         self.missed += u64::from(missed);
-        self.latency_sum += u128::from(now_ns - release_ns);
+        self.latency_sum += u128::from(now_ns.saturating_sub(release_ns));
         self.last_completion_ns = now_ns;
     }
 
     /// The figures over every full window up to the last completion.
     pub fn stats(&self, task: &str) -> FrameStats {
-        let full = ((self.last_completion_ns - self.first_release_ns.min(self.last_completion_ns))
-            / self.window_ns) as usize;
+        let full = self
+            .last_completion_ns
+            .saturating_sub(self.first_release_ns)
+            / self.window_ns;
         let scale = 1e9 / self.window_ns as f64;
-        let fps: Vec<f64> = self.per_window[..full.min(self.per_window.len())]
+        let counted: Vec<f64> = self
+            .per_window
             .iter()
-            .map(|&n| f64::from(n) * scale)
+            .take_while(|(w, _)| *w < full)
+            .map(|&(_, n)| f64::from(n) * scale)
             .collect();
-        let (mean, stdev, min, max) = if fps.is_empty() {
+        // Full windows without a completion count as 0 fps.
+        let empty = full - counted.len() as u64;
+        let (mean, stdev, min, max) = if full == 0 {
             (0.0, 0.0, 0.0, 0.0)
         } else {
-            let n = fps.len() as f64;
-            let mean = fps.iter().sum::<f64>() / n;
-            let var = fps.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n;
-            let min = fps.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = fps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (mean, var.sqrt(), min, max)
+            let n = full as f64;
+            let mean = counted.iter().sum::<f64>() / n;
+            let sq: f64 = counted.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>()
+                + empty as f64 * mean * mean;
+            let mut min = counted.iter().copied().fold(f64::INFINITY, f64::min);
+            let mut max = counted.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if empty > 0 {
+                min = 0.0;
+                max = max.max(0.0);
+            }
+            (mean, (sq / n).sqrt(), min, max)
         };
         FrameStats {
             task: task.to_owned(),
             frames: self.frames,
             missed_deadlines: self.missed,
-            windows: fps.len(),
+            windows: full as usize,
             fps_mean: mean,
             fps_stdev: stdev,
             fps_min: min,
@@ -119,6 +185,35 @@ mod test {
         let s = l.stats();
         assert_eq!((s.p50_ns, s.p99_ns, s.max_ns, s.count), (50, 99, 100, 100));
         assert_eq!(LatencySamples::default().stats(), LatencyStats::default());
+    }
+
+    #[test]
+    fn large_values_land_within_two_percent() {
+        let mut l = LatencySamples::default();
+        for v in [1_000u64, 5_000_000, 123_456_789, u64::MAX / 3] {
+            let b = bucket_of(v);
+            assert!(bucket_top(b) >= v && bucket_top(b) - v <= v / 64, "{v}");
+            assert!(b < NR_BUCKETS);
+            l.record(v);
+        }
+        l.record(u64::MAX);
+        assert!(bucket_of(u64::MAX) < NR_BUCKETS);
+        let s = l.stats();
+        assert_eq!(s.max_ns, u64::MAX);
+        assert!(s.p50_ns >= 123_456_789 && s.p50_ns <= 123_456_789 + 123_456_789 / 64);
+    }
+
+    #[test]
+    fn empty_windows_count_as_zero_fps() {
+        let mut f = FrameCounter::new(0, 1_000);
+        f.complete(0, 500, false);
+        f.complete(2_000, 2_500, false);
+        f.complete(3_000, 3_100, false);
+        let s = f.stats("r");
+        // Windows 0, 1, 2 are full: 1, 0 and 1 frames.
+        assert_eq!(s.windows, 3);
+        assert_eq!(s.fps_min, 0.0);
+        assert!((s.fps_mean - 2.0e6 / 3.0).abs() < 1e-6);
     }
 
     #[test]

@@ -174,3 +174,41 @@ fn with_nothing_idle_tasks_wait_in_the_shared_queue_and_take_turns() {
     assert_eq!(queued, 1, "only the sixth found nothing idle");
     assert_eq!(r.summary.tasks_finished, 6);
 }
+
+#[test]
+fn runaway_traces_stop_with_an_error() {
+    use hybridland_sim::{SimError, SimOptions, Simulation, policy_by_name};
+    let machine = presets::lookup("tc2").unwrap();
+    let sleepy = Trace::from_json_str(
+        r#"{"version": 1, "tasks": [{"name": "s", "phases": [{"loop": {"times": 1000000,
+            "phases": [{"run_ns": 1}, {"sleep_ns": 100000000000000}]}}]}]}"#,
+        "sleepy.json",
+    )
+    .unwrap();
+    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
+    let sim = Simulation::new(
+        &machine.topology,
+        &machine.model,
+        &sleepy,
+        policy,
+        SimOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(sim.run(), Err(SimError::TooLong { .. })));
+
+    let busy = Trace::from_json_str(
+        r#"{"version": 1, "tasks": [{"name": "b", "copies": 50, "phases": [{"run_ns": 1000000000}]}]}"#,
+        "busy.json",
+    )
+    .unwrap();
+    let policy = policy_by_name("spread", &Knobs::new()).unwrap();
+    let options = SimOptions {
+        max_events: 1_000,
+        ..SimOptions::default()
+    };
+    let sim = Simulation::new(&machine.topology, &machine.model, &busy, policy, options).unwrap();
+    assert!(matches!(
+        sim.run(),
+        Err(SimError::TooManyEvents { events: 1_001, .. })
+    ));
+}
