@@ -157,7 +157,7 @@ enum Event {
     WorkDone { cpu: CpuId, generation: u64 },
     /// The slice of the task on this CPU ends, if the generation still matches.
     SliceEnd { cpu: CpuId, generation: u64 },
-    /// Periodic balancing.
+    /// Periodic balancing, scheduled while any CPU queue holds a task.
     BalanceTick,
 }
 
@@ -441,11 +441,7 @@ impl<'a> Simulation<'a> {
                 });
             }
             match event {
-                Event::Arrive(t) => {
-                    self.ensure_tick();
-                    self.wake(t, observer)?;
-                }
-                Event::Wake(t) => self.wake(t, observer)?,
+                Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
                 Event::WorkDone { cpu, generation } => {
                     if self.cpus[cpu.index()].work_gen == generation {
                         self.work_done(cpu)?;
@@ -673,6 +669,8 @@ impl<'a> Simulation<'a> {
     }
 
     fn enqueue_local(&mut self, t: usize, cpu: CpuId) {
+        // Balancing only moves tasks between CPU queues, so ticks run only while one is used.
+        self.ensure_tick();
         self.tasks[t].status = Status::Queued;
         self.cpus[cpu.index()].local.push_back(t);
         self.load[cpu.index()] += 1;
@@ -1000,7 +998,9 @@ impl<'a> Simulation<'a> {
                 waiting,
             });
         }
-        self.ensure_tick();
+        if self.cpus.iter().any(|c| !c.local.is_empty()) {
+            self.ensure_tick();
+        }
         Ok(())
     }
 
