@@ -81,23 +81,20 @@ pub enum SimError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// The event budget ran out (a runaway trace).
-    #[error("replay stopped after {events} events (limit {limit}) at {now_ns} ns")]
+    /// A runaway trace: the replay passed [`SimOptions::max_events`] events or
+    /// [`SimOptions::max_time_ns`] of simulated time.
+    #[error(
+        "runaway replay stopped after {events} events at {now_ns} ns (limits: {limit} events, {max_time_ns} ns)"
+    )]
     TooManyEvents {
         /// Events processed.
         events: u64,
-        /// The limit.
+        /// The event limit.
         limit: u64,
         /// Simulated time.
         now_ns: u64,
-    },
-    /// Simulated time ran past [`SimOptions::max_time_ns`] (a runaway trace).
-    #[error("replay stopped at {now_ns} ns, past the limit of {limit} ns of simulated time")]
-    TooLong {
-        /// Simulated time.
-        now_ns: u64,
-        /// The limit.
-        limit: u64,
+        /// The simulated-time limit.
+        max_time_ns: u64,
     },
     /// Tasks wait while no event can ever run them (a policy left them queued).
     #[error("replay stalled at {now_ns} ns with {waiting} tasks unable to run")]
@@ -425,19 +422,14 @@ impl<'a> Simulation<'a> {
             if self.alive == 0 {
                 break;
             }
-            if time > self.options.max_time_ns {
-                return Err(SimError::TooLong {
-                    now_ns: time,
-                    limit: self.options.max_time_ns,
-                });
-            }
             self.now = time;
             self.nr_events += 1;
-            if self.nr_events > self.options.max_events {
+            if self.nr_events > self.options.max_events || time > self.options.max_time_ns {
                 return Err(SimError::TooManyEvents {
                     events: self.nr_events,
                     limit: self.options.max_events,
                     now_ns: self.now,
+                    max_time_ns: self.options.max_time_ns,
                 });
             }
             match event {
