@@ -215,3 +215,18 @@ fn runaway_traces_stop_with_an_error() {
         Err(SimError::TooManyEvents { events: 1_001, .. })
     ));
 }
+
+#[test]
+fn weights_share_a_contended_cpu() {
+    let r = run(
+        "tc2",
+        r#"{"version": 1, "tasks": [
+            {"name": "heavy", "weight": 300, "allowed_cpus": "0", "phases": [{"run_ns": 100000000}]},
+            {"name": "light", "allowed_cpus": "0", "phases": [{"run_ns": 100000000}]}]}"#,
+        "hybridland",
+    );
+    // Three slices to one: the heavy task is done after about 133 ms, the light one at 200 ms.
+    let heavy = finish(&r, "heavy");
+    assert!((125_000_000..=145_000_000).contains(&heavy), "{heavy}");
+    assert_eq!(finish(&r, "light"), 200_000_000);
+}
