@@ -1,5 +1,6 @@
 //! The wake-up placement decision: which idle CPU a task should run on.
 
+use crate::cluster_balance::ClusterLoad;
 use crate::config::{ConfigError, PolicyConfig};
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::cpu_state::CpuState;
@@ -109,8 +110,9 @@ impl Placement {
 ///    cluster by share of busy CPUs, then the previous CPU, then the highest rank, then the
 ///    lowest id.
 ///
-/// A decision costs a few passes over the set words plus, when ranks differ or clusters are
-/// balanced, one pass over the idle CPUs of the winning capacity.
+/// A decision costs a few passes over the set words that can hold the machine's CPUs (one
+/// word up to 64 CPUs, sixteen at 1024) plus, when ranks differ or clusters are balanced, one
+/// pass over the idle CPUs of the winning capacity (one cluster-load lookup per cluster met).
 #[derive(Clone, Debug)]
 pub struct Policy {
     config: PolicyConfig,
@@ -152,30 +154,37 @@ impl Policy {
     /// Chooses an idle CPU for a task. Pure: the same inputs always give the same answer.
     #[inline]
     pub fn select_cpu(&self, topo: &Topology, state: &CpuState, task: &TaskHints<'_>) -> Placement {
-        let candidates = task.allowed.and(state.idle());
-        if candidates.is_empty() {
+        // Idle CPUs are CPUs of `topo`, so every set below is empty past the words that can
+        // hold them: a 20-CPU machine combines one word per step, not sixteen.
+        let words = topo.words();
+        let candidates = task.allowed.and_upto(state.idle(), words);
+        if candidates.is_empty_upto(words) {
             return Placement::NO_IDLE;
         }
-        let in_primary = candidates.and(&self.primary);
-        let (pool, overflow) = if in_primary.is_empty() {
+        let in_primary = candidates.and_upto(&self.primary, words);
+        let (pool, overflow) = if in_primary.is_empty_upto(words) {
             (candidates, true)
         } else {
             (in_primary, false)
         };
-        let fitting = pool.and(&topo.fitting(task.util, self.config.fit_margin_pct));
-        let pool = if fitting.is_empty() { pool } else { fitting };
+        let fitting = pool.and_upto(&topo.fitting(task.util, self.config.fit_margin_pct), words);
+        let pool = if fitting.is_empty_upto(words) {
+            pool
+        } else {
+            fitting
+        };
 
-        let whole_core = pool.and(state.idle_cores());
-        let p_cores = whole_core.and(topo.kind_mask(CoreKind::Performance));
-        let (set, step) = if !p_cores.is_empty() {
+        let whole_core = pool.and_upto(state.idle_cores(), words);
+        let p_cores = whole_core.and_upto(topo.kind_mask(CoreKind::Performance), words);
+        let (set, step) = if !p_cores.is_empty_upto(words) {
             (p_cores, Step::IdlePCore)
-        } else if !whole_core.is_empty() {
+        } else if !whole_core.is_empty_upto(words) {
             (whole_core, Step::IdleECore)
         } else {
             (pool, Step::BusySibling)
         };
         let balance = self.balance_active(topo, state);
-        let cpu = pick(topo, state, &set, step, task.prev_cpu, balance);
+        let cpu = pick(topo, state, &set, words, step, task.prev_cpu, balance);
         Placement {
             cpu: Some(cpu),
             step,
@@ -192,7 +201,11 @@ impl Policy {
     pub fn fill_order(&self, topo: &Topology, util: u16, out: &mut [Placement]) -> usize {
         let mut state = CpuState::all_idle(topo);
         let allowed = *topo.cpus();
-        let task = TaskHints { allowed: &allowed, prev_cpu: None, util };
+        let task = TaskHints {
+            allowed: &allowed,
+            prev_cpu: None,
+            util,
+        };
         for (n, slot) in out.iter_mut().enumerate() {
             let p = self.select_cpu(topo, &state, &task);
             let Some(cpu) = p.cpu else { return n };
@@ -203,12 +216,14 @@ impl Policy {
     }
 }
 
-/// The best CPU of a non-empty `set` whose members all qualify for `step`.
+/// The best CPU of a non-empty `set` (empty past `words`) whose members all qualify for
+/// `step`.
 #[inline]
 fn pick(
     topo: &Topology,
     state: &CpuState,
     set: &CpuSet,
+    words: usize,
     step: Step,
     prev: Option<CpuId>,
     balance: bool,
@@ -223,42 +238,96 @@ fn pick(
             }
         }
     }
-    let top = topo.top_capacity(set);
+    let top = topo.top_capacity(set, words);
     let prev_in_top = prev.filter(|p| top.contains(*p));
     if !balance && topo.uniform_rank() {
         // Nothing left to compare but "previous CPU" and the id.
         return prev_in_top.or(top.first()).unwrap_or(CpuId(0));
     }
-    let load = |cpu: CpuId| crate::cluster_balance::ClusterLoad::of(topo, state, cpu);
+    let mut loads = ClusterLoads::new(topo, state);
     if balance && topo.uniform_rank() {
-        // An empty cluster cannot be beaten; the previous CPU wins ties.
-        if let Some(p) = prev_in_top.filter(|p| load(*p).is_empty()) {
+        // Rank never breaks a tie: the least busy cluster wins, the previous CPU among equals,
+        // then the lowest id. An empty cluster cannot be beaten, so its first CPU (or the
+        // previous CPU, when that is in one) ends the search.
+        if let Some(p) = prev_in_top.filter(|p| loads.of(*p).is_empty()) {
             return p;
         }
-        if let Some(cpu) = top.iter().find(|c| load(*c).is_empty()) {
-            return cpu;
+        let mut best: Option<(CpuId, ClusterLoad)> = None;
+        for cpu in top.iter_upto(words) {
+            let load = loads.of(cpu);
+            if load.is_empty() {
+                return cpu;
+            }
+            match best {
+                Some((_, b)) if load > b || (load == b && prev != Some(cpu)) => {}
+                _ => best = Some((cpu, load)),
+            }
         }
+        return best.map_or(CpuId(0), |(cpu, _)| cpu);
     }
-    let mut best = top.first().unwrap_or(CpuId(0));
-    for cpu in top.iter().skip(1) {
-        if better(topo, cpu, best, prev, balance.then_some(&load)) {
+    let mut cpus = top.iter_upto(words);
+    let Some(mut best) = cpus.next() else {
+        return CpuId(0);
+    };
+    let mut best_load = balance.then(|| loads.of(best));
+    for cpu in cpus {
+        let load = balance.then(|| loads.of(cpu));
+        if better(topo, cpu, best, prev, load.zip(best_load)) {
             best = cpu;
+            best_load = load;
         }
     }
     best
 }
 
-/// Whether `a` beats `b` among CPUs of equal capacity and step (`b` has the lower id).
+/// Cluster loads for a pass over CPUs in id order: CPUs of one cluster usually come together,
+/// so the last cluster's load is kept rather than looked up again.
+struct ClusterLoads<'a> {
+    topo: &'a Topology,
+    state: &'a CpuState,
+    cluster: u16,
+    load: ClusterLoad,
+}
+
+impl<'a> ClusterLoads<'a> {
+    fn new(topo: &'a Topology, state: &'a CpuState) -> Self {
+        // No machine has u16::MAX clusters (at most one per CPU), so nothing is cached yet.
+        Self {
+            topo,
+            state,
+            cluster: u16::MAX,
+            load: ClusterLoad { busy: 0, size: 0 },
+        }
+    }
+
+    /// [`ClusterLoad::of`] for a CPU of the machine.
+    #[inline]
+    fn of(&mut self, cpu: CpuId) -> ClusterLoad {
+        let cluster = self.topo.info_of(cpu).cluster;
+        if cluster != self.cluster {
+            let c = usize::from(cluster);
+            self.cluster = cluster;
+            self.load = ClusterLoad {
+                busy: self.state.cluster_busy(c),
+                size: self.topo.cluster_cpus(c).len() as u16,
+            };
+        }
+        self.load
+    }
+}
+
+/// Whether `a` beats `b` among CPUs of equal capacity and step (`b` has the lower id), given
+/// their cluster loads when cluster balance is active.
 #[inline]
 fn better(
     topo: &Topology,
     a: CpuId,
     b: CpuId,
     prev: Option<CpuId>,
-    load: Option<&dyn Fn(CpuId) -> crate::cluster_balance::ClusterLoad>,
+    loads: Option<(ClusterLoad, ClusterLoad)>,
 ) -> bool {
-    if let Some(load) = load {
-        match load(a).cmp(&load(b)) {
+    if let Some((load_a, load_b)) = loads {
+        match load_a.cmp(&load_b) {
             core::cmp::Ordering::Less => return true,
             core::cmp::Ordering::Greater => return false,
             core::cmp::Ordering::Equal => {}

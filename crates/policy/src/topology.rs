@@ -159,12 +159,23 @@ pub struct Topology {
     nr_levels: u8,
     /// Whether CPUs of equal capacity all share one rank, so rank never breaks a tie.
     uniform_rank: bool,
+    /// `present.count()`, kept because the auto cluster-balance test reads it per decision.
+    nr_cpus: u16,
+    /// Words of a [`CpuSet`] that can hold one of this machine's CPUs (up to the highest id).
+    words: u8,
 }
 
 impl Topology {
     /// Number of logical CPUs.
     pub fn nr_cpus(&self) -> usize {
-        self.present.count()
+        usize::from(self.nr_cpus)
+    }
+
+    /// Words of a [`CpuSet`] up to the one holding the highest CPU: beyond them every set
+    /// derived from this machine's CPUs is empty, so the decision path skips them.
+    #[inline]
+    pub(crate) fn words(&self) -> usize {
+        usize::from(self.words)
     }
 
     /// All logical CPUs.
@@ -280,12 +291,13 @@ impl Topology {
         }
     }
 
-    /// The members of `set` with the highest capacity among them, and that capacity.
+    /// The members of `set` with the highest capacity among them.
+    /// Only the first `words` words are read; `set` must be empty beyond them.
     #[inline]
-    pub(crate) fn top_capacity(&self, set: &CpuSet) -> CpuSet {
+    pub(crate) fn top_capacity(&self, set: &CpuSet, words: usize) -> CpuSet {
         for l in (0..self.nr_levels as usize).rev() {
-            let m = set.and(&self.at_least[l]);
-            if !m.is_empty() {
+            let m = set.and_upto(&self.at_least[l], words);
+            if !m.is_empty_upto(words) {
                 return m;
             }
         }

@@ -180,6 +180,9 @@ impl TopologyBuilder {
             at_least: [CpuSet::EMPTY; MAX_CAPACITY_LEVELS],
             nr_levels: 0,
             uniform_rank: true,
+            // At most MAX_CPUS CPUs (1024) and MAX_CPUS / 64 words (16): both fit.
+            nr_cpus: self.present.count() as u16,
+            words: self.present.span().div_ceil(64) as u8,
         };
         for cpu in self.present.iter() {
             let i = cpu.index();
