@@ -53,12 +53,14 @@ pub(crate) struct Batch<'a> {
     topo: &'a Topology,
     policy: &'a Policy,
     state: CpuState,
+    /// CPUs given a task in this batch.
+    taken: CpuSet,
 }
 
 impl<'a> Batch<'a> {
     /// A batch against `idle`, the CPUs free to take a task now.
     pub(crate) fn new(topo: &'a Topology, policy: &'a Policy, idle: &CpuSet) -> Self {
-        Self { topo, policy, state: CpuState::from_idle(topo, idle) }
+        Self { topo, policy, state: CpuState::from_idle(topo, idle), taken: CpuSet::EMPTY }
     }
 
     /// The state the next decision sees.
@@ -68,10 +70,15 @@ impl<'a> Batch<'a> {
     }
 
     /// Places one task allowed on `allowed`, and marks its CPU busy for the rest of the batch.
+    /// A slice-end task's own CPU counts as free only if no earlier task of the batch was given
+    /// it (several tasks that took turns on one CPU must not all be sent back there).
     pub(crate) fn place(&mut self, task: &QueuedInput, allowed: &CpuSet) -> Decision {
-        let (placement, from_snapshot) = decide(self.topo, self.policy, &self.state, task, allowed);
+        let mut task = *task;
+        task.slice_end &= task.cpu.is_some_and(|c| !self.taken.contains(c));
+        let (placement, from_snapshot) = decide(self.topo, self.policy, &self.state, &task, allowed);
         if let Some(cpu) = placement.cpu {
             self.state.occupy(self.topo, cpu);
+            self.taken.insert(cpu);
         }
         let target = placement.cpu.map_or(Target::Any, Target::Cpu);
         Decision { target, placement, from_snapshot }
@@ -232,6 +239,20 @@ mod test {
         let first = cpus(&mut batch, 5, &topo);
         assert!(first[..4].iter().all(|c| (4..8).contains(c)), "{first:?}");
         assert!(first[4] < 4, "overflow to a P-core once the E-cores are busy: {first:?}");
+    }
+
+    #[test]
+    fn tasks_sharing_a_cpu_are_not_all_sent_back_to_it() {
+        let topo = vm_machine();
+        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+        // Three tasks took turns on CPU 2; CPU 0 runs something else; the rest is idle.
+        let idle: CpuSet = [1, 3, 4, 5, 6, 7].into_iter().map(CpuId).collect();
+        let mut batch = Batch::new(&topo, &policy, &idle);
+        let t = QueuedInput { cpu: Some(CpuId(2)), slice_end: true, has_run: true, util: 1024 };
+        let got: Vec<Target> = (0..3).map(|_| batch.place(&t, topo.cpus()).target).collect();
+        assert_eq!(got[0], Target::Cpu(CpuId(2)));
+        assert!(!got[1..].contains(&Target::Cpu(CpuId(2))), "{got:?}");
+        assert_eq!(got[1..], [Target::Cpu(CpuId(4)), Target::Cpu(CpuId(6))]);
     }
 
     #[test]

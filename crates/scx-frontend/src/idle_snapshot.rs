@@ -17,34 +17,52 @@ pub(crate) struct Snapshot {
     /// Idle CPUs.
     pub(crate) idle: CpuSet,
     /// CPUs whose whole SMT core is idle.
+    #[allow(dead_code)]
     pub(crate) idle_smt: CpuSet,
+    /// CPUs whose scx_rustland_core queue holds tasks not started yet, when the kernel lets the
+    /// program read queue lengths (`None` otherwise).
+    pub(crate) queued: Option<CpuSet>,
 }
 
 /// The loaded idle-snapshot program.
 pub(crate) struct IdleSnapshot<'obj> {
     skel: IdleSkel<'obj>,
     runs: u64,
+    full: bool,
 }
 
 impl<'obj> IdleSnapshot<'obj> {
     /// Opens and loads the program (not attached: it only ever runs on request).
-    pub(crate) fn load(object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>) -> Result<Self> {
-        let open = IdleSkelBuilder::default().open(object).context("opening the idle-snapshot BPF object")?;
-        let mut open = open;
+    ///
+    /// `snapshot_full` (idle masks and queue lengths) is tried first; if the kernel refuses it,
+    /// `snapshot_idle` (idle masks only) is loaded instead, using `fallback` for the object.
+    pub(crate) fn load(
+        object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
+        fallback: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
+    ) -> Result<Self> {
+        match Self::load_with(object, true) {
+            Ok(me) => Ok(me),
+            Err(e) => {
+                tracing::warn!("queue lengths unavailable ({e:#}); using idle masks only");
+                Self::load_with(fallback, false)
+            }
+        }
+    }
+
+    fn load_with(object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>, full: bool) -> Result<Self> {
+        let mut open = IdleSkelBuilder::default().open(object).context("opening the idle-snapshot BPF object")?;
         // common.bpf.h's prolog probe is for struct_ops schedulers; this object has none.
         open.progs.scx_lib_init_probe.set_autoload(false);
+        open.progs.snapshot_full.set_autoload(full);
+        open.progs.snapshot_idle.set_autoload(!full);
         let skel = open.load().context("loading the idle-snapshot BPF program")?;
-        Ok(Self { skel, runs: 0 })
+        Ok(Self { skel, runs: 0, full })
     }
 
     /// Runs the program and returns the masks it copied.
     pub(crate) fn take(&mut self) -> Result<Snapshot> {
-        let out = self
-            .skel
-            .progs
-            .snapshot_idle
-            .test_run(ProgramInput::default())
-            .context("running the idle-snapshot program")?;
+        let prog = if self.full { &self.skel.progs.snapshot_full } else { &self.skel.progs.snapshot_idle };
+        let out = prog.test_run(ProgramInput::default()).context("running the idle-snapshot program")?;
         if out.return_value != 0 {
             bail!("idle-snapshot program returned {}", out.return_value);
         }
@@ -55,9 +73,15 @@ impl<'obj> IdleSnapshot<'obj> {
         }
         let mut idle = [0u64; CpuSet::WORDS];
         let mut idle_smt = [0u64; CpuSet::WORDS];
+        let mut queued = [0u64; CpuSet::WORDS];
         let n = CpuSet::WORDS.min(bss.idle_words.len());
         idle[..n].copy_from_slice(&bss.idle_words[..n]);
         idle_smt[..n].copy_from_slice(&bss.idle_smt_words[..n]);
-        Ok(Snapshot { idle: CpuSet::from_words(idle), idle_smt: CpuSet::from_words(idle_smt) })
+        queued[..n].copy_from_slice(&bss.queued_words[..n]);
+        Ok(Snapshot {
+            idle: CpuSet::from_words(idle),
+            idle_smt: CpuSet::from_words(idle_smt),
+            queued: self.full.then(|| CpuSet::from_words(queued)),
+        })
     }
 }

@@ -131,7 +131,8 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
 
     // Load the idle-snapshot program first: BpfScheduler::init forbids mmap afterwards.
     let mut idle_object = MaybeUninit::uninit();
-    let idle = idle_snapshot::IdleSnapshot::load(&mut idle_object)?;
+    let mut idle_fallback = MaybeUninit::uninit();
+    let idle = idle_snapshot::IdleSnapshot::load(&mut idle_object, &mut idle_fallback)?;
     let slice_ns = opts.slice_us * 1000;
     let mut sched_object = MaybeUninit::uninit();
     let bpf = bpf::BpfScheduler::init(

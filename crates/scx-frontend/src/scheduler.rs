@@ -19,8 +19,8 @@ use tracing::{debug, info, warn};
 /// Most tasks decided against one snapshot.
 pub(crate) const BATCH_MAX: usize = 64;
 
-/// A CPU a task was just sent to counts as busy until a snapshot shows it busy or this long
-/// has passed (the CPU may not have picked the task up yet).
+/// Without queue lengths from the kernel, a CPU we just sent a task to counts as busy this
+/// long (it may not have picked the task up yet).
 const CLAIM_NS: u64 = 2_000_000;
 
 /// `SCX_ENQ_WAKEUP`: the enqueue is a wake-up, not a slice end.
@@ -77,10 +77,11 @@ pub(crate) struct Scheduler<'a, 'b> {
     tasks: TaskTable,
     counters: Counters,
     reporter: Reporter,
-    claims: Vec<u64>,
+    /// Per CPU: when we last sent it a task.
+    last_sent: Vec<u64>,
     nr_possible: u64,
     queued: Vec<QueuedTask>,
-    pending: Vec<(DispatchedTask, Option<CpuId>)>,
+    outgoing: Vec<(DispatchedTask, Option<CpuId>)>,
 }
 
 impl<'a, 'b> Scheduler<'a, 'b> {
@@ -104,10 +105,10 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             tasks: TaskTable::default(),
             counters: Counters::default(),
             reporter: Reporter::new(Counters::default(), Framework::default()),
-            claims: vec![0; hybridland_policy::MAX_CPUS],
+            last_sent: vec![0; hybridland_policy::MAX_CPUS],
             nr_possible,
             queued: Vec::with_capacity(BATCH_MAX),
-            pending: Vec::with_capacity(BATCH_MAX),
+            outgoing: Vec::with_capacity(BATCH_MAX),
         };
         let fw = me.framework();
         me.reporter = Reporter::new(Counters::default(), fw);
@@ -197,29 +198,28 @@ impl<'a, 'b> Scheduler<'a, 'b> {
 
         let now = now_ns();
         let snap = self.idle.take()?;
-        let mut idle = snap.idle;
-        // The CPU this loop runs on is busy only with us, and we yield right after the batch.
+        // CPUs with tasks waiting in their own queue are not free, whatever the idle mask says.
+        // Without queue lengths from the kernel, a CPU counts as such for a moment after we
+        // sent it a task.
+        let queued_cpus = snap.queued.unwrap_or_else(|| {
+            self.topo.cpus().iter().filter(|c| now.saturating_sub(self.last_sent[c.index()]) < CLAIM_NS).collect()
+        });
+        // The CPU this loop runs on counts as busy: it usually just preempted a task that is in
+        // this batch at its slice end and gets the CPU back; offering it to woken tasks as
+        // well would push that task off its core.
         let own = current_cpu().filter(|c| self.topo.info(*c).is_some());
-        if let Some(own) = own {
-            idle.insert(own);
-        }
-        for cpu in self.topo.cpus().iter() {
-            let claimed = &mut self.claims[cpu.index()];
-            if *claimed == 0 {
-                continue;
-            }
-            if !snap.idle.contains(cpu) || now.saturating_sub(*claimed) > CLAIM_NS {
-                *claimed = 0;
-            } else {
-                idle.remove(cpu);
-            }
-        }
+        let idle = snap.idle.and_not(&queued_cpus);
 
         let nr_waiting = *self.bpf.nr_queued_mut() + self.queued.len() as u64;
         let slice_ns = (self.cfg.slice_ns / nr_waiting.max(1)).max(self.cfg.slice_ns / 8);
         let mut batch = Batch::new(&self.topo, &self.policy, &idle);
-        self.pending.clear();
-        for task in &self.queued {
+        self.outgoing.clear();
+        // Tasks whose slice ended were running a moment ago: they get their CPUs back before
+        // any woken task is placed, so a short wake-up (often landing on the CPU this loop
+        // just ran on) does not push a running task off its core.
+        let by_slice_end = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP == 0);
+        let wakeups = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP != 0);
+        for task in by_slice_end.chain(wakeups) {
             let seen = Seen {
                 pid: task.pid,
                 start_ts: task.start_ts,
@@ -236,12 +236,15 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 // The task is gone or unreadable: the shared queue sorts it out.
                 self.counters.affinity_errors += 1;
                 out.cpu = RL_CPU_ANY;
-                self.pending.push((out, None));
+                self.outgoing.push((out, None));
                 continue;
             };
+            let cpu = u16::try_from(task.cpu).ok().map(CpuId);
+            // At a slice end the task's CPU is about to be free, unless others wait there.
+            let queued_there = cpu.is_some_and(|c| queued_cpus.contains(c));
             let input = QueuedInput {
-                cpu: u16::try_from(task.cpu).ok().map(CpuId),
-                slice_end: !seen.wakeup,
+                cpu,
+                slice_end: !seen.wakeup && !queued_there,
                 has_run: task.start_ts != 0,
                 util,
             };
@@ -269,12 +272,12 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 target = out.cpu,
                 "placed"
             );
-            self.pending.push((out, check));
+            self.outgoing.push((out, check));
         }
 
-        if self.pending.iter().any(|(_, c)| c.is_some()) {
+        if self.outgoing.iter().any(|(_, c)| c.is_some()) {
             let again = self.idle.take()?;
-            for (_, cpu) in &self.pending {
+            for (_, cpu) in &self.outgoing {
                 if let Some(cpu) = cpu {
                     if !again.idle.contains(*cpu) {
                         self.counters.stale += 1;
@@ -282,16 +285,14 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 }
             }
         }
-        for (task, _) in &self.pending {
+        for (task, _) in &self.outgoing {
             if let Err(e) = self.bpf.dispatch_task(task) {
                 self.counters.dispatch_errors += 1;
                 warn!("dispatching pid {} failed: {e}", task.pid);
                 continue;
             }
-            if let Ok(cpu) = usize::try_from(task.cpu) {
-                if let Some(c) = self.claims.get_mut(cpu) {
-                    *c = now;
-                }
+            if let Some(t) = usize::try_from(task.cpu).ok().and_then(|c| self.last_sent.get_mut(c)) {
+                *t = now;
             }
         }
         self.bpf.notify_complete(0);

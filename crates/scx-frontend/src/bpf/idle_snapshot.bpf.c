@@ -21,54 +21,73 @@ char _license[] SEC("license") = "GPL";
 /* Outputs, one bit per CPU, the same layout as hybridland_policy::CpuSet's words. */
 u64 idle_words[SNAP_WORDS];
 u64 idle_smt_words[SNAP_WORDS];
+/*
+ * CPUs whose scx_rustland_core per-CPU queue (DSQ id = CPU number) holds tasks not yet
+ * started: such a CPU is not free even when the kernel calls it idle, and a task whose slice
+ * ends there is not the only one wanting it. Filled by snapshot_full only.
+ */
+u64 queued_words[SNAP_WORDS];
+/* Tasks in the shared queue (DSQ id SNAP_MAX_CPUS), or a negative error. */
+s32 shared_queued;
 /* Number of possible CPU ids the kernel reported on the last run. */
 u32 nr_cpu_ids_seen;
 /* Runs so far; user space checks it moves, so a silently failing program is noticed. */
 u64 nr_snapshots;
 
-static __always_inline u64 mask_word(const struct cpumask *mask, u32 word, u32 nr)
-{
-	u64 bits = 0;
-	u32 bit;
-
-	for (bit = 0; bit < 64; bit++) {
-		u32 cpu = word * 64 + bit;
-
-		if (cpu >= nr)
-			break;
-		if (bpf_cpumask_test_cpu(cpu, mask))
-			bits |= 1ULL << bit;
-	}
-	return bits;
-}
-
-SEC("syscall")
-int snapshot_idle(void *ctx)
+static __always_inline int snapshot(bool queues)
 {
 	const struct cpumask *idle, *smt;
 	u32 nr = scx_bpf_nr_cpu_ids();
 	u32 w;
+	int cpu;
 
 	if (nr > SNAP_MAX_CPUS)
 		nr = SNAP_MAX_CPUS;
 
+	for (w = 0; w < SNAP_WORDS; w++) {
+		idle_words[w] = 0;
+		idle_smt_words[w] = 0;
+		queued_words[w] = 0;
+	}
+
 	idle = scx_bpf_get_idle_cpumask();
 	smt = scx_bpf_get_idle_smtmask();
 
-	for (w = 0; w < SNAP_WORDS; w++) {
-		if (w * 64 >= nr) {
-			idle_words[w] = 0;
-			idle_smt_words[w] = 0;
-			continue;
-		}
-		idle_words[w] = mask_word(idle, w, nr);
-		idle_smt_words[w] = mask_word(smt, w, nr);
+	/* An open-coded iterator: verified once, whatever the number of CPUs. */
+	bpf_for(cpu, 0, nr) {
+		u32 word = (u32)cpu / 64;
+		u64 bit = 1ULL << ((u32)cpu & 63);
+
+		if (word >= SNAP_WORDS)
+			break;
+		if (bpf_cpumask_test_cpu(cpu, idle))
+			idle_words[word] |= bit;
+		if (bpf_cpumask_test_cpu(cpu, smt))
+			idle_smt_words[word] |= bit;
+		if (queues && scx_bpf_dsq_nr_queued(cpu) > 0)
+			queued_words[word] |= bit;
 	}
 
 	scx_bpf_put_idle_cpumask(idle);
 	scx_bpf_put_idle_cpumask(smt);
 
+	if (queues)
+		shared_queued = scx_bpf_dsq_nr_queued(SNAP_MAX_CPUS);
 	nr_cpu_ids_seen = nr;
 	__sync_fetch_and_add(&nr_snapshots, 1);
 	return 0;
+}
+
+/* Idle masks and per-CPU queue occupancy. */
+SEC("syscall")
+int snapshot_full(void *ctx)
+{
+	return snapshot(true);
+}
+
+/* Idle masks only: the fallback if the kernel refuses snapshot_full. */
+SEC("syscall")
+int snapshot_idle(void *ctx)
+{
+	return snapshot(false);
 }
