@@ -164,42 +164,11 @@ impl CpuSet {
     /// Iterates the CPUs in ascending order.
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
-        self.iter_upto(WORDS)
-    }
-
-    /// Iterates the CPUs of the first `words` words (1..=[`CpuSet::WORDS`]) in ascending
-    /// order: the whole set when the rest is known to be empty, without walking it.
-    #[inline]
-    pub(crate) fn iter_upto(&self, words: usize) -> Iter<'_> {
         Iter {
             set: self,
             word: 0,
             bits: self.words[0],
-            end: words.clamp(1, WORDS),
         }
-    }
-
-    /// [`and`](Self::and) over the first `words` words only; the rest of the result is empty.
-    /// The decision path uses it once it knows every set it combines is empty beyond `words`.
-    #[inline]
-    #[must_use]
-    pub(crate) fn and_upto(&self, other: &Self, words: usize) -> Self {
-        let mut out = Self::EMPTY;
-        let n = words.min(WORDS);
-        for ((o, a), b) in out.words[..n]
-            .iter_mut()
-            .zip(&self.words[..n])
-            .zip(&other.words[..n])
-        {
-            *o = a & b;
-        }
-        out
-    }
-
-    /// Whether the first `words` words hold no CPU.
-    #[inline]
-    pub(crate) fn is_empty_upto(&self, words: usize) -> bool {
-        self.words[..words.min(WORDS)].iter().all(|&w| w == 0)
     }
 
     /// CPUs in both sets.
@@ -295,8 +264,6 @@ pub struct Iter<'a> {
     set: &'a CpuSet,
     word: usize,
     bits: u64,
-    /// One past the last word to visit.
-    end: usize,
 }
 
 impl Iterator for Iter<'_> {
@@ -305,10 +272,11 @@ impl Iterator for Iter<'_> {
     #[inline]
     fn next(&mut self) -> Option<CpuId> {
         while self.bits == 0 {
-            self.word += 1;
-            if self.word >= self.end {
+            // Stays at the last word once done, so calling `next` again stays harmless.
+            if self.word + 1 >= WORDS {
                 return None;
             }
+            self.word += 1;
             self.bits = self.set.words[self.word];
         }
         let bit = self.bits.trailing_zeros() as usize;
@@ -389,21 +357,6 @@ mod test {
         assert_eq!(it.next(), Some(CpuId(700)));
         assert_eq!(it.next(), None);
         assert_eq!(it.next(), None);
-        let mut short = s.iter_upto(1);
-        assert_eq!(short.next(), Some(CpuId(3)));
-        assert_eq!(short.next(), None);
-        assert_eq!(short.next(), None);
-    }
-
-    #[test]
-    fn prefix_operations_agree_with_whole_ones_on_short_sets() {
-        let a = set(&[1, 2, 63, 64, 100]);
-        let b = set(&[2, 64, 100, 127]);
-        assert_eq!(a.and_upto(&b, 2), a.and(&b));
-        assert_eq!(a.and_upto(&b, 1), set(&[2]));
-        assert!(!a.is_empty_upto(1));
-        assert!(set(&[64]).is_empty_upto(1));
-        assert!(!set(&[64]).is_empty_upto(2));
     }
 
     #[test]

@@ -154,42 +154,124 @@ impl Policy {
     /// Chooses an idle CPU for a task. Pure: the same inputs always give the same answer.
     #[inline]
     pub fn select_cpu(&self, topo: &Topology, state: &CpuState, task: &TaskHints<'_>) -> Placement {
-        // Idle CPUs are CPUs of `topo`, so every set below is empty past the words that can
-        // hold them: a 20-CPU machine combines one word per step, not sixteen.
-        let words = topo.words();
-        let candidates = task.allowed.and_upto(state.idle(), words);
-        if candidates.is_empty_upto(words) {
+        // Idle CPUs are CPUs of `topo`, so every set the decision combines is empty past the
+        // words that can hold them: work on just those words (one up to 64 CPUs), in a
+        // fixed-size array the compiler keeps in registers.
+        match topo.words() {
+            0 | 1 => self.select::<1>(topo, state, task),
+            2 => self.select::<2>(topo, state, task),
+            3 | 4 => self.select::<4>(topo, state, task),
+            5..=8 => self.select::<8>(topo, state, task),
+            _ => self.select::<{ CpuSet::WORDS }>(topo, state, task),
+        }
+    }
+
+    /// [`select_cpu`](Self::select_cpu) on the first `N` words of every set.
+    #[inline]
+    fn select<const N: usize>(
+        &self,
+        topo: &Topology,
+        state: &CpuState,
+        task: &TaskHints<'_>,
+    ) -> Placement {
+        let candidates = and(&head::<N>(task.allowed), &head(state.idle()));
+        if is_empty(&candidates) {
             return Placement::NO_IDLE;
         }
-        let in_primary = candidates.and_upto(&self.primary, words);
-        let (pool, overflow) = if in_primary.is_empty_upto(words) {
+        let in_primary = and(&candidates, &head(&self.primary));
+        let (pool, overflow) = if is_empty(&in_primary) {
             (candidates, true)
         } else {
             (in_primary, false)
         };
-        let fitting = pool.and_upto(&topo.fitting(task.util, self.config.fit_margin_pct), words);
-        let pool = if fitting.is_empty_upto(words) {
-            pool
-        } else {
-            fitting
-        };
+        let fits = topo.fitting(task.util, self.config.fit_margin_pct);
+        let fitting = and(&pool, &head(&fits));
+        let pool = if is_empty(&fitting) { pool } else { fitting };
 
-        let whole_core = pool.and_upto(state.idle_cores(), words);
-        let p_cores = whole_core.and_upto(topo.kind_mask(CoreKind::Performance), words);
-        let (set, step) = if !p_cores.is_empty_upto(words) {
+        let whole_core = and(&pool, &head(state.idle_cores()));
+        let p_cores = and(&whole_core, &head(topo.kind_mask(CoreKind::Performance)));
+        let (set, step) = if !is_empty(&p_cores) {
             (p_cores, Step::IdlePCore)
-        } else if !whole_core.is_empty_upto(words) {
+        } else if !is_empty(&whole_core) {
             (whole_core, Step::IdleECore)
         } else {
             (pool, Step::BusySibling)
         };
         let balance = self.balance_active(topo, state);
-        let cpu = pick(topo, state, &set, words, step, task.prev_cpu, balance);
+        let cpu = pick(topo, state, &set, step, task.prev_cpu, balance);
         Placement {
             cpu: Some(cpu),
             step,
             overflow,
         }
+    }
+}
+
+/// The first `N` words of a CPU set (bit `i` of word `w` is CPU `64 * w + i`).
+type Words<const N: usize> = [u64; N];
+
+#[inline]
+fn head<const N: usize>(set: &CpuSet) -> Words<N> {
+    let mut w = [0; N];
+    w.copy_from_slice(&set.words()[..N]);
+    w
+}
+
+#[inline]
+fn and<const N: usize>(a: &Words<N>, b: &Words<N>) -> Words<N> {
+    core::array::from_fn(|i| a[i] & b[i])
+}
+
+#[inline]
+fn is_empty<const N: usize>(a: &Words<N>) -> bool {
+    a.iter().all(|&w| w == 0)
+}
+
+#[inline]
+fn contains<const N: usize>(a: &Words<N>, cpu: CpuId) -> bool {
+    let i = cpu.index();
+    i < N * 64 && (a[i / 64] >> (i % 64)) & 1 != 0
+}
+
+#[inline]
+fn first<const N: usize>(a: &Words<N>) -> Option<CpuId> {
+    Members::new(a).next()
+}
+
+/// Ascending iterator over the CPUs of a [`Words`].
+struct Members<'a, const N: usize> {
+    words: &'a Words<N>,
+    word: usize,
+    bits: u64,
+}
+
+impl<'a, const N: usize> Members<'a, N> {
+    #[inline]
+    fn new(words: &'a Words<N>) -> Self {
+        Self {
+            words,
+            word: 0,
+            bits: words[0],
+        }
+    }
+}
+
+impl<const N: usize> Iterator for Members<'_, N> {
+    type Item = CpuId;
+
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        while self.bits == 0 {
+            if self.word + 1 >= N {
+                return None;
+            }
+            self.word += 1;
+            self.bits = self.words[self.word];
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        // word < N <= 16 and bit < 64: below MAX_CPUS, fits a u16.
+        Some(CpuId((self.word * 64 + bit) as u16))
     }
 }
 
@@ -216,33 +298,38 @@ impl Policy {
     }
 }
 
-/// The best CPU of a non-empty `set` (empty past `words`) whose members all qualify for
-/// `step`.
+/// The best CPU of a non-empty `set` whose members all qualify for `step`.
 #[inline]
-fn pick(
+fn pick<const N: usize>(
     topo: &Topology,
     state: &CpuState,
-    set: &CpuSet,
-    words: usize,
+    set: &Words<N>,
     step: Step,
     prev: Option<CpuId>,
     balance: bool,
 ) -> CpuId {
     if step == Step::IdlePCore {
         if let Some(prev) = prev {
-            if set.contains(prev) {
+            if contains(set, prev) {
                 return prev;
             }
-            if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
+            if let Some(&s) = topo.siblings(prev).iter().find(|s| contains(set, **s)) {
                 return s;
             }
         }
     }
-    let top = topo.top_capacity(set, words);
-    let prev_in_top = prev.filter(|p| top.contains(*p));
+    // The members of the highest capacity among them.
+    let top = topo
+        .at_least_levels()
+        .iter()
+        .rev()
+        .map(|level| and(set, &head(level)))
+        .find(|m| !is_empty(m))
+        .unwrap_or([0; N]);
+    let prev_in_top = prev.filter(|p| contains(&top, *p));
     if !balance && topo.uniform_rank() {
         // Nothing left to compare but "previous CPU" and the id.
-        return prev_in_top.or(top.first()).unwrap_or(CpuId(0));
+        return prev_in_top.or(first(&top)).unwrap_or(CpuId(0));
     }
     let mut loads = ClusterLoads::new(topo, state);
     if balance && topo.uniform_rank() {
@@ -253,7 +340,7 @@ fn pick(
             return p;
         }
         let mut best: Option<(CpuId, ClusterLoad)> = None;
-        for cpu in top.iter_upto(words) {
+        for cpu in Members::new(&top) {
             let load = loads.of(cpu);
             if load.is_empty() {
                 return cpu;
@@ -265,7 +352,7 @@ fn pick(
         }
         return best.map_or(CpuId(0), |(cpu, _)| cpu);
     }
-    let mut cpus = top.iter_upto(words);
+    let mut cpus = Members::new(&top);
     let Some(mut best) = cpus.next() else {
         return CpuId(0);
     };

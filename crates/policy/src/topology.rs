@@ -291,17 +291,10 @@ impl Topology {
         }
     }
 
-    /// The members of `set` with the highest capacity among them.
-    /// Only the first `words` words are read; `set` must be empty beyond them.
+    /// `at_least_levels()[l]`: the CPUs whose capacity is at least `capacity_levels()[l]`.
     #[inline]
-    pub(crate) fn top_capacity(&self, set: &CpuSet, words: usize) -> CpuSet {
-        for l in (0..self.nr_levels as usize).rev() {
-            let m = set.and_upto(&self.at_least[l], words);
-            if !m.is_empty_upto(words) {
-                return m;
-            }
-        }
-        CpuSet::EMPTY
+    pub(crate) fn at_least_levels(&self) -> &[CpuSet] {
+        &self.at_least[..self.nr_levels as usize]
     }
 
     pub(crate) fn uniform_rank(&self) -> bool {
