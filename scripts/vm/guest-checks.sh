@@ -161,11 +161,14 @@ spin_stop
 sleep 0.5
 
 # 3. Four busy tasks: one per P-core, then one per E cluster; no SMT sibling shared.
+# Placements under emulation are noisy (the sampling shell itself runs on these CPUs), so a
+# miss is sampled once more before it counts.
+spread4_ok() { [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $EA -eq 1 ] && [ $EB -eq 1 ]; }
 spin_start 4
 sleep 1
-sample_majority 9 0.4
-classify
-if [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $EA -eq 1 ] && [ $EB -eq 1 ]; then
+sample_majority 9 0.4; classify
+if ! spread4_ok; then say "(sampling again)"; sample_majority 9 0.4; classify; fi
+if spread4_ok; then
   pass spread-4 "2 tasks on distinct P-cores, 1 per E cluster"
 else
   fail spread-4 "P=$NP (SMT doubled $DOUBLE), E clusters $EA/$EB; want 2 (0), 1/1"
@@ -174,44 +177,21 @@ spin_stop
 sleep 0.5
 
 # 4. Six busy tasks: both P-cores, then all four E-cores, before any SMT sibling.
+spread6_ok() { [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $NE -eq 4 ]; }
 spin_start 6
 sleep 1
-sample_majority 9 0.4
-classify
-if [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $NE -eq 4 ]; then
+sample_majority 9 0.4; classify
+if ! spread6_ok; then say "(sampling again)"; sample_majority 9 0.4; classify; fi
+if spread6_ok; then
   pass spread-6-smt-last "2 on distinct P-cores, 4 on E-cores, no SMT sibling used"
 else
   fail spread-6-smt-last "P=$NP (SMT doubled $DOUBLE), E=$NE; want 2 (0), 4"
 fi
 spin_stop
-sleep 0.5
-
-# 5. Cluster balance off at run time, through the control file: E tasks now pack.
-if [ -w "$CTL" ]; then
-  echo off > "$CTL"
-  i=0
-  while ! grep -q "cluster balance: on -> off" "$LOG" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  if grep -q "cluster balance: on -> off" "$LOG"; then
-    spin_start 4
-    sleep 1
-    sample_majority 9 0.4
-    classify
-    if [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && { [ $EA -eq 2 ] || [ $EB -eq 2 ]; }; then
-      pass knob-runtime "after 'echo off > $CTL' the 2 E tasks share one cluster ($EA/$EB)"
-    else
-      fail knob-runtime "after 'echo off' P=$NP (doubled $DOUBLE), E clusters $EA/$EB; want both E tasks in one cluster"
-    fi
-    spin_stop
-  else
-    fail knob-runtime "the scheduler did not log the change"
-  fi
-else
-  fail knob-runtime "no control file $CTL"
-fi
 say "--- stats while loaded (last lines) ---"
-grep "stats:" "$LOG" | tail -n 4
+grep "stats:" "$LOG" | tail -n 3
 
-# 6. SIGINT unloads it cleanly.
+# 5. SIGINT unloads it cleanly.
 stop_sched INT
 if wait_state disabled 20 && [ "$SCHED_RC" -eq 0 ]; then
   pass sigint-disables "state=$(state), exit status $SCHED_RC"
@@ -221,24 +201,49 @@ else
 fi
 if [ -e "$CTL" ]; then fail control-file-removed "$CTL still there"; else pass control-file-removed "$CTL gone"; fi
 
-# 7. Primary domain powersave: a light load stays on the E-cores.
-if start_sched --primary-domain powersave; then
+# 6. Primary domain powersave: a light load (2 busy tasks) stays on the E-cores, one per
+# cluster with cluster balance on; 7. after `echo off` to the control file, two new tasks pack
+# into one cluster.
+if start_sched --primary-domain powersave --cluster-balance on; then
   spin_start 2
   sleep 1
-  sample_majority 9 0.4
-  classify
+  sample_majority 9 0.4; classify
   if [ $NE -eq 2 ] && [ $SAMPLES_P -le $((SAMPLES_TOTAL / 10)) ]; then
     pass powersave-on-e "both tasks on E-cores; $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
   else
     fail powersave-on-e "E tasks=$NE, $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
   fi
+  before="$EA/$EB"
   spin_stop
-  say "--- stats (powersave) ---"
+  sleep 0.5
+  if [ -w "$CTL" ]; then
+    echo off > "$CTL"
+    i=0
+    while ! grep -q "cluster balance: on -> off" "$LOG" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    if grep -q "cluster balance: on -> off" "$LOG"; then
+      spin_start 2
+      sleep 1
+      sample_majority 9 0.4; classify
+      after="$EA/$EB"
+      if [ "$before" = 1/1 ] && { [ "$after" = 2/0 ] || [ "$after" = 0/2 ]; }; then
+        pass knob-runtime "2 E tasks per cluster with balance on: $before; after 'echo off > $CTL': $after"
+      else
+        fail knob-runtime "E tasks per cluster with balance on: $before (want 1/1); after 'echo off': $after (want 2/0 or 0/2)"
+      fi
+      spin_stop
+    else
+      fail knob-runtime "the scheduler did not log the change"
+    fi
+  else
+    fail knob-runtime "no control file $CTL"
+  fi
+  say "--- stats (powersave, then balance off) ---"
   grep "stats:" "$LOG" | tail -n 2
   stop_sched INT
   wait_state disabled 20
 else
   fail powersave-on-e "scheduler did not load with --primary-domain powersave"
+  fail knob-runtime "scheduler did not load"
 fi
 
 # 8. Stress: hackbench and a storm of short-lived tasks for several seconds.

@@ -129,7 +129,15 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         }
     };
 
-    // Load the idle-snapshot program first: BpfScheduler::init forbids mmap afterwards.
+    // Start the nudge helper and load the idle-snapshot program first: BpfScheduler::init
+    // forbids mmap afterwards.
+    let nudger = match scheduler::Nudger::spawn() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            warn!("no nudge helper ({e:#}): tasks left on E-cores move only when they next wake");
+            None
+        }
+    };
     let mut idle_object = MaybeUninit::uninit();
     let mut idle_fallback = MaybeUninit::uninit();
     let idle = idle_snapshot::IdleSnapshot::load(&mut idle_object, &mut idle_fallback)?;
@@ -163,6 +171,7 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         policy,
         scheduler::LoopConfig { slice_ns, stats_ns },
         control,
+        nudger,
     );
     let result = sched.run();
     let mut bpf = sched.into_bpf();

@@ -6,14 +6,15 @@
 //! iterations: poll the control file, log stats. The framework wakes the loop whenever tasks
 //! are queued, and at least once a second.
 
-use crate::adapter::{Batch, QueuedInput, Target};
+use crate::adapter::{Batch, QueuedInput, Target, decide};
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::idle_snapshot::IdleSnapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::stats::{Counters, Framework, Reporter};
 use crate::tasks::{Seen, TaskTable};
 use anyhow::Result;
-use hybridland_policy::{CpuId, CpuSet, Policy, Topology};
+use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Step, Topology};
+use std::os::fd::RawFd;
 use tracing::{debug, info, warn};
 
 /// Most tasks decided against one snapshot.
@@ -22,6 +23,12 @@ pub(crate) const BATCH_MAX: usize = 64;
 /// Without queue lengths from the kernel, a CPU we just sent a task to counts as busy this
 /// long (it may not have picked the task up yet).
 const CLAIM_NS: u64 = 2_000_000;
+
+/// How often the loop looks for tasks to nudge, and the shortest gap between two nudges.
+const NUDGE_CHECK_NS: u64 = 20_000_000;
+const NUDGE_GAP_NS: u64 = 50_000_000;
+/// Slice of the nudge helper thread (it only reads a byte and sleeps again).
+const NUDGE_SLICE_NS: u64 = 50_000;
 
 /// `SCX_ENQ_WAKEUP`: the enqueue is a wake-up, not a slice end.
 const SCX_ENQ_WAKEUP: u64 = 1;
@@ -66,6 +73,54 @@ fn allowed_cpus(pid: i32, nr_allowed: u64, nr_possible: u64, topo: &Topology) ->
     Some(out)
 }
 
+/// A helper thread of ours that sleeps on a pipe. scx_rustland_core refills the slice of a
+/// task nothing else competes with, so a task placed on an E-core (or an SMT sibling) while
+/// every P-core was busy would stay there after a P-core idles. To re-place it, the loop wakes
+/// this thread and sends it to that CPU's queue: at the task's next slice end the CPU has
+/// other work, the task comes back to user space and the policy places it again.
+pub(crate) struct Nudger {
+    tid: i32,
+    write_fd: RawFd,
+    /// CPU the helper is to be sent to, and when it was woken for it.
+    target: Option<(CpuId, u64)>,
+}
+
+impl Nudger {
+    /// Starts the helper. Call before `BpfScheduler::init` (a thread stack needs `mmap`).
+    pub(crate) fn spawn() -> Result<Self> {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 fills the two descriptors we pass.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            anyhow::bail!("pipe2: {}", std::io::Error::last_os_error());
+        }
+        let read_fd = fds[0];
+        // The reading end blocks.
+        // SAFETY: plain fcntl on our descriptor.
+        unsafe { libc::fcntl(read_fd, libc::F_SETFL, 0) };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new().name("hl-nudge".into()).stack_size(64 * 1024).spawn(move || {
+            // SAFETY: gettid has no arguments.
+            let _ = tx.send(unsafe { libc::gettid() });
+            let mut buf = [0u8; 64];
+            loop {
+                // SAFETY: reads into our buffer.
+                let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted) {
+                    break;
+                }
+            }
+        })?;
+        let tid = rx.recv()?;
+        Ok(Self { tid, write_fd: fds[1], target: None })
+    }
+
+    fn wake(&mut self, cpu: CpuId, now: u64) {
+        // SAFETY: writes one byte from a local; non-blocking.
+        unsafe { libc::write(self.write_fd, [1u8].as_ptr().cast(), 1) };
+        self.target = Some((cpu, now));
+    }
+}
+
 /// The running scheduler.
 pub(crate) struct Scheduler<'a, 'b> {
     bpf: BpfScheduler<'a>,
@@ -79,6 +134,9 @@ pub(crate) struct Scheduler<'a, 'b> {
     reporter: Reporter,
     /// Per CPU: when we last sent it a task.
     last_sent: Vec<u64>,
+    /// Per CPU: the last task we sent there and the step that chose it.
+    placed: Vec<Option<(i32, Step)>>,
+    nudger: Option<Nudger>,
     nr_possible: u64,
     queued: Vec<QueuedTask>,
     outgoing: Vec<(DispatchedTask, Option<CpuId>)>,
@@ -92,6 +150,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         policy: Policy,
         cfg: LoopConfig,
         control: Option<ControlFile>,
+        nudger: Option<Nudger>,
     ) -> Self {
         // SAFETY: sysconf has no memory effects.
         let nr_possible = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
@@ -106,6 +165,8 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             counters: Counters::default(),
             reporter: Reporter::new(Counters::default(), Framework::default()),
             last_sent: vec![0; hybridland_policy::MAX_CPUS],
+            placed: vec![None; hybridland_policy::MAX_CPUS],
+            nudger,
             nr_possible,
             queued: Vec::with_capacity(BATCH_MAX),
             outgoing: Vec::with_capacity(BATCH_MAX),
@@ -134,9 +195,14 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         let mut next_poll = 0;
         let mut next_stats = self.cfg.stats_ns.map(|s| now_ns() + s);
         let mut next_prune = now_ns() + 5_000_000_000;
+        let mut next_nudge = 0;
         while !self.bpf.exited() {
             self.schedule_batch()?;
             let now = now_ns();
+            if now >= next_nudge {
+                next_nudge = now + NUDGE_CHECK_NS;
+                self.check_nudge(now)?;
+            }
             if now >= next_poll {
                 next_poll = now + POLL_NS;
                 self.poll_knob();
@@ -177,6 +243,46 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 warn!("{}: expected off, on or auto; keeping {current}", control.path().display());
             }
         }
+    }
+
+    /// Looks for a CPU running a task the policy would now place better (a P-core went idle
+    /// while it sits on an E-core or an SMT sibling) and wakes the helper to dislodge it.
+    fn check_nudge(&mut self, now: u64) -> Result<()> {
+        let Some(nudger) = self.nudger.as_ref() else { return Ok(()) };
+        if nudger.target.is_some_and(|(_, at)| now.saturating_sub(at) < NUDGE_GAP_NS) {
+            return Ok(());
+        }
+        if !self.placed.iter().any(|p| p.is_some_and(|(_, step)| step > Step::IdlePCore)) {
+            return Ok(());
+        }
+        let snap = self.idle.take()?;
+        let queued = snap.queued.unwrap_or_default();
+        let state = CpuState::from_idle(&self.topo, &snap.idle.and_not(&queued));
+        let mut target = None;
+        for cpu in self.topo.cpus().iter() {
+            let Some((pid, step)) = self.placed[cpu.index()] else { continue };
+            if snap.idle.contains(cpu) {
+                // The task left.
+                self.placed[cpu.index()] = None;
+                continue;
+            }
+            if step == Step::IdlePCore || queued.contains(cpu) {
+                continue;
+            }
+            let input = QueuedInput { cpu: Some(cpu), slice_end: true, has_run: true, util: self.tasks.util_of(pid) };
+            let (p, _) = decide(&self.topo, &self.policy, &state, &input, self.topo.cpus());
+            if p.cpu.is_some_and(|c| c != cpu) && p.step < step && !p.overflow {
+                target = Some((cpu, pid, p));
+                break;
+            }
+        }
+        if let (Some((cpu, pid, p)), Some(nudger)) = (target, self.nudger.as_mut()) {
+            debug!(cpu = cpu.0, pid, better = %p.step, "nudge");
+            nudger.wake(cpu, now);
+            self.counters.nudges += 1;
+            self.placed[cpu.index()] = None;
+        }
+        Ok(())
     }
 
     fn schedule_batch(&mut self) -> Result<()> {
@@ -228,8 +334,15 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 weight: task.weight,
                 vtime: task.vtime,
             };
-            let util = self.tasks.util(&seen);
             let mut out = DispatchedTask::new(task);
+            if let Some(n) = self.nudger.as_mut().filter(|n| n.tid == task.pid) {
+                // The helper: to the CPU it is meant to dislodge a task from, briefly.
+                out.slice_ns = NUDGE_SLICE_NS;
+                out.cpu = n.target.take().map_or(RL_CPU_ANY, |(c, _)| i32::from(c.0));
+                self.outgoing.push((out, None));
+                continue;
+            }
+            let util = self.tasks.util(&seen);
             out.slice_ns = slice_ns;
             out.vtime = self.tasks.vtime(&seen, self.cfg.slice_ns);
             let Some(allowed) = allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo) else {
@@ -256,6 +369,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             let check = match d.target {
                 Target::Cpu(cpu) => {
                     out.cpu = i32::from(cpu.0);
+                    self.placed[cpu.index()] = Some((task.pid, d.placement.step));
                     (d.from_snapshot && Some(cpu) != own).then_some(cpu)
                 }
                 Target::Any => {

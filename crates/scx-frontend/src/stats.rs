@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   | busy performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0
+//!   nudge=0 | busy performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0
 //!   bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: decisions per step of the idle order (`no-idle` went to the shared queue);
 //! - `overflow`: placements outside the primary domain because none of it was idle;
 //! - `stale`: dispatches to a CPU that was idle in the snapshot but busy by dispatch time;
+//! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
 //! - `fw`: scx_rustland_core's counters over the interval (user/kernel dispatches, cancelled,
 //!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges.
@@ -26,6 +27,9 @@ pub(crate) struct Counters {
     pub(crate) overflow: u64,
     /// Dispatches whose CPU was no longer idle when dispatched.
     pub(crate) stale: u64,
+    /// Nudges: a task left on an E-core or SMT sibling while a better CPU idled was made to
+    /// come back for re-placement.
+    pub(crate) nudges: u64,
     /// Failed dispatches (user ring buffer full).
     pub(crate) dispatch_errors: u64,
     /// Affinity look-ups that failed (task gone).
@@ -42,6 +46,7 @@ impl Counters {
             steps,
             overflow: self.overflow - prev.overflow,
             stale: self.stale - prev.stale,
+            nudges: self.nudges - prev.nudges,
             dispatch_errors: self.dispatch_errors - prev.dispatch_errors,
             affinity_errors: self.affinity_errors - prev.affinity_errors,
         }
@@ -133,7 +138,7 @@ impl Reporter {
         for step in Step::ALL {
             let _ = write!(s, " {}={}", step.name(), d.steps.0[step.index()]);
         }
-        let _ = write!(s, " | overflow={} stale={}", d.overflow, d.stale);
+        let _ = write!(s, " | overflow={} stale={} nudge={}", d.overflow, d.stale, d.nudges);
         if d.dispatch_errors + d.affinity_errors > 0 {
             let _ = write!(s, " dispatch-errors={} affinity-errors={}", d.dispatch_errors, d.affinity_errors);
         }
@@ -189,7 +194,7 @@ mod test {
         c.stale = 1;
         let fw = Framework { user: 5, running: 1, ..Default::default() };
         let line = r.line(&topo, &c, &fw, "on");
-        assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 | busy performance="), "{line}");
+        assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 | busy performance="), "{line}");
         assert!(line.contains("balance=on | fw user=5 kernel=0"), "{line}");
         let line = r.line(&topo, &c, &fw, "on");
         assert!(line.contains("idle-p-core=0") && line.contains("user=0"), "{line}");

@@ -59,6 +59,11 @@ impl TaskTable {
         rec.util
     }
 
+    /// The current estimate for `pid` (0 if unknown), without updating it.
+    pub(crate) fn util_of(&self, pid: i32) -> u16 {
+        self.tasks.get(&pid).map_or(0, |r| r.util)
+    }
+
     /// The vtime to dispatch the task with: its own, not more than one slice behind the
     /// global one (a sleeper gets at most a slice of credit), charged for its last run scaled
     /// by its weight.
