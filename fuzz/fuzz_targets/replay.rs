@@ -17,7 +17,7 @@ enum PhaseIn {
     Run(u16),
     Sleep(u16),
     Pool(u8),
-    Loop(u8, Vec<PhaseIn>),
+    Loop(u32, Vec<PhaseIn>),
 }
 
 #[derive(Debug, Arbitrary)]
@@ -57,7 +57,9 @@ fn phase(p: &PhaseIn, depth: usize) -> Value {
         PhaseIn::Sleep(us) => json!({ "sleep_ns": u64::from(*us) * 1000 }),
         PhaseIn::Pool(i) => json!({ "pool": format!("pool{}", i % 3) }),
         PhaseIn::Loop(times, body) if depth < 5 => json!({ "loop": {
-            "times": times % 8,
+            // Mostly short loops; with the top bit set, up to the format's limit of a million
+            // (the replay's event bound has to stop those).
+            "times": if times & 0x8000_0000 != 0 { times % 1_000_001 } else { times % 8 },
             "phases": body.iter().take(4).map(|b| phase(b, depth + 1)).collect::<Vec<_>>(),
         }}),
         PhaseIn::Loop(..) => json!({ "run_ns": 1000 }),
