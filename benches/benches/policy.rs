@@ -2,10 +2,10 @@
 //! CPUs. See BENCHMARKS.md for how to run them and what they measured.
 #![allow(missing_docs)] // criterion_main! generates an undocumented `main`.
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hybridland_benches::{Load, SIZES, balance_step2, wakeup};
 use core::hint::black_box;
 use core::time::Duration;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use hybridland_benches::{Load, SIZES, balance_step2, wakeup};
 
 fn placement(c: &mut Criterion) {
     for (load, primary) in Load::ALL

@@ -2,11 +2,11 @@
 //! second. See BENCHMARKS.md.
 #![allow(missing_docs)] // criterion_main! generates an undocumented `main`.
 
+use core::hint::black_box;
+use core::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hybridland_benches::{SIM_PRESET, large_trace_json};
 use hybridland_sim::{Knobs, Trace, presets, replay};
-use core::hint::black_box;
-use core::time::Duration;
 
 /// 20,000 tasks (200 entries x 100 copies), 4 run/sleep rounds each, on 32 CPUs.
 fn replay_rate(c: &mut Criterion) {

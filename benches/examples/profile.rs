@@ -13,8 +13,8 @@
 //! `ENTRIES` x 100 tasks of `LOOPS` run/sleep rounds once and prints its size, for peak-memory
 //! measurements (`/usr/bin/time -v`): memory should follow the number of tasks, not events.
 
-use hybridland_benches::{Case, Load, SIM_PRESET, balance_step2, large_trace_json, wakeup};
 use core::hint::black_box;
+use hybridland_benches::{Case, Load, SIM_PRESET, balance_step2, large_trace_json, wakeup};
 
 #[inline(never)]
 fn decide_many(case: &Case, n: u64) -> u64 {
