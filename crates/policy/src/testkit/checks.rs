@@ -280,8 +280,8 @@ pub fn check_placement(
     Ok(())
 }
 
-/// A lone task on an idle machine: gets a CPU of the highest capacity in the primary domain,
-/// and a fully idle P-core whenever the primary domain has one.
+/// A lone task on an idle machine gets a fully idle P-core whenever the primary domain has one,
+/// the fastest of them; on a domain without P-cores, the fastest CPU of the domain.
 pub fn check_lone_task(topo: &Topology, policy: &Policy) -> Result<Placement, Violation> {
     let state = CpuState::all_idle(topo);
     let allowed = *topo.cpus();
@@ -298,12 +298,10 @@ pub fn check_lone_task(topo: &Topology, policy: &Policy) -> Result<Placement, Vi
             format!("got {} (cpu {cpu}) while P-cores {primary_p} idle", p.step),
         );
     }
-    let best = policy
-        .primary()
-        .iter()
-        .map(|c| cap(topo, c))
-        .max()
-        .unwrap_or(0);
+    // The idle order ranks kinds before capacities, so the best CPU is the fastest P-core when
+    // the domain has one (even should firmware call a slower core "performance").
+    let field = if primary_p.is_empty() { *policy.primary() } else { primary_p };
+    let best = field.iter().map(|c| cap(topo, c)).max().unwrap_or(0);
     if cap(topo, cpu) != best {
         return fail(
             "lone-task",
