@@ -60,7 +60,12 @@ pub(crate) struct Batch<'a> {
 impl<'a> Batch<'a> {
     /// A batch against `idle`, the CPUs free to take a task now.
     pub(crate) fn new(topo: &'a Topology, policy: &'a Policy, idle: &CpuSet) -> Self {
-        Self { topo, policy, state: CpuState::from_idle(topo, idle), taken: CpuSet::EMPTY }
+        Self {
+            topo,
+            policy,
+            state: CpuState::from_idle(topo, idle),
+            taken: CpuSet::EMPTY,
+        }
     }
 
     /// The state the next decision sees.
@@ -75,13 +80,18 @@ impl<'a> Batch<'a> {
     pub(crate) fn place(&mut self, task: &QueuedInput, allowed: &CpuSet) -> Decision {
         let mut task = *task;
         task.slice_end &= task.cpu.is_some_and(|c| !self.taken.contains(c));
-        let (placement, from_snapshot) = decide(self.topo, self.policy, &self.state, &task, allowed);
+        let (placement, from_snapshot) =
+            decide(self.topo, self.policy, &self.state, &task, allowed);
         if let Some(cpu) = placement.cpu {
             self.state.occupy(self.topo, cpu);
             self.taken.insert(cpu);
         }
         let target = placement.cpu.map_or(Target::Any, Target::Cpu);
-        Decision { target, placement, from_snapshot }
+        Decision {
+            target,
+            placement,
+            from_snapshot,
+        }
     }
 }
 
@@ -97,7 +107,11 @@ pub(crate) fn decide(
     allowed: &CpuSet,
 ) -> (Placement, bool) {
     let prev_cpu = task.cpu.filter(|c| task.has_run && topo.info(*c).is_some());
-    let hints = TaskHints { allowed, prev_cpu, util: task.util };
+    let hints = TaskHints {
+        allowed,
+        prev_cpu,
+        util: task.util,
+    };
     match prev_cpu.filter(|c| task.slice_end && !state.is_idle(*c)) {
         Some(own) => {
             let mut freed = state.clone();
@@ -128,7 +142,12 @@ mod test {
     use proptest::prelude::*;
 
     fn input(s: &Scenario, slice_end: bool) -> QueuedInput {
-        QueuedInput { cpu: s.prev_cpu, slice_end, has_run: true, util: s.util }
+        QueuedInput {
+            cpu: s.prev_cpu,
+            slice_end,
+            has_run: true,
+            util: s.util,
+        }
     }
 
     proptest! {
@@ -182,8 +201,10 @@ mod test {
         /// order (the shared fill checker's answer).
         #[test]
         fn a_batch_fills_in_the_policy_order(topo in testkit::arb_topology_sized(false), balance in 0u8..3) {
-            let mut config = PolicyConfig::default();
-            config.cluster_balance = [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize];
+            let config = PolicyConfig {
+                cluster_balance: [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize],
+                ..PolicyConfig::default()
+            };
             let policy = Policy::new(&topo, &config).unwrap();
             let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
             let mut batch = Batch::new(&topo, &policy, topo.cpus());
@@ -204,7 +225,11 @@ mod test {
     fn vm_machine() -> Topology {
         let mut b = TopologyBuilder::new();
         for c in 0..8u16 {
-            let (k, cap) = if c < 4 { (CoreKind::Performance, 1024) } else { (CoreKind::Efficiency, 640) };
+            let (k, cap) = if c < 4 {
+                (CoreKind::Performance, 1024)
+            } else {
+                (CoreKind::Efficiency, 640)
+            };
             b.add_cpu(CpuId(c), k, cap, 0).unwrap();
         }
         b.add_core(&[CpuId(0), CpuId(1)]).unwrap();
@@ -215,7 +240,12 @@ mod test {
     }
 
     fn cpus(batch: &mut Batch<'_>, n: usize, topo: &Topology) -> Vec<u16> {
-        let new_task = QueuedInput { cpu: Some(CpuId(5)), slice_end: false, has_run: false, util: 0 };
+        let new_task = QueuedInput {
+            cpu: Some(CpuId(5)),
+            slice_end: false,
+            has_run: false,
+            util: 0,
+        };
         (0..n)
             .map(|_| match batch.place(&new_task, topo.cpus()).target {
                 Target::Cpu(c) => c.0,
@@ -227,18 +257,45 @@ mod test {
     #[test]
     fn vm_machine_order_matches_what_vm_check_expects() {
         let topo = vm_machine();
-        let on = Policy::new(&topo, &PolicyConfig { cluster_balance: ClusterBalance::On, ..Default::default() }).unwrap();
+        let on = Policy::new(
+            &topo,
+            &PolicyConfig {
+                cluster_balance: ClusterBalance::On,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut batch = Batch::new(&topo, &on, topo.cpus());
         // P-cores first (one per core), then E clusters alternately, then SMT siblings.
-        assert_eq!(cpus(&mut batch, 9, &topo), vec![0, 2, 4, 6, 5, 7, 1, 3, u16::MAX]);
-        let off = Policy::new(&topo, &PolicyConfig { cluster_balance: ClusterBalance::Off, ..Default::default() }).unwrap();
+        assert_eq!(
+            cpus(&mut batch, 9, &topo),
+            vec![0, 2, 4, 6, 5, 7, 1, 3, u16::MAX]
+        );
+        let off = Policy::new(
+            &topo,
+            &PolicyConfig {
+                cluster_balance: ClusterBalance::Off,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut batch = Batch::new(&topo, &off, topo.cpus());
         assert_eq!(cpus(&mut batch, 4, &topo), vec![0, 2, 4, 5]);
-        let powersave = Policy::new(&topo, &PolicyConfig { primary_domain: "powersave".parse().unwrap(), ..Default::default() }).unwrap();
+        let powersave = Policy::new(
+            &topo,
+            &PolicyConfig {
+                primary_domain: "powersave".parse().unwrap(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut batch = Batch::new(&topo, &powersave, topo.cpus());
         let first = cpus(&mut batch, 5, &topo);
         assert!(first[..4].iter().all(|c| (4..8).contains(c)), "{first:?}");
-        assert!(first[4] < 4, "overflow to a P-core once the E-cores are busy: {first:?}");
+        assert!(
+            first[4] < 4,
+            "overflow to a P-core once the E-cores are busy: {first:?}"
+        );
     }
 
     #[test]
@@ -248,8 +305,15 @@ mod test {
         // Three tasks took turns on CPU 2; CPU 0 runs something else; the rest is idle.
         let idle: CpuSet = [1, 3, 4, 5, 6, 7].into_iter().map(CpuId).collect();
         let mut batch = Batch::new(&topo, &policy, &idle);
-        let t = QueuedInput { cpu: Some(CpuId(2)), slice_end: true, has_run: true, util: 1024 };
-        let got: Vec<Target> = (0..3).map(|_| batch.place(&t, topo.cpus()).target).collect();
+        let t = QueuedInput {
+            cpu: Some(CpuId(2)),
+            slice_end: true,
+            has_run: true,
+            util: 1024,
+        };
+        let got: Vec<Target> = (0..3)
+            .map(|_| batch.place(&t, topo.cpus()).target)
+            .collect();
         assert_eq!(got[0], Target::Cpu(CpuId(2)));
         assert!(!got[1..].contains(&Target::Cpu(CpuId(2))), "{got:?}");
         assert_eq!(got[1..], [Target::Cpu(CpuId(4)), Target::Cpu(CpuId(6))]);
@@ -263,7 +327,12 @@ mod test {
         let mut idle = *topo.cpus();
         idle.remove(CpuId(6));
         let state = CpuState::from_idle(&topo, &idle);
-        let t = QueuedInput { cpu: Some(CpuId(6)), slice_end: true, has_run: true, util: 1024 };
+        let t = QueuedInput {
+            cpu: Some(CpuId(6)),
+            slice_end: true,
+            has_run: true,
+            util: 1024,
+        };
         let (p, from_snapshot) = decide(&topo, &policy, &state, &t, topo.cpus());
         assert_eq!(p.step, Step::IdlePCore);
         assert!(from_snapshot);

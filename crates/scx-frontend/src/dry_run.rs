@@ -2,15 +2,24 @@
 
 use crate::adapter::{Batch, QueuedInput, Target};
 use crate::topology_detect::MachineDesc;
+use core::fmt::Write as _;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Policy, Step, Topology};
-use std::fmt::Write as _;
 
 fn list(set: &CpuSet) -> String {
-    if set.is_empty() { "-".into() } else { set.to_string() }
+    if set.is_empty() {
+        "-".into()
+    } else {
+        set.to_string()
+    }
 }
 
 /// The report: topology, knobs, idle order.
-pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice_us: u64) -> String {
+pub(crate) fn report(
+    desc: &MachineDesc,
+    topo: &Topology,
+    policy: &Policy,
+    slice_us: u64,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "scx_hybridland --dry-run: nothing is loaded");
     let _ = writeln!(s, "source: {}", desc.source);
@@ -34,7 +43,11 @@ pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice
         if mask.is_empty() {
             continue;
         }
-        let mut caps: Vec<u16> = mask.iter().filter_map(|c| topo.info(c)).map(|i| i.capacity).collect();
+        let mut caps: Vec<u16> = mask
+            .iter()
+            .filter_map(|c| topo.info(c))
+            .map(|i| i.capacity)
+            .collect();
         caps.sort_unstable();
         caps.dedup();
         let caps: Vec<String> = caps.iter().map(u16::to_string).collect();
@@ -43,13 +56,29 @@ pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice
     let _ = writeln!(s, "smt cores:");
     let smt: Vec<String> = (0..topo.nr_cores())
         .filter(|c| topo.core_cpus(*c).len() > 1)
-        .map(|c| topo.core_cpus(c).iter().copied().collect::<CpuSet>().to_string())
+        .map(|c| {
+            topo.core_cpus(c)
+                .iter()
+                .copied()
+                .collect::<CpuSet>()
+                .to_string()
+        })
         .collect();
-    let _ = writeln!(s, "  {}", if smt.is_empty() { "-".into() } else { smt.join(" ") });
+    let _ = writeln!(
+        s,
+        "  {}",
+        if smt.is_empty() {
+            "-".into()
+        } else {
+            smt.join(" ")
+        }
+    );
     let _ = writeln!(s, "clusters:");
     for cl in 0..topo.nr_clusters() {
         let cpus: CpuSet = topo.cluster_cpus(cl).iter().copied().collect();
-        let kind = topo.info(topo.cluster_cpus(cl)[0]).map_or(CoreKind::Performance, |i| i.kind);
+        let kind = topo
+            .info(topo.cluster_cpus(cl)[0])
+            .map_or(CoreKind::Performance, |i| i.kind);
         let _ = writeln!(s, "  {cl}: {cpus} {kind}");
     }
     let ranks: Vec<String> = topo
@@ -59,7 +88,11 @@ pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice
         .map(|(c, r)| format!("{c}:{r}"))
         .collect();
     let infos: Vec<_> = topo.cpus().iter().filter_map(|c| topo.info(c)).collect();
-    if infos.iter().any(|a| infos.iter().any(|b| a.capacity == b.capacity && a.rank != b.rank)) {
+    if infos.iter().any(|a| {
+        infos
+            .iter()
+            .any(|b| a.capacity == b.capacity && a.rank != b.rank)
+    }) {
         let _ = writeln!(s, "ranks: {}", ranks.join(" "));
     }
     let c = policy.config();
@@ -72,12 +105,24 @@ pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice
         c.auto_high_busy_pct,
         c.fit_margin_pct,
     );
-    let _ = writeln!(s, "idle order (new tasks placed one by one on an idle machine):");
+    let _ = writeln!(
+        s,
+        "idle order (new tasks placed one by one on an idle machine):"
+    );
     let mut batch = Batch::new(topo, policy, topo.cpus());
     let all = *topo.cpus();
-    let task = QueuedInput { cpu: None, slice_end: false, has_run: false, util: 0 };
+    let task = QueuedInput {
+        cpu: None,
+        slice_end: false,
+        has_run: false,
+        util: 0,
+    };
     let mut rows: Vec<(Step, bool, Vec<CpuId>)> = Vec::new();
-    while let d @ crate::adapter::Decision { target: Target::Cpu(cpu), .. } = batch.place(&task, &all) {
+    while let d @ crate::adapter::Decision {
+        target: Target::Cpu(cpu),
+        ..
+    } = batch.place(&task, &all)
+    {
         let key = (d.placement.step, d.placement.overflow);
         match rows.last_mut() {
             Some(last) if (last.0, last.1) == key => last.2.push(cpu),
@@ -85,7 +130,11 @@ pub(crate) fn report(desc: &MachineDesc, topo: &Topology, policy: &Policy, slice
         }
     }
     for (step, overflow, cpus) in rows {
-        let name = if overflow { format!("{step} (overflow)") } else { step.to_string() };
+        let name = if overflow {
+            format!("{step} (overflow)")
+        } else {
+            step.to_string()
+        };
         let cpus: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         let _ = writeln!(s, "  {name:<25} {}", cpus.join(" "));
     }

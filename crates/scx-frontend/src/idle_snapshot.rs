@@ -6,10 +6,10 @@
 
 use crate::idle_skel::{IdleSkel, IdleSkelBuilder};
 use anyhow::{Context, Result, bail};
+use core::mem::MaybeUninit;
 use hybridland_policy::CpuSet;
 use libbpf_rs::ProgramInput;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use std::mem::MaybeUninit;
 
 /// One reading of the kernel's idle state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -50,26 +50,49 @@ impl<'obj> IdleSnapshot<'obj> {
     }
 
     fn load_with(object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>, full: bool) -> Result<Self> {
-        let mut open = IdleSkelBuilder::default().open(object).context("opening the idle-snapshot BPF object")?;
+        let mut open = IdleSkelBuilder::default()
+            .open(object)
+            .context("opening the idle-snapshot BPF object")?;
         // common.bpf.h's prolog probe is for struct_ops schedulers; this object has none.
         open.progs.scx_lib_init_probe.set_autoload(false);
         open.progs.snapshot_full.set_autoload(full);
         open.progs.snapshot_idle.set_autoload(!full);
-        let skel = open.load().context("loading the idle-snapshot BPF program")?;
-        Ok(Self { skel, runs: 0, full })
+        let skel = open
+            .load()
+            .context("loading the idle-snapshot BPF program")?;
+        Ok(Self {
+            skel,
+            runs: 0,
+            full,
+        })
     }
 
     /// Runs the program and returns the masks it copied.
     pub(crate) fn take(&mut self) -> Result<Snapshot> {
-        let prog = if self.full { &self.skel.progs.snapshot_full } else { &self.skel.progs.snapshot_idle };
-        let out = prog.test_run(ProgramInput::default()).context("running the idle-snapshot program")?;
+        let prog = if self.full {
+            &self.skel.progs.snapshot_full
+        } else {
+            &self.skel.progs.snapshot_idle
+        };
+        let out = prog
+            .test_run(ProgramInput::default())
+            .context("running the idle-snapshot program")?;
         if out.return_value != 0 {
             bail!("idle-snapshot program returned {}", out.return_value);
         }
-        let bss = self.skel.maps.bss_data.as_deref().context("idle-snapshot .bss is not mapped")?;
+        let bss = self
+            .skel
+            .maps
+            .bss_data
+            .as_deref()
+            .context("idle-snapshot .bss is not mapped")?;
         self.runs += 1;
         if bss.nr_snapshots < self.runs {
-            bail!("idle-snapshot program did not run ({} runs recorded, {} asked)", bss.nr_snapshots, self.runs);
+            bail!(
+                "idle-snapshot program did not run ({} runs recorded, {} asked)",
+                bss.nr_snapshots,
+                self.runs
+            );
         }
         let mut idle = [0u64; CpuSet::WORDS];
         let mut idle_smt = [0u64; CpuSet::WORDS];

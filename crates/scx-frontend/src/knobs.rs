@@ -40,7 +40,12 @@ impl ControlFile {
         let created_dir = !dir.exists();
         std::fs::create_dir_all(dir)?;
         let path = dir.join("cluster_balance");
-        let mut me = Self { dir: dir.to_owned(), path, modified: None, created_dir };
+        let mut me = Self {
+            dir: dir.to_owned(),
+            path,
+            modified: None,
+            created_dir,
+        };
         me.write(current)?;
         Ok(me)
     }
@@ -52,7 +57,9 @@ impl ControlFile {
 
     fn write(&mut self, mode: ClusterBalance) -> std::io::Result<()> {
         std::fs::write(&self.path, format!("{mode}\n"))?;
-        self.modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).ok();
+        self.modified = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
         Ok(())
     }
 
@@ -99,10 +106,13 @@ mod test {
         assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "auto\n");
         assert_eq!(f.poll(ClusterBalance::Auto), KnobChange::None);
         // mtime granularity: make sure the write is seen as new.
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(core::time::Duration::from_millis(20));
         std::fs::write(f.path(), "off\n").unwrap();
         f.modified = None;
-        assert_eq!(f.poll(ClusterBalance::Auto), KnobChange::Set(ClusterBalance::Off));
+        assert_eq!(
+            f.poll(ClusterBalance::Auto),
+            KnobChange::Set(ClusterBalance::Off)
+        );
         assert_eq!(f.poll(ClusterBalance::Off), KnobChange::None);
         std::fs::write(f.path(), "sideways\n").unwrap();
         f.modified = None;

@@ -75,8 +75,17 @@ mod test {
     #[test]
     fn flags_parse_in_scx_style() {
         let o = Opts::try_parse_from([
-            "scx_hybridland", "-m", "powersave", "--cluster-balance", "off", "--slice-us", "2000",
-            "--stats", "1", "-vv", "--dry-run",
+            "scx_hybridland",
+            "-m",
+            "powersave",
+            "--cluster-balance",
+            "off",
+            "--slice-us",
+            "2000",
+            "--stats",
+            "1",
+            "-vv",
+            "--dry-run",
         ])
         .unwrap();
         assert_eq!(o.primary_domain, PrimaryDomain::Powersave);

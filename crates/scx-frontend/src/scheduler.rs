@@ -40,7 +40,10 @@ pub(crate) struct LoopConfig {
 }
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -57,7 +60,7 @@ fn allowed_cpus(pid: i32, nr_allowed: u64, nr_possible: u64, topo: &Topology) ->
     if nr_allowed >= nr_possible {
         return Some(*topo.cpus());
     }
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut set: libc::cpu_set_t = unsafe { core::mem::zeroed() };
     // SAFETY: the size matches the set we pass.
     let rc = unsafe { libc::sched_getaffinity(pid, size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
@@ -98,20 +101,31 @@ impl Nudger {
         // SAFETY: plain fcntl on our descriptor.
         unsafe { libc::fcntl(read_fd, libc::F_SETFL, 0) };
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new().name("hl-nudge".into()).stack_size(64 * 1024).spawn(move || {
-            // SAFETY: gettid has no arguments.
-            let _ = tx.send(unsafe { libc::gettid() });
-            let mut buf = [0u8; 64];
-            loop {
-                // SAFETY: reads into our buffer.
-                let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
-                if n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted) {
-                    break;
+        std::thread::Builder::new()
+            .name("hl-nudge".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                // SAFETY: gettid has no arguments.
+                let _ = tx.send(unsafe { libc::gettid() });
+                let mut buf = [0u8; 64];
+                loop {
+                    // SAFETY: reads into our buffer.
+                    let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
+                    if n == 0
+                        || (n < 0
+                            && std::io::Error::last_os_error().kind()
+                                != std::io::ErrorKind::Interrupted)
+                    {
+                        break;
+                    }
                 }
-            }
-        })?;
+            })?;
         let tid = rx.recv()?;
-        Ok(Self { tid, write_fd: fds[1], target: None })
+        Ok(Self {
+            tid,
+            write_fd: fds[1],
+            target: None,
+        })
     }
 
     fn wake(&mut self, cpu: CpuId, now: u64) {
@@ -207,13 +221,17 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 next_poll = now + POLL_NS;
                 self.poll_knob();
             }
-            if let (Some(at), Some(every)) = (next_stats, self.cfg.stats_ns) {
-                if now >= at {
-                    next_stats = Some(now + every);
-                    let fw = self.framework();
-                    let balance = self.policy.config().cluster_balance.to_string();
-                    info!("{}", self.reporter.line(&self.topo, &self.counters, &fw, &balance));
-                }
+            if let (Some(at), Some(every)) = (next_stats, self.cfg.stats_ns)
+                && now >= at
+            {
+                next_stats = Some(now + every);
+                let fw = self.framework();
+                let balance = self.policy.config().cluster_balance.to_string();
+                info!(
+                    "{}",
+                    self.reporter
+                        .line(&self.topo, &self.counters, &fw, &balance)
+                );
             }
             if now >= next_prune {
                 next_prune = now + 5_000_000_000;
@@ -231,16 +249,24 @@ impl<'a, 'b> Scheduler<'a, 'b> {
     }
 
     fn poll_knob(&mut self) {
-        let Some(control) = self.control.as_mut() else { return };
+        let Some(control) = self.control.as_mut() else {
+            return;
+        };
         let current = self.policy.config().cluster_balance;
         match control.poll(current) {
             KnobChange::None => {}
             KnobChange::Set(mode) => {
                 self.policy.set_cluster_balance(mode);
-                info!("cluster balance: {current} -> {mode} (from {})", control.path().display());
+                info!(
+                    "cluster balance: {current} -> {mode} (from {})",
+                    control.path().display()
+                );
             }
             KnobChange::Rejected => {
-                warn!("{}: expected off, on or auto; keeping {current}", control.path().display());
+                warn!(
+                    "{}: expected off, on or auto; keeping {current}",
+                    control.path().display()
+                );
             }
         }
     }
@@ -248,11 +274,20 @@ impl<'a, 'b> Scheduler<'a, 'b> {
     /// Looks for a CPU running a task the policy would now place better (a P-core went idle
     /// while it sits on an E-core or an SMT sibling) and wakes the helper to dislodge it.
     fn check_nudge(&mut self, now: u64) -> Result<()> {
-        let Some(nudger) = self.nudger.as_ref() else { return Ok(()) };
-        if nudger.target.is_some_and(|(_, at)| now.saturating_sub(at) < NUDGE_GAP_NS) {
+        let Some(nudger) = self.nudger.as_ref() else {
+            return Ok(());
+        };
+        if nudger
+            .target
+            .is_some_and(|(_, at)| now.saturating_sub(at) < NUDGE_GAP_NS)
+        {
             return Ok(());
         }
-        if !self.placed.iter().any(|p| p.is_some_and(|(_, step)| step > Step::IdlePCore)) {
+        if !self
+            .placed
+            .iter()
+            .any(|p| p.is_some_and(|(_, step)| step > Step::IdlePCore))
+        {
             return Ok(());
         }
         let snap = self.idle.take()?;
@@ -260,7 +295,9 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         let state = CpuState::from_idle(&self.topo, &snap.idle.and_not(&queued));
         let mut target = None;
         for cpu in self.topo.cpus().iter() {
-            let Some((pid, step)) = self.placed[cpu.index()] else { continue };
+            let Some((pid, step)) = self.placed[cpu.index()] else {
+                continue;
+            };
             if snap.idle.contains(cpu) {
                 // The task left.
                 self.placed[cpu.index()] = None;
@@ -269,7 +306,12 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             if step == Step::IdlePCore || queued.contains(cpu) {
                 continue;
             }
-            let input = QueuedInput { cpu: Some(cpu), slice_end: true, has_run: true, util: self.tasks.util_of(pid) };
+            let input = QueuedInput {
+                cpu: Some(cpu),
+                slice_end: true,
+                has_run: true,
+                util: self.tasks.util_of(pid),
+            };
             let (p, _) = decide(&self.topo, &self.policy, &state, &input, self.topo.cpus());
             if p.cpu.is_some_and(|c| c != cpu) && p.step < step && !p.overflow {
                 target = Some((cpu, pid, p));
@@ -308,7 +350,11 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         // Without queue lengths from the kernel, a CPU counts as such for a moment after we
         // sent it a task.
         let queued_cpus = snap.queued.unwrap_or_else(|| {
-            self.topo.cpus().iter().filter(|c| now.saturating_sub(self.last_sent[c.index()]) < CLAIM_NS).collect()
+            self.topo
+                .cpus()
+                .iter()
+                .filter(|c| now.saturating_sub(self.last_sent[c.index()]) < CLAIM_NS)
+                .collect()
         });
         // The CPU this loop runs on counts as busy: it usually just preempted a task that is in
         // this batch at its slice end and gets the CPU back; offering it to woken tasks as
@@ -345,7 +391,9 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             let util = self.tasks.util(&seen);
             out.slice_ns = slice_ns;
             out.vtime = self.tasks.vtime(&seen, self.cfg.slice_ns);
-            let Some(allowed) = allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo) else {
+            let Some(allowed) =
+                allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo)
+            else {
                 // The task is gone or unreadable: the shared queue sorts it out.
                 self.counters.affinity_errors += 1;
                 out.cpu = RL_CPU_ANY;
@@ -392,10 +440,10 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         if self.outgoing.iter().any(|(_, c)| c.is_some()) {
             let again = self.idle.take()?;
             for (_, cpu) in &self.outgoing {
-                if let Some(cpu) = cpu {
-                    if !again.idle.contains(*cpu) {
-                        self.counters.stale += 1;
-                    }
+                if let Some(cpu) = cpu
+                    && !again.idle.contains(*cpu)
+                {
+                    self.counters.stale += 1;
                 }
             }
         }
@@ -405,7 +453,10 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 warn!("dispatching pid {} failed: {e}", task.pid);
                 continue;
             }
-            if let Some(t) = usize::try_from(task.cpu).ok().and_then(|c| self.last_sent.get_mut(c)) {
+            if let Some(t) = usize::try_from(task.cpu)
+                .ok()
+                .and_then(|c| self.last_sent.get_mut(c))
+            {
                 *t = now;
             }
         }

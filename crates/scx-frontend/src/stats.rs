@@ -15,8 +15,8 @@
 //!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges.
 
 use crate::adapter::StepCounts;
+use core::fmt::Write as _;
 use hybridland_policy::{CoreKind, CpuId, Step, Topology};
-use std::fmt::Write as _;
 
 /// Counters kept by the loop.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -88,7 +88,9 @@ pub(crate) struct KindBusy {
 
 impl KindBusy {
     pub(crate) fn new() -> Self {
-        Self { last: cpu_times(&std::fs::read_to_string("/proc/stat").unwrap_or_default()) }
+        Self {
+            last: cpu_times(&std::fs::read_to_string("/proc/stat").unwrap_or_default()),
+        }
     }
 
     /// Busy percentage of each kind present since the last call.
@@ -100,11 +102,20 @@ impl KindBusy {
     }
 }
 
-fn busy_share(topo: &Topology, before: &[(u16, u64, u64)], after: &[(u16, u64, u64)]) -> Vec<(CoreKind, u64)> {
+fn busy_share(
+    topo: &Topology,
+    before: &[(u16, u64, u64)],
+    after: &[(u16, u64, u64)],
+) -> Vec<(CoreKind, u64)> {
     let mut acc = [(0u64, 0u64); 3];
     for &(cpu, busy, total) in after {
-        let Some(info) = topo.info(CpuId(cpu)) else { continue };
-        let (b0, t0) = before.iter().find(|x| x.0 == cpu).map_or((0, 0), |x| (x.1, x.2));
+        let Some(info) = topo.info(CpuId(cpu)) else {
+            continue;
+        };
+        let (b0, t0) = before
+            .iter()
+            .find(|x| x.0 == cpu)
+            .map_or((0, 0), |x| (x.1, x.2));
         let a = &mut acc[info.kind.index()];
         a.0 += busy.saturating_sub(b0);
         a.1 += total.saturating_sub(t0);
@@ -114,7 +125,7 @@ fn busy_share(topo: &Topology, before: &[(u16, u64, u64)], after: &[(u16, u64, u
         .filter(|k| !topo.kind_mask(**k).is_empty())
         .map(|k| {
             let (b, t) = acc[k.index()];
-            (*k, if t == 0 { 0 } else { b * 100 / t })
+            (*k, (b * 100).checked_div(t).unwrap_or(0))
         })
         .collect()
 }
@@ -128,19 +139,37 @@ pub(crate) struct Reporter {
 
 impl Reporter {
     pub(crate) fn new(counters: Counters, framework: Framework) -> Self {
-        Self { counters, framework, busy: KindBusy::new() }
+        Self {
+            counters,
+            framework,
+            busy: KindBusy::new(),
+        }
     }
 
     /// The line for the interval ending now, and starts the next one.
-    pub(crate) fn line(&mut self, topo: &Topology, now: &Counters, fw: &Framework, balance: &str) -> String {
+    pub(crate) fn line(
+        &mut self,
+        topo: &Topology,
+        now: &Counters,
+        fw: &Framework,
+        balance: &str,
+    ) -> String {
         let d = now.delta(&self.counters);
         let mut s = String::from("stats: placed");
         for step in Step::ALL {
             let _ = write!(s, " {}={}", step.name(), d.steps.0[step.index()]);
         }
-        let _ = write!(s, " | overflow={} stale={} nudge={}", d.overflow, d.stale, d.nudges);
+        let _ = write!(
+            s,
+            " | overflow={} stale={} nudge={}",
+            d.overflow, d.stale, d.nudges
+        );
         if d.dispatch_errors + d.affinity_errors > 0 {
-            let _ = write!(s, " dispatch-errors={} affinity-errors={}", d.dispatch_errors, d.affinity_errors);
+            let _ = write!(
+                s,
+                " dispatch-errors={} affinity-errors={}",
+                d.dispatch_errors, d.affinity_errors
+            );
         }
         s.push_str(" | busy");
         for (kind, pct) in self.busy.sample(topo) {
@@ -176,10 +205,14 @@ mod test {
         b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
         b.add_cpu(CpuId(1), CoreKind::Efficiency, 512, 0).unwrap();
         let topo = b.build().unwrap();
-        let before = cpu_times("cpu  9 9 9 9\ncpu0 10 0 0 90 0 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0 0 0\n");
+        let before =
+            cpu_times("cpu  9 9 9 9\ncpu0 10 0 0 90 0 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0 0 0\n");
         let after = cpu_times("cpu0 60 0 10 120 0 0 0 0 0 0\ncpu1 10 0 0 190 0 0 0 0 0 0\n");
         // cpu0: busy 60 of 90 more jiffies; cpu1: 10 of 100.
-        assert_eq!(busy_share(&topo, &before, &after), vec![(CoreKind::Performance, 66), (CoreKind::Efficiency, 10)]);
+        assert_eq!(
+            busy_share(&topo, &before, &after),
+            vec![(CoreKind::Performance, 66), (CoreKind::Efficiency, 10)]
+        );
     }
 
     #[test]
@@ -192,11 +225,18 @@ mod test {
         c.steps.add(Step::IdlePCore);
         c.steps.add(Step::IdlePCore);
         c.stale = 1;
-        let fw = Framework { user: 5, running: 1, ..Default::default() };
+        let fw = Framework {
+            user: 5,
+            running: 1,
+            ..Default::default()
+        };
         let line = r.line(&topo, &c, &fw, "on");
         assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 | busy performance="), "{line}");
         assert!(line.contains("balance=on | fw user=5 kernel=0"), "{line}");
         let line = r.line(&topo, &c, &fw, "on");
-        assert!(line.contains("idle-p-core=0") && line.contains("user=0"), "{line}");
+        assert!(
+            line.contains("idle-p-core=0") && line.contains("user=0"),
+            "{line}"
+        );
     }
 }

@@ -50,7 +50,10 @@ pub(crate) struct SysfsMachine {
 }
 
 fn read_trimmed(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
 }
 
 fn read_list(path: &Path) -> Result<Option<CpuSet>> {
@@ -87,12 +90,16 @@ fn caches(cpu_dir: &Path) -> Result<(Option<CpuSet>, Option<CpuSet>)> {
     let mut l2 = None;
     let mut llc: Option<(u32, CpuSet)> = None;
     for (_, index) in numbered(&cpu_dir.join("cache"), "index") {
-        let Some(level) = read_u32(&index.join("level")) else { continue };
+        let Some(level) = read_u32(&index.join("level")) else {
+            continue;
+        };
         let kind = read_trimmed(&index.join("type")).unwrap_or_default();
         if kind == "Instruction" {
             continue;
         }
-        let Some(shared) = read_list(&index.join("shared_cpu_list"))? else { continue };
+        let Some(shared) = read_list(&index.join("shared_cpu_list"))? else {
+            continue;
+        };
         if level == 2 {
             l2 = Some(shared);
         }
@@ -114,8 +121,12 @@ impl SysfsMachine {
         }
         let mut cpus = Vec::new();
         for (n, dir) in dirs {
-            let id = u16::try_from(n).ok().filter(|n| usize::from(*n) < hybridland_policy::MAX_CPUS);
-            let Some(id) = id else { bail!("{}: CPU id beyond the supported 1024", dir.display()) };
+            let id = u16::try_from(n)
+                .ok()
+                .filter(|n| usize::from(*n) < hybridland_policy::MAX_CPUS);
+            let Some(id) = id else {
+                bail!("{}: CPU id beyond the supported 1024", dir.display())
+            };
             if online.is_some_and(|o| !o.contains(CpuId(id))) {
                 continue;
             }
@@ -161,7 +172,9 @@ mod test {
     use super::*;
 
     fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
     }
 
     #[test]

@@ -68,7 +68,11 @@ impl TaskTable {
     /// global one (a sleeper gets at most a slice of credit), charged for its last run scaled
     /// by its weight.
     pub(crate) fn vtime(&mut self, t: &Seen, slice_ns: u64) -> u64 {
-        let used = if t.start_ts == 0 { 0 } else { t.stop_ts.saturating_sub(t.start_ts).min(slice_ns) };
+        let used = if t.start_ts == 0 {
+            0
+        } else {
+            t.stop_ts.saturating_sub(t.start_ts).min(slice_ns)
+        };
         let base = t.vtime.max(self.vtime_now.saturating_sub(slice_ns));
         self.vtime_now = self.vtime_now.max(base);
         base + used * 100 / t.weight.max(1)
@@ -98,7 +102,11 @@ mod test {
     #[test]
     fn a_cpu_hog_climbs_to_full_and_a_sleeper_stays_low() {
         let mut t = TaskTable::default();
-        let mut hog = Seen { pid: 1, weight: 100, ..Default::default() };
+        let mut hog = Seen {
+            pid: 1,
+            weight: 100,
+            ..Default::default()
+        };
         let mut u = 0;
         for i in 1..20u64 {
             hog.start_ts = i * 1000;
@@ -107,7 +115,12 @@ mod test {
         }
         assert!(u > 1000, "{u}");
         // 10% duty cycle: runs 100 of every 1000.
-        let mut s = Seen { pid: 2, weight: 100, wakeup: true, ..Default::default() };
+        let mut s = Seen {
+            pid: 2,
+            weight: 100,
+            wakeup: true,
+            ..Default::default()
+        };
         for i in 1..40u64 {
             s.start_ts = i * 1000;
             s.stop_ts = i * 1000 + 100;
@@ -121,11 +134,30 @@ mod test {
     #[test]
     fn vtime_credit_is_bounded_by_one_slice() {
         let mut t = TaskTable::default();
-        let busy = Seen { pid: 1, weight: 100, start_ts: 1, stop_ts: 1 + 5_000, vtime: 1_000_000, ..Default::default() };
+        let busy = Seen {
+            pid: 1,
+            weight: 100,
+            start_ts: 1,
+            stop_ts: 1 + 5_000,
+            vtime: 1_000_000,
+            ..Default::default()
+        };
         assert_eq!(t.vtime(&busy, 5_000), 1_005_000);
-        let sleeper = Seen { pid: 2, weight: 100, vtime: 0, ..Default::default() };
+        let sleeper = Seen {
+            pid: 2,
+            weight: 100,
+            vtime: 0,
+            ..Default::default()
+        };
         assert_eq!(t.vtime(&sleeper, 5_000), 995_000);
-        let heavy = Seen { pid: 3, weight: 200, start_ts: 1, stop_ts: 1 + 4_000, vtime: 1_000_000, ..Default::default() };
+        let heavy = Seen {
+            pid: 3,
+            weight: 200,
+            start_ts: 1,
+            stop_ts: 1 + 4_000,
+            vtime: 1_000_000,
+            ..Default::default()
+        };
         assert_eq!(t.vtime(&heavy, 5_000), 1_002_000);
     }
 }

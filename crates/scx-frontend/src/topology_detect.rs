@@ -45,22 +45,27 @@ impl MachineDesc {
     pub(crate) fn build(&self) -> Result<Topology> {
         let mut b = TopologyBuilder::new();
         for &(cpu, kind, capacity, rank) in &self.cpus {
-            b.add_cpu(cpu, kind, capacity, rank).with_context(|| format!("cpu {cpu}"))?;
+            b.add_cpu(cpu, kind, capacity, rank)
+                .with_context(|| format!("cpu {cpu}"))?;
         }
         let ids = |s: &CpuSet| s.iter().collect::<Vec<_>>();
         for core in &self.cores {
-            b.add_core(&ids(core)).with_context(|| format!("SMT core {core}"))?;
+            b.add_core(&ids(core))
+                .with_context(|| format!("SMT core {core}"))?;
         }
         for cluster in &self.clusters {
-            b.add_cluster(&ids(cluster)).with_context(|| format!("cluster {cluster}"))?;
+            b.add_cluster(&ids(cluster))
+                .with_context(|| format!("cluster {cluster}"))?;
         }
         for llc in &self.llcs {
             b.add_llc(&ids(llc)).with_context(|| format!("LLC {llc}"))?;
         }
         for node in &self.nodes {
-            b.add_node(&ids(node)).with_context(|| format!("node {node}"))?;
+            b.add_node(&ids(node))
+                .with_context(|| format!("node {node}"))?;
         }
-        b.build().with_context(|| format!("topology from {}", self.source))
+        b.build()
+            .with_context(|| format!("topology from {}", self.source))
     }
 }
 
@@ -108,7 +113,10 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
     notes.push(format!("capacity from {source}"));
 
     // Kinds.
-    let intel = m.intel_core.zip(m.intel_atom).filter(|(p, e)| !p.is_empty() && !e.is_empty());
+    let intel = m
+        .intel_core
+        .zip(m.intel_atom)
+        .filter(|(p, e)| !p.is_empty() && !e.is_empty());
     let kinds: Vec<CoreKind> = match intel {
         Some((p_set, e_set)) => {
             notes.push(format!(
@@ -129,7 +137,13 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
             notes.push("kinds from capacity (below 80% of the largest = efficiency)".into());
             capacity
                 .iter()
-                .map(|c| if u32::from(*c) * 100 < 1024 * 80 { CoreKind::Efficiency } else { CoreKind::Performance })
+                .map(|c| {
+                    if u32::from(*c) * 100 < 1024 * 80 {
+                        CoreKind::Efficiency
+                    } else {
+                        CoreKind::Performance
+                    }
+                })
                 .collect()
         }
     };
@@ -139,7 +153,12 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
         if kind != CoreKind::Performance && intel.is_none() {
             continue;
         }
-        let best = kinds.iter().zip(&capacity).filter(|(k, _)| **k == kind).map(|(_, c)| *c).max();
+        let best = kinds
+            .iter()
+            .zip(&capacity)
+            .filter(|(k, _)| **k == kind)
+            .map(|(_, c)| *c)
+            .max();
         if let Some(best) = best {
             for (k, c) in kinds.iter().zip(capacity.iter_mut()) {
                 if *k == kind {
@@ -171,18 +190,23 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
         .filter(|s| s.count() > 1)
         .collect::<Vec<_>>();
     let core_of = |cpu: u16| {
-        cores.iter().find(|s| s.contains(CpuId(cpu))).copied().unwrap_or_else(|| {
-            let mut s = CpuSet::EMPTY;
-            s.insert(CpuId(cpu));
-            s
-        })
+        cores
+            .iter()
+            .find(|s| s.contains(CpuId(cpu)))
+            .copied()
+            .unwrap_or_else(|| {
+                let mut s = CpuSet::EMPTY;
+                s.insert(CpuId(cpu));
+                s
+            })
     };
     let mut used_cluster_files = false;
     let mut used_l2 = false;
     let clusters = distinct(
         m.cpus.iter().map(|c| {
             let core = core_of(c.cpu);
-            let nontrivial = |s: &CpuSet| s.and(&present) != core && s.and(&present).is_subset(&present);
+            let nontrivial =
+                |s: &CpuSet| s.and(&present) != core && s.and(&present).is_subset(&present);
             if let Some(cl) = c.cluster.filter(nontrivial) {
                 used_cluster_files = true;
                 cl.or(&core)
@@ -262,14 +286,16 @@ struct CpuRun {
 
 /// Parses a `--topology` TOML text (`name` is used in messages).
 pub(crate) fn from_toml(text: &str, name: &str) -> Result<MachineDesc> {
-    let file: TopologyFile = toml::from_str(text).with_context(|| format!("{name}: not a topology file"))?;
-    let list = |what: &str, s: &str| {
-        parse_cpu_list(s).map_err(|e| anyhow!("{name}: {what} `{s}`: {e}"))
-    };
+    let file: TopologyFile =
+        toml::from_str(text).with_context(|| format!("{name}: not a topology file"))?;
+    let list =
+        |what: &str, s: &str| parse_cpu_list(s).map_err(|e| anyhow!("{name}: {what} `{s}`: {e}"));
     let mut cpus = Vec::new();
     for run in &file.cpus {
-        let kind: CoreKind =
-            run.kind.parse().map_err(|e| anyhow!("{name}: cpus `{}`: {e}", run.list))?;
+        let kind: CoreKind = run
+            .kind
+            .parse()
+            .map_err(|e| anyhow!("{name}: cpus `{}`: {e}", run.list))?;
         for cpu in list("cpus", &run.list)?.iter() {
             cpus.push((cpu, kind, run.capacity, run.rank));
         }
@@ -278,7 +304,8 @@ pub(crate) fn from_toml(text: &str, name: &str) -> Result<MachineDesc> {
         bail!("{name}: no [[cpus]] entries");
     }
     cpus.sort_by_key(|c| c.0);
-    let groups = |what: &str, v: &[String]| v.iter().map(|s| list(what, s)).collect::<Result<Vec<_>>>();
+    let groups =
+        |what: &str, v: &[String]| v.iter().map(|s| list(what, s)).collect::<Result<Vec<_>>>();
     Ok(MachineDesc {
         source: format!("file {name}"),
         notes: vec!["kinds, capacities and groups as the file says".into()],
@@ -291,7 +318,10 @@ pub(crate) fn from_toml(text: &str, name: &str) -> Result<MachineDesc> {
 }
 
 /// Reads the machine from `--topology FILE` if given, else from the sysfs tree at `sysfs_root`.
-pub(crate) fn detect(topology_file: Option<&Path>, sysfs_root: &Path) -> Result<(MachineDesc, Topology)> {
+pub(crate) fn detect(
+    topology_file: Option<&Path>,
+    sysfs_root: &Path,
+) -> Result<(MachineDesc, Topology)> {
     let desc = match topology_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -310,7 +340,9 @@ mod test {
     use hybridland_policy::CoreKind::{Efficiency, Performance};
 
     fn fixture(name: &str) -> (MachineDesc, Topology) {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
         detect(None, &root).unwrap()
     }
 

@@ -11,17 +11,28 @@ fn dry_run(args: &[&str]) -> String {
         .output()
         .expect("running scx_hybridland");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{args:?} failed: {}\n{text}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     text
 }
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn assert_lines(text: &str, want: &[&str]) {
     for line in want {
-        assert!(text.lines().any(|l| l.trim_end() == *line), "missing line `{line}` in:\n{text}");
+        assert!(
+            text.lines().any(|l| l.trim_end() == *line),
+            "missing line `{line}` in:\n{text}"
+        );
     }
 }
 
@@ -52,7 +63,14 @@ fn laptop_6p_8e() {
 
 #[test]
 fn laptop_knobs_change_the_order() {
-    let out = dry_run(&["--sysfs-root", &fixture("i7-13800h"), "-m", "powersave", "--cluster-balance", "off"]);
+    let out = dry_run(&[
+        "--sysfs-root",
+        &fixture("i7-13800h"),
+        "-m",
+        "powersave",
+        "--cluster-balance",
+        "off",
+    ]);
     assert_lines(
         &out,
         &[
@@ -66,7 +84,12 @@ fn laptop_knobs_change_the_order() {
 
 #[test]
 fn atom_server_24() {
-    let out = dry_run(&["--sysfs-root", &fixture("atom-24"), "--cluster-balance", "on"]);
+    let out = dry_run(&[
+        "--sysfs-root",
+        &fixture("atom-24"),
+        "--cluster-balance",
+        "on",
+    ]);
     assert_lines(
         &out,
         &[
@@ -77,8 +100,18 @@ fn atom_server_24() {
             "  idle-p-core               0 4 8 12 16 20 1 5 9 13 17 21 2 6 10 14 18 22 3 7 11 15 19 23",
         ],
     );
-    let off = dry_run(&["--sysfs-root", &fixture("atom-24"), "--cluster-balance", "off"]);
-    assert_lines(&off, &["  idle-p-core               0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23"]);
+    let off = dry_run(&[
+        "--sysfs-root",
+        &fixture("atom-24"),
+        "--cluster-balance",
+        "off",
+    ]);
+    assert_lines(
+        &off,
+        &[
+            "  idle-p-core               0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23",
+        ],
+    );
 }
 
 #[test]
@@ -117,8 +150,14 @@ fn symmetric_box() {
 
 #[test]
 fn topology_file_overrides_sysfs() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/vm/topology-2p-smt-4e.toml");
-    let out = dry_run(&["--topology", &file.display().to_string(), "--cluster-balance", "on"]);
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/vm/topology-2p-smt-4e.toml");
+    let out = dry_run(&[
+        "--topology",
+        &file.display().to_string(),
+        "--cluster-balance",
+        "on",
+    ]);
     assert_lines(
         &out,
         &[
@@ -144,9 +183,19 @@ fn this_machine() {
 #[test]
 fn bad_input_fails_with_a_message() {
     let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
-        .args(["--dry-run", "--sysfs-root", &fixture("big-little-2-3"), "-m", "0-9"])
+        .args([
+            "--dry-run",
+            "--sysfs-root",
+            &fixture("big-little-2-3"),
+            "-m",
+            "0-9",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("primary domain"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("primary domain"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
