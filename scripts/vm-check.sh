@@ -8,7 +8,8 @@
 # loaded state and ops name, a lone task on a P-core, 4 and 6 busy tasks spread P-cores first,
 # then E clusters, SMT siblings last; the cluster knob changed at run time; SIGINT unloads;
 # --primary-domain powersave keeps a light load on E-cores; a hackbench + short-task stress;
-# SIGKILL mid-load leaves a working system. Prints the observed placements and stats, and exits
+# a kernel ejection (sysrq-S) is reported with exit status 2; SIGKILL mid-load leaves a
+# working system. Prints the observed placements and stats, and exits
 # non-zero if any check fails or does not report.
 #
 # The guest needs no shared filesystem: the binary, its libraries, hackbench, the topology file
@@ -123,7 +124,7 @@ log "VM ran $(( $(date +%s) - start ))s"
 
 # --- verdict -----------------------------------------------------------------------------------
 EXPECTED=(loaded lone-task-on-p-core spread-4 spread-6-smt-last knob-runtime sigint-disables
-          control-file-removed powersave-on-e stress sigkill-recovers no-ejection)
+          control-file-removed powersave-on-e ejection-reported stress sigkill-recovers no-ejection)
 RC=$(tr -dc '0-9' < "$WORK/rc")
 failed=0
 echo

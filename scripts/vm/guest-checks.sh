@@ -265,7 +265,25 @@ else
 fi
 taskset -p 0xff $$ > /dev/null
 
-# 8. Stress: hackbench and a storm of short-lived tasks for several seconds.
+# 8. When the kernel ejects the scheduler (here: sysrq-S), it says why and exits non-zero.
+if start_sched; then
+  echo S > /proc/sysrq-trigger
+  i=0
+  while alive "$SCHED_PID" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  if alive "$SCHED_PID"; then kill -9 "$SCHED_PID"; fi
+  wait "$SCHED_PID"; rc=$?
+  SCHED_PID=""
+  why=$(grep -o "EXIT: .*\|ejected.*" "$LOG" | head -n 2 | tr '\n' ' ')
+  if [ $rc -eq 2 ] && grep -q "ejected" "$LOG" && wait_state disabled 20; then
+    pass ejection-reported "exit status $rc; $why"
+  else
+    fail ejection-reported "exit status $rc (want 2), state=$(state); log: $(tail -n 3 "$LOG" | tr '\n' ' ')"
+  fi
+else
+  fail ejection-reported "scheduler did not load"
+fi
+
+# 9. Stress: hackbench and a storm of short-lived tasks for several seconds.
 if start_sched; then
   t0=$(date +%s)
   if [ -x "$HL/hackbench" ]; then
@@ -306,7 +324,7 @@ if grep -q "ejected\|ended scx_hybridland" /run/sched-all.log || dmesg | grep -q
     pass no-ejection "no ejection in the scheduler's logs or the kernel log"
   fi
 
-  # 9. SIGKILL mid-load: the kernel falls back to its default scheduler, the work finishes.
+  # 10. SIGKILL mid-load: the kernel falls back to its default scheduler, the work finishes.
   # (A killed user-space scheduler leaves queued tasks undispatched until the kernel notices:
   # either the struct_ops link closes with the process or the watchdog ejects it; both are
   # the designed fallback, so the kernel's message is only reported here.)
