@@ -38,94 +38,28 @@ BIN=${1:-${HYBRIDLAND_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/scx_hybridl
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-900}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/console.log}
 
-for tool in qemu-system-x86_64 cpio gzip ldd; do
-  command -v "$tool" >/dev/null || die "missing $tool: run scripts/install-scx-deps.sh"
-done
-BUSYBOX=$(command -v busybox || true)
-[[ -n "$BUSYBOX" ]] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
-  die "need a static busybox (package busybox-static): run scripts/install-scx-deps.sh"
-
-KERNEL=$("$REPO/scripts/vm/fetch-kernel.sh" "$CACHE") || die "could not get the sid cloud kernel"
-log "kernel: $KERNEL"
-
-WORK=$(mktemp -d /tmp/hybridland-vm.XXXXXX)
-QEMU_PID=""
-cleanup() {
-  if [[ -n "$QEMU_PID" ]]; then kill "$QEMU_PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/vm/lib.sh
+. "$REPO/scripts/vm/lib.sh"
+vm_prepare
 
 # --- initramfs: busybox, /init, and the payload with every shared library it needs ----------
-IR=$WORK/ir
-mkdir -p "$IR"/{bin,dev,proc,sys,run,tmp,hl}
-cp "$BUSYBOX" "$IR/bin/busybox"
-copy_with_libs() {  # copy_with_libs FILE: FILE into /hl, its libraries at their own paths
-  cp "$1" "$IR/hl/"
-  ldd "$1" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
-    [[ -e "$lib" ]] || continue
-    mkdir -p "$IR$(dirname "$lib")"
-    cp -L "$lib" "$IR$lib"
-  done
-}
+VM_GUEST_SCRIPT=guest-checks.sh
+vm_initramfs_begin
 copy_with_libs "$BIN"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] && copy_with_libs "$HACKBENCH" || log "hackbench not installed (package rt-tests): stress uses short tasks only"
 cp "$REPO/scripts/vm/topology-2p-smt-4e.toml" "$IR/hl/topology.toml"
 cp "$REPO/scripts/vm/guest-checks.sh" "$IR/hl/guest-checks.sh"
-cat > "$IR/init" <<'EOF'
-#!/bin/busybox sh
-# PID 1 of the check VM: mount the kernel filesystems, put the payload on a tmpfs, run the
-# checks with their output on /dev/hvc0 (the host's stdout) and the status on /dev/hvc1.
-/bin/busybox --install -s /bin
-export PATH=/bin HOME=/ TERM=dumb
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs -o mode=755 tmpfs /run
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-mkdir -p /run/hl /lib64
-cp -a /hl/. /run/hl/
-stty -F /dev/hvc0 raw -echo 2>/dev/null
-ulimit -l unlimited
-HL=/run/hl sh /run/hl/guest-checks.sh > /dev/hvc0 2>&1 < /dev/null
-echo $? > /dev/hvc1
-sync
-poweroff -f
-EOF
-chmod +x "$IR/init" "$IR/hl/guest-checks.sh"
-(cd "$IR" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$WORK/initrd.gz"
-log "initramfs: $(du -h "$WORK/initrd.gz" | cut -f1)"
+chmod +x "$IR/hl/guest-checks.sh"
 
 # --- boot ------------------------------------------------------------------------------------
-# Software emulation, one host thread: /dev/kvm here cannot boot a stock kernel, and
-# multi-threaded TCG once oopsed while sched_ext patched kernel text.
-: > "$WORK/rc"
 OUT=$WORK/out.log
-log "booting (timeout ${TIMEOUT}s, console log $CONSOLE)"
-start=$(date +%s)
-timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
-  -accel tcg,thread=single -cpu max -machine q35 \
-  -m 2G -smp 8,sockets=1,cores=4,threads=2 \
-  -kernel "$KERNEL" -initrd "$WORK/initrd.gz" \
-  -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init" \
-  -display none -monitor none -no-reboot -nodefaults \
-  -serial file:"$CONSOLE" \
-  -device virtio-serial-pci \
-  -chardev stdio,id=out,signal=off -device virtconsole,chardev=out \
-  -chardev file,id=rcf,path="$WORK/rc" -device virtconsole,chardev=rcf \
-  < /dev/null | tee "$OUT" &
-QEMU_PID=$!
-wait "$QEMU_PID" || true
-QEMU_PID=""
-log "VM ran $(( $(date +%s) - start ))s"
+vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
 EXPECTED=(loaded lone-task-on-p-core spread-4 spread-6-smt-last knob-runtime sigint-disables
           control-file-removed powersave-on-e ejection-reported stress sigkill-recovers no-ejection)
-RC=$(tr -dc '0-9' < "$WORK/rc")
+RC=$VM_RC
 failed=0
 echo
 echo "==== vm-check summary ===="
