@@ -8,6 +8,7 @@
 
 mod adapter;
 mod dry_run;
+mod fifo;
 mod idle_snapshot;
 mod knobs;
 mod opts;
@@ -169,6 +170,7 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
     // Start the nudge helper and load the idle-snapshot program first: BpfScheduler::init
     // forbids mmap afterwards.
     let nudger = match scheduler::Nudger::spawn() {
+        _ if opts.fifo => None,
         Ok(n) => Some(n),
         Err(e) => {
             warn!("no nudge helper ({e:#}): tasks left on E-cores move only when they next wake");
@@ -194,13 +196,20 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
     .context(
         "loading the sched_ext scheduler (root and a kernel with CONFIG_SCHED_CLASS_EXT=y needed)",
     )?;
-    info!(
-        "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us",
-        config.primary_domain,
-        policy.primary(),
-        config.cluster_balance,
-        opts.slice_us
-    );
+    if opts.fifo {
+        info!(
+            "scx_hybridland running in FIFO mode (no policy): shared queue, slice {} us",
+            opts.slice_us
+        );
+    } else {
+        info!(
+            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us",
+            config.primary_domain,
+            policy.primary(),
+            config.cluster_balance,
+            opts.slice_us
+        );
+    }
 
     let stats_ns = (opts.stats > 0.0).then_some((opts.stats * 1e9) as u64);
     let mut sched = scheduler::Scheduler::new(
@@ -208,7 +217,11 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         idle,
         topo,
         policy,
-        scheduler::LoopConfig { slice_ns, stats_ns },
+        scheduler::LoopConfig {
+            slice_ns,
+            stats_ns,
+            fifo: opts.fifo,
+        },
         control,
         nudger,
     );

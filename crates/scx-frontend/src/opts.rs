@@ -59,6 +59,13 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) dry_run: bool,
 
+    /// Benchmark baseline: no policy. Every queued task goes to the shared queue in arrival
+    /// order with the full slice (`--slice-us`) and runs on the first CPU that frees up, with no
+    /// idle snapshot and no nudges: the framework's minimal scheduler (scx_rlfifo style), to
+    /// measure what the policy path costs (scripts/vm-bench.sh).
+    #[arg(long)]
+    pub(crate) fifo: bool,
+
     /// Size of the kernel's exit dump buffer, in bytes (0: none).
     #[arg(long, default_value_t = 0)]
     pub(crate) exit_dump_len: u32,
@@ -93,6 +100,8 @@ mod test {
         assert_eq!(o.slice_us, 2000);
         assert_eq!(o.verbose, 2);
         assert!(o.dry_run);
+        assert!(!o.fifo);
+        assert!(Opts::try_parse_from(["x", "--fifo"]).unwrap().fifo);
         let mask = Opts::try_parse_from(["x", "--primary-domain", "0xf0"]).unwrap();
         assert_eq!(mask.primary_domain.to_string(), "4-7");
         assert!(Opts::try_parse_from(["x", "--cluster-balance", "sometimes"]).is_err());

@@ -8,6 +8,7 @@
 
 use crate::adapter::{Batch, QueuedInput, Target, decide};
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::fifo::Fifo;
 use crate::idle_snapshot::IdleSnapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::stats::{Counters, Framework, Reporter};
@@ -37,6 +38,8 @@ const SCX_ENQ_WAKEUP: u64 = 1;
 pub(crate) struct LoopConfig {
     pub(crate) slice_ns: u64,
     pub(crate) stats_ns: Option<u64>,
+    /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
+    pub(crate) fifo: bool,
 }
 
 fn now_ns() -> u64 {
@@ -153,6 +156,8 @@ pub(crate) struct Scheduler<'a, 'b> {
     nudger: Option<Nudger>,
     nr_possible: u64,
     queued: Vec<QueuedTask>,
+    /// Set in `--fifo` mode: batches skip the policy path.
+    fifo: Option<Fifo>,
     outgoing: Vec<(DispatchedTask, Option<CpuId>)>,
 }
 
@@ -168,6 +173,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
     ) -> Self {
         // SAFETY: sysconf has no memory effects.
         let nr_possible = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+        let fifo = cfg.fifo.then(|| Fifo::new(cfg.slice_ns));
         let mut me = Self {
             bpf,
             idle,
@@ -183,6 +189,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             nudger,
             nr_possible,
             queued: Vec::with_capacity(BATCH_MAX),
+            fifo,
             outgoing: Vec::with_capacity(BATCH_MAX),
         };
         let fw = me.framework();
@@ -327,6 +334,22 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         Ok(())
     }
 
+    /// `--fifo`: the queued batch to the shared queue in arrival order, nothing else.
+    fn dispatch_fifo(&mut self) -> Result<()> {
+        let Some(fifo) = self.fifo.as_mut() else {
+            return Ok(());
+        };
+        for task in &self.queued {
+            let out = fifo.dispatch(task);
+            if let Err(e) = self.bpf.dispatch_task(&out) {
+                self.counters.dispatch_errors += 1;
+                warn!("dispatching pid {} failed: {e}", out.pid);
+            }
+        }
+        self.bpf.notify_complete(0);
+        Ok(())
+    }
+
     fn schedule_batch(&mut self) -> Result<()> {
         self.queued.clear();
         while self.queued.len() < BATCH_MAX {
@@ -342,6 +365,9 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         if self.queued.is_empty() {
             self.bpf.notify_complete(0);
             return Ok(());
+        }
+        if self.fifo.is_some() {
+            return self.dispatch_fifo();
         }
 
         let now = now_ns();

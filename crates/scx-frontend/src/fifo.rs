@@ -1,0 +1,70 @@
+//! `--fifo`: the framework's minimal scheduler inside the same binary, for overhead
+//! comparisons (scripts/vm-bench.sh). Every queued task goes to the shared queue in arrival
+//! order with the full slice, to be run by the first CPU that frees up: no policy call, no idle
+//! snapshot, no task table, no nudges. What it costs is the cost of scx_rustland_core itself
+//! (one round trip to user space per scheduling event); the difference to the normal mode is
+//! the cost of the policy path.
+
+use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
+
+/// Dispatch state of the FIFO mode: the arrival counter and the slice.
+pub(crate) struct Fifo {
+    /// Arrival number of the last task dispatched; the shared queue is ordered by vtime, so
+    /// this keeps it first in, first out.
+    seq: u64,
+    slice_ns: u64,
+}
+
+impl Fifo {
+    pub(crate) fn new(slice_ns: u64) -> Self {
+        Self { seq: 0, slice_ns }
+    }
+
+    /// Where the task goes: any CPU (the shared queue), behind every task dispatched before.
+    pub(crate) fn dispatch(&mut self, task: &QueuedTask) -> DispatchedTask {
+        self.seq += 1;
+        let mut out = DispatchedTask::new(task);
+        out.cpu = RL_CPU_ANY;
+        out.slice_ns = self.slice_ns;
+        out.vtime = self.seq;
+        out
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn queued(pid: i32, cpu: i32, vtime: u64) -> QueuedTask {
+        QueuedTask {
+            pid,
+            cpu,
+            nr_cpus_allowed: 8,
+            flags: 1,
+            start_ts: 10,
+            stop_ts: 20,
+            exec_runtime: 5,
+            weight: 100,
+            vtime,
+            enq_cnt: 3,
+            comm: [0; 16],
+        }
+    }
+
+    #[test]
+    fn any_cpu_same_slice_in_arrival_order() {
+        let mut fifo = Fifo::new(5_000_000);
+        // Whatever the previous CPU or the task's own vtime, each goes to the shared queue
+        // with the same slice, behind the one before.
+        let tasks = [queued(7, 3, 900), queued(8, -1, 0), queued(9, 0, 5)];
+        let out: Vec<_> = tasks.iter().map(|t| fifo.dispatch(t)).collect();
+        for (o, t) in out.iter().zip(&tasks) {
+            assert_eq!(o.pid, t.pid);
+            assert_eq!(o.cpu, RL_CPU_ANY);
+            assert_eq!(o.slice_ns, 5_000_000);
+            assert_eq!(o.flags, t.flags);
+            assert_eq!(o.enq_cnt, t.enq_cnt);
+        }
+        assert!(out.windows(2).all(|w| w[0].vtime < w[1].vtime));
+    }
+}
