@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Runs every test of the project, in the order a failure is cheapest to see:
+#   0. the scripts' own checks: the installer's decisions against a stubbed apt, and no
+#      early-exit reader behind a pipe under pipefail (scripts/tests/);
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
 #   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh);
 #   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
-# Build dependencies (clang-19, libbpf's, qemu, the guest kernel) are installed when missing by
+# Build dependencies (a clang >= 18, libbpf's, qemu, the guest kernel) are installed when missing by
 # scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
-# HYBRIDLAND_SKIP="vm fuzz" (space-separated names: workspace nostd vm fuzz).
+# HYBRIDLAND_SKIP="vm fuzz" (space-separated names: scripts workspace nostd vm fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
+
+if ! skip scripts; then
+  phase "scripts: installer decisions (stubbed apt), pipefail lint"
+  scripts/tests/installer.sh
+  scripts/tests/pipefail-lint.sh
+fi
 
 if [[ -x scripts/install-scx-deps.sh ]] && ! { skip workspace && skip vm; }; then
   phase "installing build dependencies that are missing"

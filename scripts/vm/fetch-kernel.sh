@@ -23,7 +23,7 @@ if [[ -n "${HYBRIDLAND_KERNEL:-}" ]]; then
 fi
 
 # A kernel fetched less than a week ago is reused without asking apt (CI caches, offline runs).
-existing=$(ls -1t "$CACHE"/kernel/*/vmlinuz 2>/dev/null | head -n1 || true)
+existing=$(ls -1t "$CACHE"/kernel/*/vmlinuz 2>/dev/null | sed -n 1p || true)
 if [[ -n "$existing" && -z "${HYBRIDLAND_KERNEL_REFRESH:-}" ]] &&
    [[ -n $(find "$existing" -mtime -7 2>/dev/null) ]]; then
   echo "$existing"; exit 0
@@ -40,8 +40,8 @@ for f in /etc/apt/sources.list.d/*.sources; do
   stanza=$(awk -v RS= '/(^|\n)Suites:[^\n]*(bookworm|trixie|stable|sid|unstable)([ \n]|$)/ && !/Suites:[^\n]*-security/ {print; exit}' "$f")
   [[ -n "$stanza" ]] || continue
   grep -qi '^Types:.*\bdeb\b' <<<"$stanza" || continue
-  uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' <<<"$stanza" | head -n1)
-  keyring=$(sed -n 's/^Signed-By:[[:space:]]*\(.*\)$/\1/p' <<<"$stanza" | head -n1)
+  uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' <<<"$stanza" | sed -n 1p)
+  keyring=$(sed -n 's/^Signed-By:[[:space:]]*\(.*\)$/\1/p' <<<"$stanza" | sed -n 1p)
   [[ -n "$uri" ]] && break
 done
 if [[ -z "$uri" && -r /etc/apt/sources.list ]]; then
@@ -66,7 +66,7 @@ apt-get "${apt_opts[@]}" -qq update >&2
 
 depends_on() {  # first dependency of package $1 matching regex $2
   apt-cache "${apt_opts[@]}" depends "$1" 2>/dev/null |
-    sed -n 's/^[[:space:]]*|\{0,1\}Depends:[[:space:]]*//p' | grep -E "$2" | head -n1
+    sed -n 's/^[[:space:]]*|\{0,1\}Depends:[[:space:]]*//p' | grep -E "$2" | sed -n 1p
 }
 image=$(depends_on linux-image-cloud-amd64 '^linux-image-[0-9].*-cloud-amd64(-unsigned)?$')
 [[ -n "$image" ]] || { log "cannot resolve linux-image-cloud-amd64 in sid"; exit 1; }
@@ -82,10 +82,10 @@ if [[ ! -r "$dest/vmlinuz" ]]; then
   deb=$(ls "$tmp"/*.deb)
   mkdir -p "$tmp/x"
   dpkg-deb -x "$deb" "$tmp/x"
-  vmlinuz=$(find "$tmp/x" -path '*/vmlinuz*' -type f | head -n1)
-  [[ -n "$vmlinuz" ]] || vmlinuz=$(find "$tmp/x/boot" -name 'vmlinuz-*' -type f | head -n1)
+  vmlinuz=$(find "$tmp/x" -path '*/vmlinuz*' -type f | sed -n 1p)
+  [[ -n "$vmlinuz" ]] || vmlinuz=$(find "$tmp/x/boot" -name 'vmlinuz-*' -type f | sed -n 1p)
   [[ -n "$vmlinuz" ]] || { log "no vmlinuz inside $binary"; exit 1; }
-  config=$(find "$tmp/x" \( -name config -o -name 'config-*' \) -type f | head -n1)
+  config=$(find "$tmp/x" \( -name config -o -name 'config-*' \) -type f | sed -n 1p)
   if [[ -n "$config" ]] && ! grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$config"; then
     log "$binary is built without CONFIG_SCHED_CLASS_EXT=y"; exit 1
   fi

@@ -17,7 +17,7 @@ vm_prepare() {
     command -v "$tool" >/dev/null || die "missing $tool: run scripts/install-scx-deps.sh"
   done
   BUSYBOX=$(command -v busybox || true)
-  [[ -n "$BUSYBOX" ]] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+  [[ -n "$BUSYBOX" ]] && [[ $(file -L "$BUSYBOX" 2>/dev/null) == *"statically linked"* ]] ||
     die "need a static busybox (package busybox-static): run scripts/install-scx-deps.sh"
   KERNEL=$("$REPO/scripts/vm/fetch-kernel.sh" "$CACHE") || die "could not get the sid cloud kernel"
   log "kernel: $KERNEL"

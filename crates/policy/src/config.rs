@@ -37,7 +37,9 @@ impl PrimaryDomain {
             }
         };
         if set.is_empty() {
-            return Err(ConfigError::EmptyPrimaryDomain { domain: self.kind_name() });
+            return Err(ConfigError::EmptyPrimaryDomain {
+                domain: self.kind_name(),
+            });
         }
         Ok(set)
     }

@@ -88,7 +88,11 @@ pub fn parse_cpu_list(text: &str) -> Result<CpuSet, CpuListError> {
 }
 
 fn number(text: &str, at: usize) -> Result<u16, CpuListError> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+    // The offset names the first byte that is not a digit, so `0\n\0` points at the `\n`.
+    if let Some(bad) = text.bytes().position(|b| !b.is_ascii_digit()) {
+        return Err(CpuListError::BadNumber { at: at + bad });
+    }
+    if text.is_empty() {
         return Err(CpuListError::BadNumber { at });
     }
     match text.parse::<u32>() {
@@ -175,6 +179,15 @@ mod test {
             Err(CpuListError::BadNumber { at: 2 })
         );
         assert_eq!(parse_cpu_list("-1"), Err(CpuListError::BadNumber { at: 0 }));
+        // The offending byte, not the start of its item: the `\n` after `0`, the `x` of `12x`.
+        assert_eq!(
+            parse_cpu_list("0\n\0"),
+            Err(CpuListError::BadNumber { at: 1 })
+        );
+        assert_eq!(
+            parse_cpu_list("3,12x"),
+            Err(CpuListError::BadNumber { at: 4 })
+        );
     }
 
     #[test]

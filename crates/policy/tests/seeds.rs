@@ -212,7 +212,12 @@ fn whole_machine_fill_follows_the_order() {
     let mut order = [Placement::NO_IDLE; 20];
     assert_eq!(policy.fill_order(&topo, 0, &mut order), 20);
     let cpus: Vec<u16> = order.iter().map(|p| p.cpu.unwrap().0).collect();
-    assert_eq!(cpus, [0, 2, 4, 6, 8, 10, 12, 16, 13, 17, 14, 18, 15, 19, 1, 3, 5, 7, 9, 11]);
+    assert_eq!(
+        cpus,
+        [
+            0, 2, 4, 6, 8, 10, 12, 16, 13, 17, 14, 18, 15, 19, 1, 3, 5, 7, 9, 11
+        ]
+    );
 }
 
 #[test]

@@ -49,11 +49,17 @@ pub(crate) struct SysfsMachine {
     pub(crate) nodes: Vec<(u32, CpuSet)>,
 }
 
+/// A sysfs file's text without what firmware and drivers leave at its end: the newline, extra
+/// whitespace, NUL bytes (seen in dumps of an Arm server). The start is kept, so a parse
+/// error's byte offset is an offset into the file.
 fn read_trimmed(path: &Path) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.trim_end_matches(|c: char| c.is_whitespace() || c == '\0')
+                .to_owned()
+        })
+        .filter(|s| !s.trim_start().is_empty())
 }
 
 fn read_list(path: &Path) -> Result<Option<CpuSet>> {
@@ -66,7 +72,7 @@ fn read_list(path: &Path) -> Result<Option<CpuSet>> {
 }
 
 fn read_u32(path: &Path) -> Option<u32> {
-    read_trimmed(path).and_then(|s| s.parse().ok())
+    read_trimmed(path).and_then(|s| s.trim_start().parse().ok())
 }
 
 /// Numbered entries `prefix<N>` of a directory, ascending by N.
@@ -94,7 +100,7 @@ fn caches(cpu_dir: &Path) -> Result<(Option<CpuSet>, Option<CpuSet>)> {
             continue;
         };
         let kind = read_trimmed(&index.join("type")).unwrap_or_default();
-        if kind == "Instruction" {
+        if kind.trim_start() == "Instruction" {
             continue;
         }
         let Some(shared) = read_list(&index.join("shared_cpu_list"))? else {
@@ -127,7 +133,13 @@ impl SysfsMachine {
             let Some(id) = id else {
                 bail!("{}: CPU id beyond the supported 1024", dir.display())
             };
-            if online.is_some_and(|o| !o.contains(CpuId(id))) {
+            // Without the top-level list, a CPU's own `online` file says (CPU 0 often has
+            // none: it cannot go offline).
+            let is_online = match online {
+                Some(o) => o.contains(CpuId(id)),
+                None => read_u32(&dir.join("online")) != Some(0),
+            };
+            if !is_online {
                 continue;
             }
             let topo = dir.join("topology");
@@ -188,6 +200,38 @@ mod test {
         assert_eq!(m.cpus[13].l2.unwrap().to_string(), "12-15");
         assert_eq!(m.cpus[13].llc.unwrap().to_string(), "0-19");
         assert_eq!(m.nodes.len(), 1);
+    }
+
+    #[test]
+    fn trailing_whitespace_and_nul_bytes_are_trimmed() {
+        let m = SysfsMachine::read(&fixture("arm-nul-endings")).unwrap();
+        assert_eq!(m.cpus.len(), 4);
+        assert_eq!(m.cpus[1].cluster.unwrap().to_string(), "0-1");
+        assert_eq!(m.cpus[2].l2.unwrap().to_string(), "2-3");
+        assert_eq!(m.cpus[3].capacity, Some(512));
+        assert_eq!(m.nodes[0].1.to_string(), "0-3");
+    }
+
+    #[test]
+    fn without_the_online_list_each_cpu_says_for_itself() {
+        let m = SysfsMachine::read(&fixture("no-online-list")).unwrap();
+        let ids: Vec<u16> = m.cpus.iter().map(|c| c.cpu).collect();
+        assert_eq!(ids, [0, 1, 3]);
+    }
+
+    #[test]
+    fn a_parse_error_points_at_the_offending_byte() {
+        let dir = std::env::temp_dir().join(format!("hl-sysfs-{}", std::process::id()));
+        let cpu0 = dir.join("devices/system/cpu/cpu0/topology");
+        std::fs::create_dir_all(&cpu0).unwrap();
+        // "0-3,5x" with sysfs's endings: the `x` is byte 5.
+        std::fs::write(cpu0.join("cluster_cpus_list"), "0-3,5x\n\0").unwrap();
+        let e = SysfsMachine::read(&dir).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            e.contains("cluster_cpus_list") && e.contains("at byte 5"),
+            "{e}"
+        );
     }
 
     #[test]

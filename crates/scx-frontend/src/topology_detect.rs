@@ -147,10 +147,19 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
                 .collect()
         }
     };
-    // One capacity per kind for P-cores (favoured cores are told apart by rank), and for every
-    // kind when the kinds came from Intel's PMU lists.
+    // One capacity per kind for P-cores where the raw values rank favoured cores (CPPC, AMD
+    // highest_perf, turbo frequencies): the favoured core is told apart by rank, not by a
+    // capacity that makes its siblings look slow. `cpu_capacity` off Intel is the kernel's
+    // own per-CPU capacity and stays as it is: a phone's middle tier keeps its 871 for the
+    // fit test. Every kind is flattened when the kinds came from Intel's PMU lists.
+    let flatten_p = source != "cpu_capacity" || intel.is_some();
     for kind in CoreKind::ALL {
-        if kind != CoreKind::Performance && intel.is_none() {
+        let flatten = if kind == CoreKind::Performance {
+            flatten_p
+        } else {
+            intel.is_some()
+        };
+        if !flatten {
             continue;
         }
         let best = kinds
@@ -378,6 +387,26 @@ mod test {
         assert_eq!(t.kind_mask(Efficiency).to_string(), "0-2");
         assert_eq!(t.info(CpuId(0)).unwrap().capacity, 446);
         assert_eq!(t.nr_clusters(), 2);
+    }
+
+    #[test]
+    fn three_tier_phone_keeps_each_cpu_capacity() {
+        let (_, t) = fixture("phone-3-tiers");
+        let cap = |c: u16| t.info(CpuId(c)).unwrap().capacity;
+        assert_eq!((cap(0), cap(4), cap(6), cap(7)), (280, 871, 871, 1024));
+        assert_eq!(t.kind_mask(Performance).to_string(), "4-7");
+        assert_eq!(t.kind_mask(Efficiency).to_string(), "0-3");
+        assert_eq!(t.nr_clusters(), 3);
+    }
+
+    #[test]
+    fn nul_endings_and_offline_cpus() {
+        let (_, t) = fixture("arm-nul-endings");
+        assert_eq!(t.nr_clusters(), 2);
+        assert_eq!(t.kind_mask(Efficiency).to_string(), "2-3");
+        let (_, t) = fixture("no-online-list");
+        assert_eq!(t.nr_cpus(), 3);
+        assert!(t.info(CpuId(2)).is_none());
     }
 
     #[test]

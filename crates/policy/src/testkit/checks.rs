@@ -300,7 +300,11 @@ pub fn check_lone_task(topo: &Topology, policy: &Policy) -> Result<Placement, Vi
     }
     // The idle order ranks kinds before capacities, so the best CPU is the fastest P-core when
     // the domain has one (even should firmware call a slower core "performance").
-    let field = if primary_p.is_empty() { *policy.primary() } else { primary_p };
+    let field = if primary_p.is_empty() {
+        *policy.primary()
+    } else {
+        primary_p
+    };
     let best = field.iter().map(|c| cap(topo, c)).max().unwrap_or(0);
     if cap(topo, cpu) != best {
         return fail(
