@@ -46,7 +46,10 @@ mod cpu_list;
 mod cpu_set;
 mod cpu_state;
 mod idle_order;
+mod migration;
+mod task_state;
 mod topology;
+mod util_estimate;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -57,7 +60,10 @@ pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
+pub use migration::{SliceEnd, step_of};
+pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
 pub use topology::{
     CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, Topology, TopologyBuilder,
     TopologyError, UnknownCoreKind,
 };
+pub use util_estimate::{UTIL_PERIOD_NS, UtilEstimate};

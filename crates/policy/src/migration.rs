@@ -1,0 +1,109 @@
+//! Decisions about a task that is already running: what happens at the end of its slice, and
+//! whether an idle CPU has become strictly better for it (up-migration).
+//!
+//! The rule, written once for both frontends:
+//! - **Up-migration.** A task running on CPU `c` moves to the CPU the idle order would pick
+//!   for it now only if that CPU is *strictly better*: chosen at an earlier step of the idle
+//!   order than `c` would be (a whole idle P-core beats an E-core; either beats an SMT sibling
+//!   of a busy core), of at least `c`'s capacity, allowed, and not an overflow out of the
+//!   primary domain `c` is in. A task stuck on an E-core because every P-core was busy goes
+//!   to the first P-core that idles; nothing moves sideways, so equal CPUs never trade tasks.
+//! - **Slice end.** Nobody waits for the task's CPU: keep it, unless up-migration says move.
+//!   Somebody waits for it (its own queue, the shared queue, or another task of the same batch
+//!   was given it): move to another idle allowed CPU if the idle order finds one, else yield
+//!   (back of the queue).
+//!
+//! Strictness rules out ping-pong: moving from `a` to `b` needs `b`'s step below `a`'s and
+//! its capacity at least `a`'s, so going back needs the reverse, which only a change of the
+//! machine's state (another task arriving or leaving) can give.
+
+use crate::cpu_set::CpuId;
+use crate::cpu_state::CpuState;
+use crate::idle_order::{Placement, Policy, Step, TaskHints};
+use crate::topology::{CoreKind, Topology};
+
+/// What a running task does at the end of its slice.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum SliceEnd {
+    /// Run on where it is, with a fresh slice.
+    Keep,
+    /// Others wait for its CPU and no other allowed CPU is idle: to the back of the queue.
+    Yield,
+    /// Move to the placement's CPU, which is idle and allowed.
+    Move(Placement),
+}
+
+/// The step of the idle order at which `cpu` would be chosen if it were idle, given the
+/// state of its SMT siblings.
+pub fn step_of(topo: &Topology, state: &CpuState, cpu: CpuId) -> Step {
+    let siblings_idle = topo
+        .siblings(cpu)
+        .iter()
+        .all(|s| *s == cpu || state.is_idle(*s));
+    match (siblings_idle, topo.info(cpu).map(|i| i.kind)) {
+        (false, _) => Step::BusySibling,
+        (true, Some(CoreKind::Performance)) => Step::IdlePCore,
+        (true, _) => Step::IdleECore,
+    }
+}
+
+impl Policy {
+    /// Whether the task running on `cpu` (busy in `state`) should move to an idle CPU that is
+    /// strictly better for it (see the [module](self) docs); `task.prev_cpu` is ignored, `cpu`
+    /// is its previous CPU. Costs one [`select_cpu`](Self::select_cpu) plus a look at `cpu`'s
+    /// siblings.
+    #[must_use]
+    pub fn up_migration(
+        &self,
+        topo: &Topology,
+        state: &CpuState,
+        cpu: CpuId,
+        task: &TaskHints<'_>,
+    ) -> Option<Placement> {
+        let own = topo.info(cpu)?;
+        let own_step = step_of(topo, state, cpu);
+        if own_step == Step::IdlePCore {
+            return None;
+        }
+        let hints = TaskHints {
+            prev_cpu: Some(cpu),
+            ..*task
+        };
+        let p = self.select_cpu(topo, state, &hints);
+        let to = p.cpu?;
+        let better = to != cpu
+            && p.step < own_step
+            && topo.info_of(to).capacity >= own.capacity
+            && !(p.overflow && self.primary().contains(cpu));
+        better.then_some(p)
+    }
+
+    /// The end of the slice of the task running on `task.prev_cpu` (busy in `state`);
+    /// `contended` says whether another task waits for that CPU. See the [module](self) docs.
+    pub fn slice_end(
+        &self,
+        topo: &Topology,
+        state: &CpuState,
+        task: &TaskHints<'_>,
+        contended: bool,
+    ) -> SliceEnd {
+        let own = task
+            .prev_cpu
+            .filter(|c| topo.info(*c).is_some() && task.allowed.contains(*c));
+        match own {
+            Some(own) if !contended => match self.up_migration(topo, state, own, task) {
+                Some(p) => SliceEnd::Move(p),
+                None => SliceEnd::Keep,
+            },
+            _ => {
+                let p = self.select_cpu(topo, state, task);
+                if p.cpu.is_some() {
+                    SliceEnd::Move(p)
+                } else {
+                    SliceEnd::Yield
+                }
+            }
+        }
+    }
+}
