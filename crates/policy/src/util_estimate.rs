@@ -37,7 +37,7 @@ fn decay(delta_ns: u64) -> u64 {
     }
     let whole = Y_POW[(periods % 32) as usize] >> halvings;
     // Within a period, decay linearly towards the next period's factor.
-    let step = whole - (whole * Y_POW[1] >> 32);
+    let step = whole - ((whole * Y_POW[1]) >> 32);
     let frac = delta_ns % UTIL_PERIOD_NS;
     whole - step * frac / UTIL_PERIOD_NS
 }
