@@ -8,10 +8,12 @@
 //! recognised by a per-CPU generation number and skipped).
 //!
 //! Placement happens at every wake-up and at every slice end. At a slice end the task's CPU is
-//! released first, so the policy sees it idle and gets it as `prev_cpu`: staying is the
-//! policy's own answer, not an engine default. When the policy finds nothing idle the task
-//! waits in the shared queue, ordered by virtual time (run time scaled by 100 / weight), and
-//! the next CPU to free up that the task may use takes it.
+//! released first and handed over as `prev_cpu`, so staying is the policy's own answer, not an
+//! engine default (hybridland asks the policy crate's slice-end rule). When the policy finds
+//! nothing idle the task waits in the shared queue in the policy crate's vtime order (with
+//! its bounded credit), and the next CPU to free up that the task may use takes it. Slices,
+//! utilisation estimates and vtime charges come from the policy crate too
+//! ([`hybridland_policy::slice_ns`], [`TaskState`]); the engine only moves tasks and time.
 //!
 //! Nothing here reads a clock, iterates a hash map or draws a random number: the policy gets
 //! its own seeded generator, so the same inputs give the same bytes out.
@@ -24,7 +26,10 @@ use crate::sim_policy::{
     Decision, MachineView, Move, QueuedTask, Reason, SimPolicy, Target, TaskView,
 };
 use crate::trace::{FrameSpec, Phase, Trace, TraceError};
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Placement, Policy, Step, Topology};
+use hybridland_policy::{
+    CoreKind, CpuId, CpuSet, CpuState, Placement, Policy, Run, Step, TaskState, Topology,
+    VtimeClock, slice_ns as sized_slice,
+};
 use std::collections::{BTreeSet, VecDeque};
 
 /// Replay options that are not part of the trace.
@@ -43,6 +48,31 @@ pub struct SimOptions {
     /// The replay stops with an error when simulated time passes this. Default 10^15 ns
     /// (about 11.6 days), far beyond any trace's horizon and far below overflow.
     pub max_time_ns: u64,
+    /// Where the utilisation the policy sees comes from. Default: the policy crate's
+    /// estimator over what each task actually ran, as the live scheduler does.
+    pub util_source: UtilSource,
+}
+
+/// Where a task's utilisation comes from in a replay.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum UtilSource {
+    /// The policy crate's estimator ([`hybridland_policy::UtilEstimate`]) over the runs the
+    /// replay gives the task: what the live scheduler sees.
+    #[default]
+    Estimator,
+    /// The trace's static hint (`util`, or the duty cycle of its phases): an oracle, kept so
+    /// figures from before the estimator can be compared.
+    Hint,
+}
+
+impl UtilSource {
+    /// The name `--set util_source=` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Estimator => "estimator",
+            Self::Hint => "hint",
+        }
+    }
 }
 
 impl Default for SimOptions {
@@ -54,6 +84,7 @@ impl Default for SimOptions {
             seed: None,
             max_events: 200_000_000,
             max_time_ns: 1_000_000_000_000_000,
+            util_source: UtilSource::Estimator,
         }
     }
 }
@@ -124,7 +155,7 @@ pub struct DecisionRecord<'a> {
     pub allowed: &'a CpuSet,
     /// Its previous CPU.
     pub prev_cpu: Option<CpuId>,
-    /// Its utilisation hint.
+    /// The utilisation the policy was given.
     pub util: u16,
     /// The answer.
     pub decision: &'a Decision,
@@ -200,8 +231,8 @@ struct RunInfo {
 struct Task<'t> {
     name: String,
     spec: usize,
-    util: u16,
-    weight: u64,
+    util_hint: u16,
+    weight: u32,
     sensitivity: u8,
     start_ns: TimeNs,
     program: Program<'t>,
@@ -210,7 +241,8 @@ struct Task<'t> {
     remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
-    vtime: u64,
+    /// The policy crate's per-task state: utilisation estimate, vtime.
+    state: TaskState,
     runnable_since: Option<TimeNs>,
     ran_by_kind: [u64; 3],
     migrations: u64,
@@ -265,7 +297,9 @@ pub struct Simulation<'a> {
     load: Vec<u32>,
     shared: BTreeSet<(u64, u64, usize)>,
     shared_seq: u64,
-    vtime_now: u64,
+    /// Tasks waiting in CPU queues (not the shared one).
+    nr_local: usize,
+    vtime: VtimeClock,
     pools_left: Vec<u64>,
     alive: usize,
     tick_pending: bool,
@@ -350,8 +384,8 @@ impl<'a> Simulation<'a> {
                 tasks.push(Task {
                     name,
                     spec: spec_index,
-                    util: spec.util_hint(),
-                    weight: u64::from(spec.weight),
+                    util_hint: spec.util_hint(),
+                    weight: spec.weight,
                     sensitivity: spec.cache_sensitivity_pct,
                     start_ns: spec.start_ns,
                     program,
@@ -359,7 +393,7 @@ impl<'a> Simulation<'a> {
                     remaining: 0,
                     run: None,
                     last_cpu: None,
-                    vtime: 0,
+                    state: TaskState::new(),
                     runnable_since: None,
                     ran_by_kind: [0; 3],
                     migrations: 0,
@@ -391,7 +425,8 @@ impl<'a> Simulation<'a> {
             load: vec![0; span],
             shared: BTreeSet::new(),
             shared_seq: 0,
-            vtime_now: 0,
+            nr_local: 0,
+            vtime: VtimeClock::new(),
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,
             tick_pending: false,
@@ -519,6 +554,7 @@ impl<'a> Simulation<'a> {
                 let task = &mut self.tasks[t];
                 task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 task.wakeups += 1;
+                task.state.on_wakeup(self.now);
                 task.runnable_since = Some(self.now);
                 task.status = Status::Queued;
                 if let Program::Frames { release_ns, .. } = &mut task.program {
@@ -557,7 +593,10 @@ impl<'a> Simulation<'a> {
     ) -> Result<(), SimError> {
         let allowed = self.allowed[self.tasks[t].spec];
         let prev = self.tasks[t].last_cpu;
-        let util = self.tasks[t].util;
+        let util = match self.options.util_source {
+            UtilSource::Estimator => self.tasks[t].state.util(),
+            UtilSource::Hint => self.tasks[t].util_hint,
+        };
         let view = MachineView {
             topo: self.topo,
             state: &self.state,
@@ -666,15 +705,14 @@ impl<'a> Simulation<'a> {
         self.tasks[t].status = Status::Queued;
         self.cpus[cpu.index()].local.push_back(t);
         self.load[cpu.index()] += 1;
+        self.nr_local += 1;
     }
 
     fn enqueue_shared(&mut self, t: usize) {
-        // A sleeper keeps at most one slice of credit, so it cannot starve the others.
-        let floor = self.vtime_now.saturating_sub(self.options.slice_ns);
         let task = &mut self.tasks[t];
-        task.vtime = task.vtime.max(floor);
+        let key = self.vtime.queue(&mut task.state, self.options.slice_ns);
         task.status = Status::Queued;
-        self.shared.insert((task.vtime, self.shared_seq, t));
+        self.shared.insert((key, self.shared_seq, t));
         self.shared_seq += 1;
     }
 
@@ -685,6 +723,7 @@ impl<'a> Simulation<'a> {
         }
         if let Some(t) = self.cpus[cpu.index()].local.pop_front() {
             self.load[cpu.index()] -= 1;
+            self.nr_local -= 1;
             self.start(t, cpu);
             return Ok(());
         }
@@ -735,7 +774,9 @@ impl<'a> Simulation<'a> {
             settled_ns: now,
             rate: 0,
         });
-        self.vtime_now = self.vtime_now.max(task.vtime);
+        self.vtime.on_start(task.state.vtime());
+        let nr_waiting = (self.shared.len() + self.nr_local) as u64;
+        let slice = sized_slice(self.options.slice_ns, nr_waiting);
 
         self.state.occupy(self.topo, cpu);
         self.load[i] += 1;
@@ -747,7 +788,7 @@ impl<'a> Simulation<'a> {
         let core = c.core;
         self.meter(core, 1);
         self.events.push(
-            now.saturating_add(self.options.slice_ns),
+            now.saturating_add(slice),
             Event::SliceEnd {
                 cpu,
                 generation: slice_gen,
@@ -772,11 +813,17 @@ impl<'a> Simulation<'a> {
         self.meter(core, -1);
         self.state.release(self.topo, cpu);
         self.load[i] -= 1;
+        let capacity = self.cpus[i].capacity;
         if let Some(task) = self.tasks.get_mut(t) {
             if let Some(run) = task.run.take() {
-                let ran = now - run.since_ns;
-                task.ran_by_kind[kind.index()] += ran;
-                task.vtime += ran * 100 / task.weight;
+                task.ran_by_kind[kind.index()] += now - run.since_ns;
+                let _counted = task.state.on_run(&Run {
+                    cpu,
+                    capacity,
+                    start_ns: run.since_ns,
+                    stop_ns: now,
+                    weight: task.weight,
+                });
             }
         }
         self.refresh_around(cpu);
@@ -1023,6 +1070,7 @@ impl<'a> Simulation<'a> {
         };
         self.cpus[from.index()].local.retain(|x| *x != t);
         self.load[from.index()] -= 1;
+        self.nr_local -= 1;
         self.enqueue_local(t, to);
         self.dispatch(to)
     }
@@ -1125,6 +1173,7 @@ impl<'a> Simulation<'a> {
                     ran_low_power_ns: t.ran_by_kind[2],
                     migrations: t.migrations,
                     wakeups: t.wakeups,
+                    util: t.state.util(),
                     frames: t.frames.as_ref().map(|f| f.stats(&t.name)),
                 }
             })

@@ -1,11 +1,12 @@
 //! The hybridland policy from the policy crate, driven by the simulator.
 
-use crate::sim_policy::{Decision, MachineView, PolicyError, SimPolicy, Target, TaskView};
-use hybridland_policy::{Policy, PolicyConfig, TaskHints, Topology};
+use crate::sim_policy::{Decision, MachineView, PolicyError, Reason, SimPolicy, Target, TaskView};
+use hybridland_policy::{Policy, PolicyConfig, SliceEnd, TaskHints, Topology};
 
-/// The policy crate's [`Policy`] behind the [`SimPolicy`] interface. Every wake-up and slice
-/// end is one `select_cpu` call; with nothing idle the task waits in the shared queue and the
-/// first allowed CPU to free up takes it (sched_ext's shared DSQ).
+/// The policy crate's [`Policy`] behind the [`SimPolicy`] interface: a wake-up is one
+/// `select_cpu` call, a slice end one `slice_end` call (the rule lives in the policy crate);
+/// with nothing idle the task waits in the shared queue and the first allowed CPU to free up
+/// takes it (sched_ext's shared DSQ).
 #[derive(Clone, Debug)]
 pub struct Hybridland {
     config: PolicyConfig,
@@ -57,10 +58,31 @@ impl SimPolicy for Hybridland {
             prev_cpu: task.prev_cpu,
             util: task.util,
         };
-        let placement = policy.select_cpu(machine.topo, machine.state, &hints);
+        if task.reason == Reason::Wakeup {
+            let placement = policy.select_cpu(machine.topo, machine.state, &hints);
+            return Decision {
+                target: placement.cpu.map_or(Target::QueueShared, Target::Run),
+                placement: Some(placement),
+                slice_end: None,
+            };
+        }
+        // The engine hands over the state with the task's CPU already released; the rule
+        // asks about the machine as it was, the task still running there.
+        let mut running = machine.state.clone();
+        if let Some(own) = task.prev_cpu {
+            running.occupy(machine.topo, own);
+        }
+        let contended = task.reason == Reason::Preempted;
+        let answer = policy.slice_end(machine.topo, &running, &hints, contended);
+        let (target, placement) = match answer {
+            SliceEnd::Move(p) => (p.cpu.map_or(Target::QueueShared, Target::Run), Some(p)),
+            SliceEnd::Keep => (task.prev_cpu.map_or(Target::QueueShared, Target::Run), None),
+            SliceEnd::Yield => (Target::QueueShared, None),
+        };
         Decision {
-            target: placement.cpu.map_or(Target::QueueShared, Target::Run),
-            placement: Some(placement),
+            target,
+            placement,
+            slice_end: Some(answer),
         }
     }
 

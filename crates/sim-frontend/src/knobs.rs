@@ -1,7 +1,7 @@
 //! `KEY=VALUE` settings from command lines (`--set`), sorted into policy knobs, replay options
 //! and machine-model overrides.
 
-use crate::engine::SimOptions;
+use crate::engine::{SimOptions, UtilSource};
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use hybridland_policy::{ClusterBalance, PolicyConfig, PrimaryDomain};
 use std::collections::BTreeMap;
@@ -16,7 +16,13 @@ pub const POLICY_KEYS: &[&str] = &[
 ];
 
 /// Keys for the replay.
-pub const SIM_KEYS: &[&str] = &["slice_us", "balance_interval_us", "fps_window_ms", "seed"];
+pub const SIM_KEYS: &[&str] = &[
+    "slice_us",
+    "balance_interval_us",
+    "fps_window_ms",
+    "seed",
+    "util_source",
+];
 
 /// A bad `--set` item.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -146,6 +152,19 @@ impl Knobs {
                 }
                 "fps_window_ms" => o.fps_window_ns = positive(key, value, num()?)? * 1_000_000,
                 "seed" => o.seed = Some(num()?),
+                "util_source" => {
+                    o.util_source = match value {
+                        "estimator" => UtilSource::Estimator,
+                        "hint" => UtilSource::Hint,
+                        _ => {
+                            return Err(KnobError::BadValue {
+                                key: key.to_owned(),
+                                value: value.to_owned(),
+                                reason: "expected estimator or hint".into(),
+                            });
+                        }
+                    };
+                }
                 _ => {}
             }
         }

@@ -48,7 +48,7 @@ pub mod rng;
 pub mod sim_policy;
 pub mod trace;
 
-pub use engine::{DecisionObserver, DecisionRecord, SimError, SimOptions, Simulation};
+pub use engine::{DecisionObserver, DecisionRecord, SimError, SimOptions, Simulation, UtilSource};
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
 pub use machine::{CorePower, MachineModel, ModelError};

@@ -159,6 +159,8 @@ pub struct TaskReport {
     pub migrations: u64,
     /// Wake-ups (start, ends of sleeps, frame releases).
     pub wakeups: u64,
+    /// The utilisation estimate at the end (0..=1024, the policy crate's estimator).
+    pub util: u16,
     /// Frame figures for a frame task.
     pub frames: Option<FrameStats>,
 }

@@ -4,7 +4,7 @@ use crate::baselines::{CapacityBlind, CountCluster, Spread, SummedCapacity};
 use crate::event_queue::TimeNs;
 use crate::hybridland::Hybridland;
 use crate::knobs::{KnobError, Knobs};
-use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, Topology};
+use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, SliceEnd, Topology};
 
 /// Why the engine asks for a placement.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,16 +64,21 @@ pub enum Target {
 pub struct Decision {
     /// Where the task goes.
     pub target: Target,
-    /// The policy crate's own answer, when the policy is `hybridland` (for the checkers).
+    /// The policy crate's placement behind the target, when the policy is `hybridland` and it
+    /// placed the task (a wake-up, or a move at a slice end); counted by step.
     pub placement: Option<Placement>,
+    /// The policy crate's slice-end answer, when the policy is `hybridland` and the reason is
+    /// a slice end (for the checkers).
+    pub slice_end: Option<SliceEnd>,
 }
 
 impl Decision {
-    /// A decision with no policy-crate placement behind it.
+    /// A decision with no policy-crate answer behind it.
     pub const fn plain(target: Target) -> Self {
         Self {
             target,
             placement: None,
+            slice_end: None,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Generated machines, knobs and workloads: every replay runs to the end, every hybridland
 //! decision obeys the policy crate's invariants, and a replay repeated gives the same bytes.
 
-use hybridland_policy::testkit::{arb_config, arb_topology_sized, check_placement, check_state};
-use hybridland_policy::{CpuId, PolicyConfig, TaskHints, Topology};
+mod util;
+
+use hybridland_policy::testkit::{arb_config, arb_topology_sized};
+use hybridland_policy::{CpuId, PolicyConfig, Topology};
 use hybridland_sim::hybridland::Hybridland;
 use hybridland_sim::trace::{FrameSpec, LoopSpec, Phase, PoolSpec, TRACE_VERSION, TaskSpec};
 use hybridland_sim::{
@@ -103,22 +105,24 @@ fn run(topo: &Topology, trace: &Trace, policy: Box<dyn SimPolicy>) -> Report {
     let sim = Simulation::new(topo, &model, trace, policy, SimOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let mut checked = |r: &DecisionRecord<'_>| {
-        let (Some(core), Some(p)) = (r.core, r.decision.placement) else {
-            return;
-        };
-        let hints = TaskHints {
-            allowed: r.allowed,
-            prev_cpu: r.prev_cpu,
-            util: r.util,
-        };
-        if let Err(v) = check_state(r.topo, r.state)
-            .and_then(|()| check_placement(r.topo, core, r.state, &hints, &p))
-        {
+        if let Err(v) = util::check_record(r) {
             panic!("task {} at {} ns ({:?}): {v}", r.task, r.now_ns, r.reason);
         }
     };
     sim.run_observed(&mut checked)
         .unwrap_or_else(|e| panic!("{e}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Every hybridland decision of a generated replay (wake-ups, slice ends, contended or
+    /// not) obeys the policy crate's invariants, with utilisation from its estimator.
+    #[test]
+    fn every_decision_of_a_generated_replay_obeys_the_invariants((topo, config, trace) in arb_case()) {
+        let r = run(&topo, &trace, Box::new(Hybridland::new(config)));
+        prop_assert_eq!(r.summary.tasks_finished, trace.nr_tasks());
+    }
 }
 
 proptest! {

@@ -4,7 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use hybridland_policy::TaskHints;
-use hybridland_policy::testkit::{check_placement, check_state};
+use hybridland_policy::testkit::{check_placement, check_slice_end, check_state};
 use hybridland_sim::{
     DecisionRecord, Knobs, Machine, Report, SimOptions, Simulation, Trace, policy_by_name, presets,
 };
@@ -61,23 +61,15 @@ pub fn replay_on(
     sim.set_machine_name(&machine.name);
     let mut checked = 0u64;
     let mut observer = |r: &DecisionRecord<'_>| {
-        let (Some(core), Some(placement)) = (r.core, r.decision.placement) else {
-            return;
-        };
-        let hints = TaskHints {
-            allowed: r.allowed,
-            prev_cpu: r.prev_cpu,
-            util: r.util,
-        };
-        let verdict = check_state(r.topo, r.state)
-            .and_then(|()| check_placement(r.topo, core, r.state, &hints, &placement));
-        if let Err(v) = verdict {
+        if let Err(v) = check_record(r) {
             panic!(
-                "seed {used_seed}: decision for task {} at {} ns ({:?}) broke `{v}`; state {:?}, placement {placement:?}",
-                r.task, r.now_ns, r.reason, r.state
+                "seed {used_seed}: decision for task {} at {} ns ({:?}) broke `{v}`; state {:?}, decision {:?}",
+                r.task, r.now_ns, r.reason, r.state, r.decision
             );
         }
-        checked += 1;
+        if r.core.is_some() {
+            checked += 1;
+        }
     };
     let report = sim
         .run_observed(&mut observer)
@@ -86,6 +78,32 @@ pub fn replay_on(
         assert!(checked > 0, "no hybridland decision was checked");
     }
     report
+}
+
+/// Checks one decision of a replay with the testkit: a wake-up against the idle order, a
+/// slice end against the slice-end rule (on the state with the task still on its CPU).
+pub fn check_record(r: &DecisionRecord<'_>) -> Result<(), hybridland_policy::testkit::Violation> {
+    let Some(core) = r.core else {
+        return Ok(());
+    };
+    check_state(r.topo, r.state)?;
+    let hints = TaskHints {
+        allowed: r.allowed,
+        prev_cpu: r.prev_cpu,
+        util: r.util,
+    };
+    match (r.decision.slice_end, r.decision.placement) {
+        (Some(answer), _) => {
+            let mut running = r.state.clone();
+            if let Some(own) = r.prev_cpu {
+                running.occupy(r.topo, own);
+            }
+            let contended = r.reason == hybridland_sim::Reason::Preempted;
+            check_slice_end(r.topo, core, &running, &hints, contended, answer)
+        }
+        (None, Some(placement)) => check_placement(r.topo, core, r.state, &hints, &placement),
+        (None, None) => Ok(()),
+    }
 }
 
 /// Percent by which `slow` exceeds `fast`.
