@@ -75,7 +75,7 @@ proptest! {
 
     /// The estimator settles on duty cycle x capacity, from an idle or a busy history.
     #[test]
-    fn util_converges(run in 1u64..4_000_000, sleep_frac in 0u64..=100, capacity in 1u16..=1024,
+    fn util_converges(run in 20_000u64..4_000_000, sleep_frac in 0u64..=100, capacity in 1u16..=1024,
                       busy in any::<bool>()) {
         let period = UtilEstimate::HALF_LIFE_NS / 8;
         let run = run.min(period);

@@ -1,26 +1,30 @@
 //! The bridge between the kernel's view and the policy: a queued task plus an idle snapshot in,
 //! a policy call, a dispatch target out. Plain functions and values only (no BPF, no clock),
 //! so the tests below run the policy crate's shared invariants against exactly the code the
-//! live loop runs.
+//! live loop runs. No scheduling rule lives here: a wake-up is `Policy::select_cpu`, a slice
+//! end `Policy::slice_end`; this module keeps the batch's view of the machine current.
 //!
 //! Call order for one batch of decisions:
-//! 1. [`Batch::new`] from the idle snapshot (the kernel's idle CPUs, plus the scheduler's own
-//!    CPU, minus CPUs a task was sent to a moment ago that have not started it yet);
+//! 1. [`Batch::new`] from the idle snapshot (the kernel's idle CPUs, minus CPUs with tasks
+//!    waiting in their own queue);
 //! 2. [`Batch::place`] for each queued task, which also marks the chosen CPU busy so the next
 //!    task of the batch does not get it too;
 //! 3. dispatch each [`Decision`] to its [`Target`].
 
-use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, Step, TaskHints, Topology};
+use hybridland_policy::{
+    CpuId, CpuSet, CpuState, Placement, Policy, SliceEnd, Step, TaskHints, Topology,
+};
 
 /// What the loop knows about a queued task, in the policy's terms.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct QueuedInput {
-    /// The CPU the kernel reports for the task: where it last ran (a wake-up) or where it is
-    /// running now (its slice ended while it still wants the CPU).
+    /// The CPU the kernel reports for the task: where it last ran (a wake-up) or where it was
+    /// running until now (its slice ended while it still wants the CPU).
     pub(crate) cpu: Option<CpuId>,
-    /// Whether the task is being re-placed at the end of its slice rather than woken: its CPU
-    /// is about to be free, so it counts as idle for this decision.
+    /// Whether it comes back at the end of its slice rather than from a sleep.
     pub(crate) slice_end: bool,
+    /// At a slice end: whether other tasks wait in its CPU's own queue.
+    pub(crate) contended: bool,
     /// Whether it has run before; a new task has no cache to go back to.
     pub(crate) has_run: bool,
     /// Utilisation estimate 0..=1024.
@@ -41,11 +45,20 @@ pub(crate) enum Target {
 pub(crate) struct Decision {
     /// Where to dispatch.
     pub(crate) target: Target,
-    /// The policy's answer.
-    pub(crate) placement: Placement,
-    /// Whether the chosen CPU was idle in the snapshot (rather than freed by this task's own
-    /// slice end); only those can turn out stale.
+    /// The idle order's placement, for a wake-up or a move at a slice end.
+    pub(crate) placement: Option<Placement>,
+    /// The slice-end rule's answer, at a slice end.
+    pub(crate) slice_end: Option<SliceEnd>,
+    /// Whether the chosen CPU was idle in the snapshot (rather than the task's own, kept);
+    /// only those can turn out stale.
     pub(crate) from_snapshot: bool,
+}
+
+impl Decision {
+    /// The step that placed the task, for stats: none when it kept its CPU or yielded.
+    pub(crate) fn step(&self) -> Option<Step> {
+        self.placement.map(|p| p.step)
+    }
 }
 
 /// Decisions for one batch of queued tasks against one idle snapshot.
@@ -75,51 +88,67 @@ impl<'a> Batch<'a> {
     }
 
     /// Places one task allowed on `allowed`, and marks its CPU busy for the rest of the batch.
-    /// A slice-end task's own CPU counts as free only if no earlier task of the batch was given
-    /// it (several tasks that took turns on one CPU must not all be sent back there).
     pub(crate) fn place(&mut self, task: &QueuedInput, allowed: &CpuSet) -> Decision {
-        let mut task = *task;
-        task.slice_end &= task.cpu.is_some_and(|c| !self.taken.contains(c));
-        let (placement, from_snapshot) =
-            decide(self.topo, self.policy, &self.state, &task, allowed);
-        if let Some(cpu) = placement.cpu {
+        let prev_cpu = task
+            .cpu
+            .filter(|c| task.has_run && self.topo.info(*c).is_some());
+        let hints = TaskHints {
+            allowed,
+            prev_cpu,
+            util: task.util,
+        };
+        let Some(own) = prev_cpu.filter(|_| task.slice_end) else {
+            let p = self.policy.select_cpu(self.topo, &self.state, &hints);
+            return self.take(p, None, true);
+        };
+        // The task was running on `own` until now: the rule asks about the machine with it
+        // still there. A CPU an earlier task of this batch was given is contended.
+        let contended = task.contended || self.taken.contains(own);
+        let vacated = self.state.occupy(self.topo, own);
+        let answer = self
+            .policy
+            .slice_end(self.topo, &self.state, &hints, contended);
+        match answer {
+            SliceEnd::Keep => {
+                self.taken.insert(own);
+                Decision {
+                    target: Target::Cpu(own),
+                    placement: None,
+                    slice_end: Some(answer),
+                    from_snapshot: false,
+                }
+            }
+            SliceEnd::Move(p) => {
+                if vacated {
+                    self.state.release(self.topo, own);
+                }
+                self.take(p, Some(answer), true)
+            }
+            SliceEnd::Yield => {
+                if vacated {
+                    self.state.release(self.topo, own);
+                }
+                Decision {
+                    target: Target::Any,
+                    placement: None,
+                    slice_end: Some(answer),
+                    from_snapshot: false,
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, p: Placement, slice_end: Option<SliceEnd>, from_snapshot: bool) -> Decision {
+        if let Some(cpu) = p.cpu {
             self.state.occupy(self.topo, cpu);
             self.taken.insert(cpu);
         }
-        let target = placement.cpu.map_or(Target::Any, Target::Cpu);
         Decision {
-            target,
-            placement,
-            from_snapshot,
+            target: p.cpu.map_or(Target::Any, Target::Cpu),
+            placement: Some(p),
+            slice_end,
+            from_snapshot: from_snapshot && p.cpu.is_some(),
         }
-    }
-}
-
-/// The policy call for one task against `state`, without changing it. At a slice end the
-/// task's own CPU is released first (in a copy) and offered as its previous CPU, so a task
-/// stays put unless the idle order has something better, such as a P-core that went idle.
-/// Returns the placement and whether its CPU was idle in `state` itself.
-pub(crate) fn decide(
-    topo: &Topology,
-    policy: &Policy,
-    state: &CpuState,
-    task: &QueuedInput,
-    allowed: &CpuSet,
-) -> (Placement, bool) {
-    let prev_cpu = task.cpu.filter(|c| task.has_run && topo.info(*c).is_some());
-    let hints = TaskHints {
-        allowed,
-        prev_cpu,
-        util: task.util,
-    };
-    match prev_cpu.filter(|c| task.slice_end && !state.is_idle(*c)) {
-        Some(own) => {
-            let mut freed = state.clone();
-            freed.release(topo, own);
-            let p = policy.select_cpu(topo, &freed, &hints);
-            (p, p.cpu != Some(own))
-        }
-        None => (policy.select_cpu(topo, state, &hints), true),
     }
 }
 
@@ -145,13 +174,14 @@ mod test {
         QueuedInput {
             cpu: s.prev_cpu,
             slice_end,
+            contended: false,
             has_run: true,
             util: s.util,
         }
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
         /// A wake-up decision is exactly a policy decision on the snapshot, and passes every
         /// shared invariant.
@@ -162,39 +192,49 @@ mod test {
             let mut batch = Batch::new(topo, &policy, &s.idle);
             let before = batch.state().clone();
             let d = batch.place(&input(&s, false), &s.allowed);
-            testkit::check_placement(topo, &policy, &before, &s.task(), &d.placement)
+            let Some(p) = d.placement else { return Err(TestCaseError::fail("no placement")) };
+            testkit::check_placement(topo, &policy, &before, &s.task(), &p)
                 .map_err(|v| TestCaseError::fail(v.to_string()))?;
-            prop_assert!(d.from_snapshot);
+            prop_assert_eq!(d.from_snapshot, p.cpu.is_some());
             match d.target {
                 Target::Cpu(c) => {
-                    prop_assert_eq!(Some(c), d.placement.cpu);
+                    prop_assert_eq!(Some(c), p.cpu);
                     prop_assert!(!batch.state().is_idle(c));
                 }
-                Target::Any => prop_assert_eq!(d.placement.step, Step::NoIdle),
+                Target::Any => prop_assert_eq!(p.step, Step::NoIdle),
             }
             testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
         }
 
-        /// At a slice end the task's own busy CPU counts as free: the decision obeys the
-        /// invariants on the state with that CPU released, and never leaves the task waiting
-        /// in the shared queue when its own CPU is allowed.
+        /// At a slice end the batch asks the policy's slice-end rule about the machine with
+        /// the task still on its CPU (whether the snapshot shows that CPU idle or not), and
+        /// its answer passes the shared slice-end invariants; the batch's state follows it.
         #[test]
-        fn slice_end_may_keep_the_cpu(s in testkit::arb_scenario()) {
+        fn slice_end_follows_the_rule(s in testkit::arb_scenario()) {
             let topo = &s.topology;
             let policy = s.policy();
             let Some(own) = s.prev_cpu else { return Ok(()) };
-            let mut idle = s.idle;
-            idle.remove(own);
-            let state = CpuState::from_idle(topo, &idle);
-            let (p, from_snapshot) = decide(topo, &policy, &state, &input(&s, true), &s.allowed);
-            let mut freed = state.clone();
-            freed.release(topo, own);
-            testkit::check_placement(topo, &policy, &freed, &s.task(), &p)
-                .map_err(|v| TestCaseError::fail(v.to_string()))?;
-            if s.allowed.contains(own) {
-                prop_assert!(p.cpu.is_some());
+            for contended in [false, true] {
+                let mut batch = Batch::new(topo, &policy, &s.idle);
+                let mut running = batch.state().clone();
+                running.occupy(topo, own);
+                let d = batch.place(&QueuedInput { contended, ..input(&s, true) }, &s.allowed);
+                let Some(answer) = d.slice_end else { return Err(TestCaseError::fail("no slice-end answer")) };
+                testkit::check_slice_end(topo, &policy, &running, &s.task(), contended, answer)
+                    .map_err(|v| TestCaseError::fail(v.to_string()))?;
+                match answer {
+                    SliceEnd::Keep => {
+                        prop_assert_eq!(d.target, Target::Cpu(own));
+                        prop_assert!(!batch.state().is_idle(own));
+                    }
+                    SliceEnd::Yield => prop_assert_eq!(d.target, Target::Any),
+                    SliceEnd::Move(p) => {
+                        prop_assert_eq!(d.target, p.cpu.map_or(Target::Any, Target::Cpu));
+                        prop_assert_eq!(batch.state().is_idle(own), s.idle.contains(own));
+                    }
+                }
+                testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
             }
-            prop_assert_eq!(from_snapshot, p.cpu != Some(own));
         }
 
         /// A batch never hands one CPU to two tasks, and fills an idle machine in the idle
@@ -209,11 +249,11 @@ mod test {
             let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
             let mut batch = Batch::new(&topo, &policy, topo.cpus());
             let all = *topo.cpus();
-            let new_task = QueuedInput { cpu: Some(CpuId(0)), slice_end: false, has_run: false, util: 0 };
+            let new_task = QueuedInput { cpu: Some(CpuId(0)), slice_end: false, contended: false, has_run: false, util: 0 };
             let mut seen = CpuSet::EMPTY;
             for want in &expected {
                 let d = batch.place(&new_task, &all);
-                prop_assert_eq!(d.placement, *want);
+                prop_assert_eq!(d.placement, Some(*want));
                 let Target::Cpu(c) = d.target else { return Err(TestCaseError::fail("no cpu")) };
                 prop_assert!(seen.insert(c), "cpu {} twice", c);
             }
@@ -243,6 +283,7 @@ mod test {
         let new_task = QueuedInput {
             cpu: Some(CpuId(5)),
             slice_end: false,
+            contended: false,
             has_run: false,
             util: 0,
         };
@@ -308,6 +349,7 @@ mod test {
         let t = QueuedInput {
             cpu: Some(CpuId(2)),
             slice_end: true,
+            contended: false,
             has_run: true,
             util: 1024,
         };
@@ -323,24 +365,35 @@ mod test {
     fn a_task_on_an_e_core_moves_to_an_idle_p_core_at_slice_end() {
         let topo = vm_machine();
         let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
-        // CPU 6 runs the task; everything else idle.
-        let mut idle = *topo.cpus();
-        idle.remove(CpuId(6));
-        let state = CpuState::from_idle(&topo, &idle);
         let t = QueuedInput {
             cpu: Some(CpuId(6)),
             slice_end: true,
+            contended: false,
             has_run: true,
-            util: 1024,
+            util: 640,
         };
-        let (p, from_snapshot) = decide(&topo, &policy, &state, &t, topo.cpus());
-        assert_eq!(p.step, Step::IdlePCore);
-        assert!(from_snapshot);
+        // CPU 6 runs the task; everything else idle.
+        let mut idle = *topo.cpus();
+        idle.remove(CpuId(6));
+        let d = Batch::new(&topo, &policy, &idle).place(&t, topo.cpus());
+        assert_eq!(d.step(), Some(Step::IdlePCore));
+        assert!(d.from_snapshot);
         // With every P-core busy it stays where it is.
         let idle: CpuSet = [4, 5, 7].into_iter().map(CpuId).collect();
-        let state = CpuState::from_idle(&topo, &idle);
-        let (p, from_snapshot) = decide(&topo, &policy, &state, &t, topo.cpus());
-        assert_eq!(p.cpu, Some(CpuId(6)));
-        assert!(!from_snapshot);
+        let d = Batch::new(&topo, &policy, &idle).place(&t, topo.cpus());
+        assert_eq!(d.target, Target::Cpu(CpuId(6)));
+        assert_eq!(d.slice_end, Some(SliceEnd::Keep));
+        assert!(!d.from_snapshot);
+        // Others wait there and nothing else is idle: it yields to the shared queue.
+        let idle: CpuSet = [].into_iter().collect();
+        let d = Batch::new(&topo, &policy, &idle).place(
+            &QueuedInput {
+                contended: true,
+                ..t
+            },
+            topo.cpus(),
+        );
+        assert_eq!(d.target, Target::Any);
+        assert_eq!(d.slice_end, Some(SliceEnd::Yield));
     }
 }

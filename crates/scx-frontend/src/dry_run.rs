@@ -114,16 +114,18 @@ pub(crate) fn report(
     let task = QueuedInput {
         cpu: None,
         slice_end: false,
+        contended: false,
         has_run: false,
         util: 0,
     };
     let mut rows: Vec<(Step, bool, Vec<CpuId>)> = Vec::new();
-    while let d @ crate::adapter::Decision {
+    while let crate::adapter::Decision {
         target: Target::Cpu(cpu),
+        placement: Some(p),
         ..
     } = batch.place(&task, &all)
     {
-        let key = (d.placement.step, d.placement.overflow);
+        let key = (p.step, p.overflow);
         match rows.last_mut() {
             Some(last) if (last.0, last.1) == key => last.2.push(cpu),
             _ => rows.push((key.0, key.1, vec![cpu])),

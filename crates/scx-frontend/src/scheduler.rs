@@ -6,7 +6,7 @@
 //! iterations: poll the control file, log stats. The framework wakes the loop whenever tasks
 //! are queued, and at least once a second.
 
-use crate::adapter::{Batch, QueuedInput, Target, decide};
+use crate::adapter::{Batch, QueuedInput, Target};
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fifo::Fifo;
 use crate::idle_snapshot::IdleSnapshot;
@@ -14,7 +14,7 @@ use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::stats::{Counters, Framework, Reporter};
 use crate::tasks::{Seen, TaskTable};
 use anyhow::Result;
-use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Step, Topology};
+use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, SliceEnd, TaskHints, Topology};
 use std::os::fd::RawFd;
 use tracing::{debug, info, warn};
 
@@ -89,6 +89,8 @@ pub(crate) struct Nudger {
     write_fd: RawFd,
     /// CPU the helper is to be sent to, and when it was woken for it.
     target: Option<(CpuId, u64)>,
+    /// When it was last woken (the gap between nudges is kept from here).
+    last_ns: Option<u64>,
 }
 
 impl Nudger {
@@ -128,6 +130,7 @@ impl Nudger {
             tid,
             write_fd: fds[1],
             target: None,
+            last_ns: None,
         })
     }
 
@@ -135,7 +138,16 @@ impl Nudger {
         // SAFETY: writes one byte from a local; non-blocking.
         unsafe { libc::write(self.write_fd, [1u8].as_ptr().cast(), 1) };
         self.target = Some((cpu, now));
+        self.last_ns = Some(now);
     }
+}
+
+/// A task the loop sent to a CPU: what the up-migration test needs about it later.
+#[derive(Copy, Clone, Debug)]
+struct Placed {
+    pid: i32,
+    allowed: CpuSet,
+    util: u16,
 }
 
 /// The running scheduler.
@@ -151,8 +163,8 @@ pub(crate) struct Scheduler<'a, 'b> {
     reporter: Reporter,
     /// Per CPU: when we last sent it a task.
     last_sent: Vec<u64>,
-    /// Per CPU: the last task we sent there and the step that chose it.
-    placed: Vec<Option<(i32, Step)>>,
+    /// Per CPU: the last task we sent there, as up-migration needs it.
+    placed: Vec<Option<Placed>>,
     nudger: Option<Nudger>,
     nr_possible: u64,
     queued: Vec<QueuedTask>,
@@ -278,22 +290,17 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         }
     }
 
-    /// Looks for a CPU running a task the policy would now place better (a P-core went idle
-    /// while it sits on an E-core or an SMT sibling) and wakes the helper to dislodge it.
+    /// Looks for a CPU running a task that the policy's up-migration test would now move
+    /// (a P-core went idle while it sits on an E-core or an SMT sibling) and wakes the helper
+    /// to dislodge it. At most one nudge per [`NUDGE_GAP_NS`].
     fn check_nudge(&mut self, now: u64) -> Result<()> {
         let Some(nudger) = self.nudger.as_ref() else {
             return Ok(());
         };
         if nudger
-            .target
-            .is_some_and(|(_, at)| now.saturating_sub(at) < NUDGE_GAP_NS)
-        {
-            return Ok(());
-        }
-        if !self
-            .placed
-            .iter()
-            .any(|p| p.is_some_and(|(_, step)| step > Step::IdlePCore))
+            .last_ns
+            .is_some_and(|at| now.saturating_sub(at) < NUDGE_GAP_NS)
+            || !self.placed.iter().any(Option::is_some)
         {
             return Ok(());
         }
@@ -302,7 +309,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         let state = CpuState::from_idle(&self.topo, &snap.idle.and_not(&queued));
         let mut target = None;
         for cpu in self.topo.cpus().iter() {
-            let Some((pid, step)) = self.placed[cpu.index()] else {
+            let Some(placed) = self.placed[cpu.index()] else {
                 continue;
             };
             if snap.idle.contains(cpu) {
@@ -310,18 +317,16 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 self.placed[cpu.index()] = None;
                 continue;
             }
-            if step == Step::IdlePCore || queued.contains(cpu) {
+            if queued.contains(cpu) {
                 continue;
             }
-            let input = QueuedInput {
-                cpu: Some(cpu),
-                slice_end: true,
-                has_run: true,
-                util: self.tasks.util_of(pid),
+            let hints = TaskHints {
+                allowed: &placed.allowed,
+                prev_cpu: Some(cpu),
+                util: placed.util,
             };
-            let (p, _) = decide(&self.topo, &self.policy, &state, &input, self.topo.cpus());
-            if p.cpu.is_some_and(|c| c != cpu) && p.step < step && !p.overflow {
-                target = Some((cpu, pid, p));
+            if let Some(p) = self.policy.up_migration(&self.topo, &state, cpu, &hints) {
+                target = Some((cpu, placed.pid, p));
                 break;
             }
         }
@@ -389,7 +394,7 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         let idle = snap.idle.and_not(&queued_cpus);
 
         let nr_waiting = *self.bpf.nr_queued_mut() + self.queued.len() as u64;
-        let slice_ns = (self.cfg.slice_ns / nr_waiting.max(1)).max(self.cfg.slice_ns / 8);
+        let slice_ns = hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting);
         let mut batch = Batch::new(&self.topo, &self.policy, &idle);
         self.outgoing.clear();
         // Tasks whose slice ended were running a moment ago: they get their CPUs back before
@@ -398,13 +403,14 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         let by_slice_end = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP == 0);
         let wakeups = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP != 0);
         for task in by_slice_end.chain(wakeups) {
+            let cpu = u16::try_from(task.cpu).ok().map(CpuId);
             let seen = Seen {
                 pid: task.pid,
+                cpu,
                 start_ts: task.start_ts,
                 stop_ts: task.stop_ts,
                 wakeup: task.flags & SCX_ENQ_WAKEUP != 0,
                 weight: task.weight,
-                vtime: task.vtime,
             };
             let mut out = DispatchedTask::new(task);
             if let Some(n) = self.nudger.as_mut().filter(|n| n.tid == task.pid) {
@@ -414,9 +420,9 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 self.outgoing.push((out, None));
                 continue;
             }
-            let util = self.tasks.util(&seen);
+            let util = self.tasks.observe(&self.topo, &seen, now).util();
             out.slice_ns = slice_ns;
-            out.vtime = self.tasks.vtime(&seen, self.cfg.slice_ns);
+            out.vtime = self.tasks.dispatch_vtime(task.pid, self.cfg.slice_ns);
             let Some(allowed) =
                 allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo)
             else {
@@ -426,24 +432,31 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 self.outgoing.push((out, None));
                 continue;
             };
-            let cpu = u16::try_from(task.cpu).ok().map(CpuId);
-            // At a slice end the task's CPU is about to be free, unless others wait there.
-            let queued_there = cpu.is_some_and(|c| queued_cpus.contains(c));
             let input = QueuedInput {
                 cpu,
-                slice_end: !seen.wakeup && !queued_there,
+                slice_end: !seen.wakeup,
+                contended: cpu.is_some_and(|c| queued_cpus.contains(c)),
                 has_run: task.start_ts != 0,
                 util,
             };
             let d = batch.place(&input, &allowed);
-            self.counters.steps.add(d.placement.step);
-            if d.placement.overflow {
+            if let Some(step) = d.step() {
+                self.counters.steps.add(step);
+            }
+            if d.placement.is_some_and(|p| p.overflow) {
                 self.counters.overflow += 1;
+            }
+            if d.slice_end == Some(SliceEnd::Keep) {
+                self.counters.kept += 1;
             }
             let check = match d.target {
                 Target::Cpu(cpu) => {
                     out.cpu = i32::from(cpu.0);
-                    self.placed[cpu.index()] = Some((task.pid, d.placement.step));
+                    self.placed[cpu.index()] = Some(Placed {
+                        pid: task.pid,
+                        allowed,
+                        util,
+                    });
                     (d.from_snapshot && Some(cpu) != own).then_some(cpu)
                 }
                 Target::Any => {
@@ -455,8 +468,8 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 pid = task.pid,
                 prev = task.cpu,
                 util,
-                step = %d.placement.step,
-                overflow = d.placement.overflow,
+                step = d.step().map_or("-", |s| s.name()),
+                slice_end = ?d.slice_end,
                 target = out.cpu,
                 "placed"
             );

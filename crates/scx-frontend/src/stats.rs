@@ -2,14 +2,16 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 | busy performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0
+//!   nudge=0 kept=40 | busy performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0
 //!   bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
-//! - `placed`: decisions per step of the idle order (`no-idle` went to the shared queue);
+//! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
+//!   shared queue);
 //! - `overflow`: placements outside the primary domain because none of it was idle;
 //! - `stale`: dispatches to a CPU that was idle in the snapshot but busy by dispatch time;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
+//! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
 //! - `fw`: scx_rustland_core's counters over the interval (user/kernel dispatches, cancelled,
 //!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges.
@@ -30,6 +32,8 @@ pub(crate) struct Counters {
     /// Nudges: a task left on an E-core or SMT sibling while a better CPU idled was made to
     /// come back for re-placement.
     pub(crate) nudges: u64,
+    /// Slice ends that kept their CPU (nothing strictly better idle, nobody waiting).
+    pub(crate) kept: u64,
     /// Failed dispatches (user ring buffer full).
     pub(crate) dispatch_errors: u64,
     /// Affinity look-ups that failed (task gone).
@@ -47,6 +51,7 @@ impl Counters {
             overflow: self.overflow - prev.overflow,
             stale: self.stale - prev.stale,
             nudges: self.nudges - prev.nudges,
+            kept: self.kept - prev.kept,
             dispatch_errors: self.dispatch_errors - prev.dispatch_errors,
             affinity_errors: self.affinity_errors - prev.affinity_errors,
         }
@@ -161,8 +166,8 @@ impl Reporter {
         }
         let _ = write!(
             s,
-            " | overflow={} stale={} nudge={}",
-            d.overflow, d.stale, d.nudges
+            " | overflow={} stale={} nudge={} kept={}",
+            d.overflow, d.stale, d.nudges, d.kept
         );
         if d.dispatch_errors + d.affinity_errors > 0 {
             let _ = write!(
@@ -231,7 +236,7 @@ mod test {
             ..Default::default()
         };
         let line = r.line(&topo, &c, &fw, "on");
-        assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 | busy performance="), "{line}");
+        assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 kept=0 | busy performance="), "{line}");
         assert!(line.contains("balance=on | fw user=5 kernel=0"), "{line}");
         let line = r.line(&topo, &c, &fw, "on");
         assert!(

@@ -89,17 +89,17 @@ proptest! {
     /// A periodic task, pinned to a P-core or an E-core, ends its replay with an estimate
     /// within 5% of the share of time it really ran there times that CPU's capacity.
     #[test]
-    fn the_estimate_follows_what_the_task_ran(run_us in 50u64..2_000, sleep_pct in 0u64..=300,
-                                              on_e in any::<bool>()) {
+    fn the_estimate_follows_what_the_task_ran(period_us in 50u64..=UtilEstimate::HALF_LIFE_NS / 8_000,
+                                              duty_pct in 25u64..=100, on_e in any::<bool>()) {
         let machine = presets::lookup("i7-13800h").unwrap();
         let cpu = if on_e { 12 } else { 0 };
         let capacity = machine.topology.info(hybridland_policy::CpuId(cpu)).unwrap().capacity;
-        let run_ns = run_us * 1_000;
-        let sleep_ns = run_ns * sleep_pct / 100;
-        // On the E-core a run takes 1024 / capacity times longer; keep the real period within
-        // an eighth of the half-life and the replay past the settling time.
-        let wall_run = run_ns * 1024 / u64::from(capacity);
-        prop_assume!(wall_run + sleep_ns <= UtilEstimate::HALF_LIFE_NS / 8);
+        // The real period (within an eighth of the half-life, generated without rejections)
+        // splits into a run, which takes 1024 / capacity times its work on an E-core, and a
+        // sleep; the replay lasts past the settling time.
+        let wall_run = period_us * 1_000 * duty_pct / 100;
+        let sleep_ns = period_us * 1_000 - wall_run;
+        let run_ns = (wall_run * u64::from(capacity) / 1024).max(1);
         let span = (UtilEstimate::SETTLE_HALF_LIVES + 1) * UtilEstimate::HALF_LIFE_NS;
         let times = span / (wall_run + sleep_ns) + 1;
         let trace = format!(
