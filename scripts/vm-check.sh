@@ -57,7 +57,7 @@ OUT=$WORK/out.log
 vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
-EXPECTED=(loaded lone-task-on-p-core spread-4 spread-6-smt-last knob-runtime sigint-disables
+EXPECTED=(loaded lone-task-on-p-core stuck-lone-task spread-4 spread-6-smt-last knob-runtime sigint-disables
           control-file-removed powersave-on-e ejection-reported stress sigkill-recovers no-ejection)
 RC=$VM_RC
 failed=0

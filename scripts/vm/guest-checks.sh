@@ -160,6 +160,36 @@ fi
 spin_stop
 sleep 0.5
 
+# 2b. A lone task that started while hogs held every P-core CPU (so it began on an E-core) is
+# back on a P-core within 1 s of the hogs ending: slice ends and nudges re-place it by the
+# policy's up-migration rule. (The kernel's default balancer does not move a lone task off an
+# otherwise idle CPU of this guest, which it sees as symmetric.)
+hogs=""
+n=0
+while [ $n -lt 4 ]; do taskset 0xf sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
+sleep 0.5
+spin_start 1 0
+sleep 1
+start_cpu=$(cpu_of $SPIN)
+for p in $hogs; do kill -9 "$p" 2>/dev/null; done
+for p in $hogs; do wait "$p" 2>/dev/null; done
+# Poll every 50 ms for 1 s, then sample 2 s more: it must get there and stay.
+t=0; back=""
+while [ $t -lt 20 ]; do
+  if is_p "$(cpu_of $SPIN)"; then back=$((t * 50)); break; fi
+  sleep 0.05; t=$((t + 1))
+done
+sample_majority 20 0.1
+if ! is_e "$start_cpu"; then
+  fail stuck-lone-task "set-up: the lone task started on cpu $start_cpu, not on an E-core, while the hogs ran"
+elif [ -n "$back" ] && [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then
+  pass stuck-lone-task "started on E-core $start_cpu; on a P-core ${back} ms after the hogs ended; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+else
+  fail stuck-lone-task "started on E-core $start_cpu; ${back:-not} on a P-core within 1 s; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+fi
+spin_stop
+sleep 0.5
+
 # 3. Four busy tasks: one per P-core, then one per E cluster; no SMT sibling shared.
 # Placements under emulation are noisy (the sampling shell itself runs on these CPUs), so a
 # miss is sampled once more before it counts.

@@ -1,15 +1,15 @@
 //! Fixed-capacity CPU bit sets.
 //!
-//! A [`CpuSet`] is a plain `[u64; WORDS]` so a placement decision copies and combines sets
-//! without touching an allocator; every operation walks words, never individual CPUs, except
-//! iteration which visits set bits only.
+//! [`BitSet<W>`] is a plain `[u64; W]`, so a placement decision copies and combines sets without
+//! touching an allocator; every operation walks words, never individual CPUs, except iteration
+//! which visits set bits only. [`CpuSet`] is its 1024-CPU form, the one the API passes around;
+//! the decision path narrows sets to the few words a machine's CPUs can occupy
+//! ([`BitSet::head`]) so a 20-CPU machine combines one word per step, in registers.
 
 use core::fmt;
 
 /// Largest number of logical CPUs (ids `0..MAX_CPUS`) the policy can describe.
 pub const MAX_CPUS: usize = 1024;
-
-const WORDS: usize = MAX_CPUS / 64;
 
 /// A logical CPU number as the kernel counts them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,28 +31,34 @@ impl fmt::Display for CpuId {
     }
 }
 
-/// A set of CPU ids below [`MAX_CPUS`].
+/// A set of CPU ids below `64 * W`: bit `i` of word `w` is CPU `64 * w + i`.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
-pub struct CpuSet {
-    words: [u64; WORDS],
+pub struct BitSet<const W: usize> {
+    words: [u64; W],
 }
 
-impl Default for CpuSet {
+/// A set of CPU ids below [`MAX_CPUS`].
+pub type CpuSet = BitSet<{ MAX_CPUS / 64 }>;
+
+impl<const W: usize> Default for BitSet<W> {
     fn default() -> Self {
         Self::EMPTY
     }
 }
 
-impl CpuSet {
+impl<const W: usize> BitSet<W> {
     /// The set with no CPUs.
-    pub const EMPTY: Self = Self { words: [0; WORDS] };
+    pub const EMPTY: Self = Self { words: [0; W] };
 
     /// Number of 64-bit words backing a set.
-    pub const WORDS: usize = WORDS;
+    pub const WORDS: usize = W;
 
-    /// The set of CPUs `0..n` (clamped to [`MAX_CPUS`]).
+    /// One past the largest id the set can hold.
+    pub const CAPACITY: usize = W * 64;
+
+    /// The set of CPUs `0..n` (clamped to the capacity).
     pub fn first_n(n: usize) -> Self {
-        let n = n.min(MAX_CPUS);
+        let n = n.min(Self::CAPACITY);
         let mut set = Self::EMPTY;
         for (i, w) in set.words.iter_mut().enumerate() {
             let lo = i * 64;
@@ -65,20 +71,31 @@ impl CpuSet {
         set
     }
 
-    /// Builds a set from raw words, bit `i` of word `w` being CPU `64 * w + i`.
-    pub const fn from_words(words: [u64; WORDS]) -> Self {
+    /// Builds a set from raw words.
+    pub const fn from_words(words: [u64; W]) -> Self {
         Self { words }
     }
 
-    /// The raw words, bit `i` of word `w` being CPU `64 * w + i`.
-    pub const fn words(&self) -> &[u64; WORDS] {
+    /// The raw words.
+    pub const fn words(&self) -> &[u64; W] {
         &self.words
+    }
+
+    /// The first `N` words of the set: the CPUs below `64 * N` (`N <= W`).
+    ///
+    /// # Panics
+    /// If `N > W` (a caller's constant, never input).
+    #[inline]
+    pub fn head<const N: usize>(&self) -> BitSet<N> {
+        let mut words = [0; N];
+        words.copy_from_slice(&self.words[..N]);
+        BitSet { words }
     }
 
     /// Adds `cpu`; returns whether it was absent.
     ///
     /// # Panics
-    /// If `cpu` is not below [`MAX_CPUS`]; use [`CpuSet::try_insert`] for untrusted ids.
+    /// If `cpu` is not below the capacity; use [`BitSet::try_insert`] for untrusted ids.
     #[inline]
     pub fn insert(&mut self, cpu: CpuId) -> bool {
         let (w, b) = split(cpu);
@@ -87,10 +104,10 @@ impl CpuSet {
         fresh
     }
 
-    /// Adds `cpu` if it is below [`MAX_CPUS`]; returns `false` (and leaves the set alone)
+    /// Adds `cpu` if it is below the capacity; returns `false` (and leaves the set alone)
     /// otherwise.
     pub fn try_insert(&mut self, cpu: CpuId) -> bool {
-        if cpu.index() < MAX_CPUS {
+        if cpu.index() < Self::CAPACITY {
             self.insert(cpu);
             true
         } else {
@@ -101,7 +118,7 @@ impl CpuSet {
     /// Removes `cpu`; returns whether it was present. Ids beyond the capacity are ignored.
     #[inline]
     pub fn remove(&mut self, cpu: CpuId) -> bool {
-        if cpu.index() >= MAX_CPUS {
+        if cpu.index() >= Self::CAPACITY {
             return false;
         }
         let (w, b) = split(cpu);
@@ -113,7 +130,7 @@ impl CpuSet {
     /// Whether `cpu` is in the set. Ids beyond the capacity are never in it.
     #[inline]
     pub fn contains(&self, cpu: CpuId) -> bool {
-        cpu.index() < MAX_CPUS && {
+        cpu.index() < Self::CAPACITY && {
             let (w, b) = split(cpu);
             self.words[w] & b != 0
         }
@@ -144,7 +161,7 @@ impl CpuSet {
     #[inline]
     pub fn next(&self, after: CpuId) -> Option<CpuId> {
         let start = after.index() + 1;
-        if start >= MAX_CPUS {
+        if start >= Self::CAPACITY {
             return None;
         }
         let mut w = start / 64;
@@ -154,7 +171,7 @@ impl CpuSet {
                 return Some(cpu_at(w, bits.trailing_zeros() as usize));
             }
             w += 1;
-            if w == WORDS {
+            if w == W {
                 return None;
             }
             bits = self.words[w];
@@ -163,11 +180,11 @@ impl CpuSet {
 
     /// Iterates the CPUs in ascending order.
     #[inline]
-    pub fn iter(&self) -> Iter<'_> {
+    pub fn iter(&self) -> Iter<'_, W> {
         Iter {
             set: self,
             word: 0,
-            bits: self.words[0],
+            bits: self.words.first().copied().unwrap_or(0),
         }
     }
 
@@ -218,6 +235,18 @@ impl CpuSet {
         }
     }
 
+    /// ORs `bits` into word `word` (`word < W`): a whole run of a cluster's CPUs at once.
+    #[inline]
+    pub(crate) fn or_word(&mut self, word: usize, bits: u64) {
+        self.words[word] |= bits;
+    }
+
+    /// Clears `bits` from word `word` (`word < W`).
+    #[inline]
+    pub(crate) fn clear_word(&mut self, word: usize, bits: u64) {
+        self.words[word] &= !bits;
+    }
+
     #[inline]
     fn zip(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
         let mut out = Self::EMPTY;
@@ -235,12 +264,12 @@ fn split(cpu: CpuId) -> (usize, u64) {
 
 #[inline]
 fn cpu_at(word: usize, bit: usize) -> CpuId {
-    // word < WORDS and bit < 64, so the id is below MAX_CPUS and fits a u16.
+    // Sets hold at most MAX_CPUS ids (the largest W in use is CpuSet's), so the id fits a u16.
     CpuId((word * 64 + bit) as u16)
 }
 
-impl FromIterator<CpuId> for CpuSet {
-    /// Collects ids; ids at or beyond [`MAX_CPUS`] are dropped.
+impl<const W: usize> FromIterator<CpuId> for BitSet<W> {
+    /// Collects ids; ids at or beyond the capacity are dropped.
     fn from_iter<I: IntoIterator<Item = CpuId>>(iter: I) -> Self {
         let mut set = Self::EMPTY;
         for cpu in iter {
@@ -250,30 +279,30 @@ impl FromIterator<CpuId> for CpuSet {
     }
 }
 
-impl<'a> IntoIterator for &'a CpuSet {
+impl<'a, const W: usize> IntoIterator for &'a BitSet<W> {
     type Item = CpuId;
-    type IntoIter = Iter<'a>;
-    fn into_iter(self) -> Iter<'a> {
+    type IntoIter = Iter<'a, W>;
+    fn into_iter(self) -> Iter<'a, W> {
         self.iter()
     }
 }
 
-/// Ascending iterator over a [`CpuSet`]'s members.
+/// Ascending iterator over a [`BitSet`]'s members.
 #[derive(Clone, Debug)]
-pub struct Iter<'a> {
-    set: &'a CpuSet,
+pub struct Iter<'a, const W: usize> {
+    set: &'a BitSet<W>,
     word: usize,
     bits: u64,
 }
 
-impl Iterator for Iter<'_> {
+impl<const W: usize> Iterator for Iter<'_, W> {
     type Item = CpuId;
 
     #[inline]
     fn next(&mut self) -> Option<CpuId> {
         while self.bits == 0 {
             // Stays at the last word once done, so calling `next` again stays harmless.
-            if self.word + 1 >= WORDS {
+            if self.word + 1 >= W {
                 return None;
             }
             self.word += 1;
@@ -286,7 +315,7 @@ impl Iterator for Iter<'_> {
 }
 
 /// Formats as a kernel-style CPU list, e.g. `0-5,12`; the empty set prints as `(none)`.
-impl fmt::Display for CpuSet {
+impl<const W: usize> fmt::Display for BitSet<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_empty() {
             return f.write_str("(none)");
@@ -316,7 +345,7 @@ impl fmt::Display for CpuSet {
     }
 }
 
-impl fmt::Debug for CpuSet {
+impl<const W: usize> fmt::Debug for BitSet<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CpuSet({self})")
     }
@@ -381,7 +410,41 @@ mod test {
         assert_eq!(CpuSet::EMPTY.to_string(), "(none)");
     }
 
+    #[test]
+    fn narrow_sets_and_heads() {
+        let s = set(&[1, 64, 130, 700]);
+        let h: BitSet<3> = s.head();
+        assert_eq!(h.iter().map(|c| c.0).collect::<Vec<_>>(), [1, 64, 130]);
+        assert_eq!(BitSet::<1>::CAPACITY, 64);
+        assert!(!BitSet::<1>::first_n(64).contains(CpuId(64)));
+        let mut one = BitSet::<1>::EMPTY;
+        assert!(!one.try_insert(CpuId(64)));
+        assert!(one.try_insert(CpuId(63)));
+        assert_eq!(one.next(CpuId(63)), None);
+        assert_eq!(one.to_string(), "63");
+        let mut runs = CpuSet::EMPTY;
+        runs.or_word(1, 0b1010);
+        assert_eq!(runs.to_string(), "65,67");
+        runs.clear_word(1, 0b10);
+        assert_eq!(runs.to_string(), "67");
+    }
+
     proptest::proptest! {
+        /// A narrow set and the head of a wide one agree on every operation.
+        #[test]
+        fn narrow_matches_wide(a in proptest::collection::vec(0u16..256, 0..40),
+                               b in proptest::collection::vec(0u16..256, 0..40)) {
+            let (wa, wb) = (set(&a), set(&b));
+            let (na, nb): (BitSet<4>, BitSet<4>) = (wa.head(), wb.head());
+            let wide = |s: BitSet<4>| s.iter().map(|c| c.0).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(wide(na.and(&nb)), wa.and(&wb).iter().map(|c| c.0).collect::<Vec<_>>());
+            proptest::prop_assert_eq!(wide(na.and_not(&nb)), wa.and_not(&wb).iter().map(|c| c.0).collect::<Vec<_>>());
+            proptest::prop_assert_eq!(na.first(), wa.first());
+            proptest::prop_assert_eq!(na.is_empty(), wa.is_empty());
+            proptest::prop_assert_eq!(na.intersects(&nb), wa.intersects(&wb));
+            proptest::prop_assert_eq!(na.span(), wa.span());
+        }
+
         #[test]
         fn iteration_matches_membership(ids in proptest::collection::vec(0u16..1024, 0..64)) {
             let s = set(&ids);

@@ -1,32 +1,32 @@
 //! Which CPUs are idle right now, kept in the form the decision needs.
 
 use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
-use crate::topology::Topology;
+use crate::topology::{MAX_LOAD_LEVELS, Topology};
 
 /// A snapshot of the machine's busy/idle state, owned and updated by the caller.
 ///
 /// Besides the idle set it keeps the set of CPUs whose whole core is idle (the kernel's "idle
-/// SMT mask") and the busy count of every cluster, so a decision reads them instead of
-/// recomputing them. Build it once per snapshot with [`CpuState::from_idle`], then keep it
-/// current with [`occupy`](Self::occupy) and [`release`](Self::release) as tasks are placed
-/// and leave; each of those costs O(SMT width).
+/// SMT mask"), the busy count of every cluster, and, for each busy share a cluster can take
+/// (the topology's load ladder), the CPUs of the clusters at that share, so a decision reads
+/// them instead of recomputing them. Build it once per snapshot with [`CpuState::from_idle`],
+/// then keep it current with [`occupy`](Self::occupy) and [`release`](Self::release) as tasks
+/// are placed and leave; each of those costs O(SMT width) plus the set words the CPU's cluster
+/// spans (one for a cluster of neighbouring ids).
 #[derive(Clone, PartialEq, Eq)]
 pub struct CpuState {
     idle: CpuSet,
     idle_cores: CpuSet,
     cluster_busy: [u16; MAX_CPUS],
+    /// `by_load[r]`: CPUs of the clusters whose busy share is rung `r` of the topology's
+    /// ladder (all empty when the topology has none).
+    by_load: [CpuSet; MAX_LOAD_LEVELS],
     nr_busy: u16,
 }
 
 impl CpuState {
     /// Every CPU of `topo` idle.
     pub fn all_idle(topo: &Topology) -> Self {
-        Self {
-            idle: *topo.cpus(),
-            idle_cores: *topo.cpus(),
-            cluster_busy: [0; MAX_CPUS],
-            nr_busy: 0,
-        }
+        Self::from_idle(topo, topo.cpus())
     }
 
     /// The CPUs in `idle` idle and the rest of `topo` busy. Ids not in `topo` are ignored.
@@ -37,11 +37,20 @@ impl CpuState {
             idle,
             idle_cores: CpuSet::EMPTY,
             cluster_busy: [0; MAX_CPUS],
+            by_load: [CpuSet::EMPTY; MAX_LOAD_LEVELS],
             nr_busy: 0,
         };
         for cpu in topo.cpus().and_not(&idle).iter() {
             state.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
             state.nr_busy += 1;
+        }
+        if topo.ladder().len() > 0 {
+            for cluster in 0..topo.nr_clusters() {
+                let rung = state.rung(topo, cluster, state.cluster_busy[cluster]);
+                for (word, bits) in topo.cluster_runs(cluster) {
+                    state.by_load[rung].or_word(word, bits);
+                }
+            }
         }
         for cpu in idle.iter() {
             if topo.siblings(cpu).iter().all(|s| idle.contains(*s)) {
@@ -60,8 +69,10 @@ impl CpuState {
         for &s in topo.siblings(cpu) {
             self.idle_cores.remove(s);
         }
-        self.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
+        let cluster = usize::from(topo.info_of(cpu).cluster);
+        self.cluster_busy[cluster] += 1;
         self.nr_busy += 1;
+        self.move_cluster(topo, cluster, self.cluster_busy[cluster] - 1);
         true
     }
 
@@ -77,9 +88,33 @@ impl CpuState {
                 self.idle_cores.insert(s);
             }
         }
-        self.cluster_busy[topo.info_of(cpu).cluster as usize] -= 1;
+        let cluster = usize::from(topo.info_of(cpu).cluster);
+        self.cluster_busy[cluster] -= 1;
         self.nr_busy -= 1;
+        self.move_cluster(topo, cluster, self.cluster_busy[cluster] + 1);
         true
+    }
+
+    /// The ladder rung of `cluster` with `busy` busy CPUs.
+    #[inline]
+    fn rung(&self, topo: &Topology, cluster: usize, busy: u16) -> usize {
+        // A cluster holds at most MAX_CPUS CPUs: its size fits a u16.
+        let size = topo.cluster_cpus(cluster).len() as u16;
+        topo.ladder().rung(busy, size)
+    }
+
+    /// Moves `cluster`'s CPUs from the set of its old share (`was_busy` busy) to its current one.
+    #[inline]
+    fn move_cluster(&mut self, topo: &Topology, cluster: usize, was_busy: u16) {
+        if topo.ladder().len() == 0 {
+            return;
+        }
+        let from = self.rung(topo, cluster, was_busy);
+        let to = self.rung(topo, cluster, self.cluster_busy[cluster]);
+        for (word, bits) in topo.cluster_runs(cluster) {
+            self.by_load[from].clear_word(word, bits);
+            self.by_load[to].or_word(word, bits);
+        }
     }
 
     /// Idle CPUs.
@@ -105,6 +140,13 @@ impl CpuState {
     /// Busy CPUs in all.
     pub fn nr_busy(&self) -> usize {
         self.nr_busy as usize
+    }
+
+    /// The CPUs of clusters at each busy share of the topology's load ladder, least busy
+    /// first; empty when the topology has no ladder (see [`MAX_LOAD_LEVELS`]).
+    #[inline]
+    pub fn by_load<'a>(&'a self, topo: &Topology) -> &'a [CpuSet] {
+        &self.by_load[..topo.ladder().len()]
     }
 }
 

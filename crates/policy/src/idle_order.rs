@@ -2,7 +2,7 @@
 
 use crate::cluster_balance::ClusterLoad;
 use crate::config::{ConfigError, PolicyConfig};
-use crate::cpu_set::{CpuId, CpuSet};
+use crate::cpu_set::{BitSet, CpuId, CpuSet};
 use crate::cpu_state::CpuState;
 use crate::topology::{CoreKind, Topology};
 use core::fmt;
@@ -111,8 +111,12 @@ impl Placement {
 ///    lowest id.
 ///
 /// A decision costs a few passes over the set words that can hold the machine's CPUs (one
-/// word up to 64 CPUs, sixteen at 1024) plus, when ranks differ or clusters are balanced, one
-/// pass over the idle CPUs of the winning capacity (one cluster-load lookup per cluster met).
+/// word up to 64 CPUs, sixteen at 1024); a cluster-balanced one adds a pass per rung of the
+/// topology's load ladder (at most [`MAX_LOAD_LEVELS`](crate::MAX_LOAD_LEVELS); 5 on a
+/// typical hybrid part) until one holds a candidate. Two cases also walk CPUs: when ranks
+/// differ, the candidates left after those passes; and on a machine with no ladder (clusters
+/// of 16 CPUs or more, or many different sizes), the idle CPUs of the winning capacity, one
+/// cluster-load lookup per cluster met.
 #[derive(Clone, Debug)]
 pub struct Policy {
     config: PolicyConfig,
@@ -174,25 +178,25 @@ impl Policy {
         state: &CpuState,
         task: &TaskHints<'_>,
     ) -> Placement {
-        let candidates = and(&head::<N>(task.allowed), &head(state.idle()));
-        if is_empty(&candidates) {
+        let candidates = task.allowed.head::<N>().and(&state.idle().head());
+        if candidates.is_empty() {
             return Placement::NO_IDLE;
         }
-        let in_primary = and(&candidates, &head(&self.primary));
-        let (pool, overflow) = if is_empty(&in_primary) {
+        let in_primary = candidates.and(&self.primary.head());
+        let (pool, overflow) = if in_primary.is_empty() {
             (candidates, true)
         } else {
             (in_primary, false)
         };
         let fits = topo.fitting(task.util, self.config.fit_margin_pct);
-        let fitting = and(&pool, &head(&fits));
-        let pool = if is_empty(&fitting) { pool } else { fitting };
+        let fitting = pool.and(&fits.head());
+        let pool = if fitting.is_empty() { pool } else { fitting };
 
-        let whole_core = and(&pool, &head(state.idle_cores()));
-        let p_cores = and(&whole_core, &head(topo.kind_mask(CoreKind::Performance)));
-        let (set, step) = if !is_empty(&p_cores) {
+        let whole_core = pool.and(&state.idle_cores().head());
+        let p_cores = whole_core.and(&topo.kind_mask(CoreKind::Performance).head());
+        let (set, step) = if !p_cores.is_empty() {
             (p_cores, Step::IdlePCore)
-        } else if !is_empty(&whole_core) {
+        } else if !whole_core.is_empty() {
             (whole_core, Step::IdleECore)
         } else {
             (pool, Step::BusySibling)
@@ -204,74 +208,6 @@ impl Policy {
             step,
             overflow,
         }
-    }
-}
-
-/// The first `N` words of a CPU set (bit `i` of word `w` is CPU `64 * w + i`).
-type Words<const N: usize> = [u64; N];
-
-#[inline]
-fn head<const N: usize>(set: &CpuSet) -> Words<N> {
-    let mut w = [0; N];
-    w.copy_from_slice(&set.words()[..N]);
-    w
-}
-
-#[inline]
-fn and<const N: usize>(a: &Words<N>, b: &Words<N>) -> Words<N> {
-    core::array::from_fn(|i| a[i] & b[i])
-}
-
-#[inline]
-fn is_empty<const N: usize>(a: &Words<N>) -> bool {
-    a.iter().all(|&w| w == 0)
-}
-
-#[inline]
-fn contains<const N: usize>(a: &Words<N>, cpu: CpuId) -> bool {
-    let i = cpu.index();
-    i < N * 64 && (a[i / 64] >> (i % 64)) & 1 != 0
-}
-
-#[inline]
-fn first<const N: usize>(a: &Words<N>) -> Option<CpuId> {
-    Members::new(a).next()
-}
-
-/// Ascending iterator over the CPUs of a [`Words`].
-struct Members<'a, const N: usize> {
-    words: &'a Words<N>,
-    word: usize,
-    bits: u64,
-}
-
-impl<'a, const N: usize> Members<'a, N> {
-    #[inline]
-    fn new(words: &'a Words<N>) -> Self {
-        Self {
-            words,
-            word: 0,
-            bits: words[0],
-        }
-    }
-}
-
-impl<const N: usize> Iterator for Members<'_, N> {
-    type Item = CpuId;
-
-    #[inline]
-    fn next(&mut self) -> Option<CpuId> {
-        while self.bits == 0 {
-            if self.word + 1 >= N {
-                return None;
-            }
-            self.word += 1;
-            self.bits = self.words[self.word];
-        }
-        let bit = self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        // word < N <= 16 and bit < 64: below MAX_CPUS, fits a u16.
-        Some(CpuId((self.word * 64 + bit) as u16))
     }
 }
 
@@ -303,17 +239,17 @@ impl Policy {
 fn pick<const N: usize>(
     topo: &Topology,
     state: &CpuState,
-    set: &Words<N>,
+    set: &BitSet<N>,
     step: Step,
     prev: Option<CpuId>,
     balance: bool,
 ) -> CpuId {
     if step == Step::IdlePCore {
         if let Some(prev) = prev {
-            if contains(set, prev) {
+            if set.contains(prev) {
                 return prev;
             }
-            if let Some(&s) = topo.siblings(prev).iter().find(|s| contains(set, **s)) {
+            if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
                 return s;
             }
         }
@@ -323,16 +259,27 @@ fn pick<const N: usize>(
         .at_least_levels()
         .iter()
         .rev()
-        .map(|level| and(set, &head(level)))
-        .find(|m| !is_empty(m))
-        .unwrap_or([0; N]);
-    let prev_in_top = prev.filter(|p| contains(&top, *p));
-    if !balance && topo.uniform_rank() {
-        // Nothing left to compare but "previous CPU" and the id.
-        return prev_in_top.or(first(&top)).unwrap_or(CpuId(0));
+        .map(|level| set.and(&level.head()))
+        .find(|m| !m.is_empty())
+        .unwrap_or(BitSet::EMPTY);
+    if !balance {
+        return best_of_equals(topo, &top, prev);
     }
+    let by_load = state.by_load(topo);
+    if !by_load.is_empty() {
+        // The members in the least busy clusters: the first rung of the ladder that holds
+        // any. They tie on load, so only the previous CPU, rank and id remain.
+        let least = by_load
+            .iter()
+            .map(|rung| top.and(&rung.head()))
+            .find(|m| !m.is_empty())
+            .unwrap_or(top);
+        return best_of_equals(topo, &least, prev);
+    }
+    // No ladder on this machine: compare cluster loads one idle CPU at a time.
+    let prev_in_top = prev.filter(|p| top.contains(*p));
     let mut loads = ClusterLoads::new(topo, state);
-    if balance && topo.uniform_rank() {
+    if topo.uniform_rank() {
         // Rank never breaks a tie: the least busy cluster wins, the previous CPU among equals,
         // then the lowest id. An empty cluster cannot be beaten, so its first CPU (or the
         // previous CPU, when that is in one) ends the search.
@@ -340,7 +287,7 @@ fn pick<const N: usize>(
             return p;
         }
         let mut best: Option<(CpuId, ClusterLoad)> = None;
-        for cpu in Members::new(&top) {
+        for cpu in top.iter() {
             let load = loads.of(cpu);
             if load.is_empty() {
                 return cpu;
@@ -352,16 +299,38 @@ fn pick<const N: usize>(
         }
         return best.map_or(CpuId(0), |(cpu, _)| cpu);
     }
-    let mut cpus = Members::new(&top);
+    let mut cpus = top.iter();
     let Some(mut best) = cpus.next() else {
         return CpuId(0);
     };
-    let mut best_load = balance.then(|| loads.of(best));
+    let mut best_load = loads.of(best);
     for cpu in cpus {
-        let load = balance.then(|| loads.of(cpu));
-        if better(topo, cpu, best, prev, load.zip(best_load)) {
+        let load = loads.of(cpu);
+        if better(topo, cpu, best, prev, Some((load, best_load))) {
             best = cpu;
             best_load = load;
+        }
+    }
+    best
+}
+
+/// The best of CPUs that tie on capacity, step and (when balancing) cluster load: the previous
+/// CPU, then the highest rank, then the lowest id.
+#[inline]
+fn best_of_equals<const N: usize>(topo: &Topology, top: &BitSet<N>, prev: Option<CpuId>) -> CpuId {
+    if let Some(p) = prev.filter(|p| top.contains(*p)) {
+        return p;
+    }
+    if topo.uniform_rank() {
+        return top.first().unwrap_or(CpuId(0));
+    }
+    let mut cpus = top.iter();
+    let Some(mut best) = cpus.next() else {
+        return CpuId(0);
+    };
+    for cpu in cpus {
+        if better(topo, cpu, best, None, None) {
+            best = cpu;
         }
     }
     best

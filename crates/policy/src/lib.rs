@@ -57,13 +57,13 @@ pub mod testkit;
 pub use cluster_balance::ClusterLoad;
 pub use config::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain, UnknownClusterBalance};
 pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
-pub use cpu_set::{CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
+pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
 pub use migration::{SliceEnd, step_of};
 pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
 pub use topology::{
-    CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, Topology, TopologyBuilder,
-    TopologyError, UnknownCoreKind,
+    CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, MAX_LOAD_LEVELS, Topology,
+    TopologyBuilder, TopologyError, UnknownCoreKind,
 };
 pub use util_estimate::{UTIL_PERIOD_NS, UtilEstimate};

@@ -3,20 +3,30 @@
 //!
 //! The rule, written once for both frontends:
 //! - **Up-migration.** A task running on CPU `c` moves to the CPU the idle order would pick
-//!   for it now only if that CPU is *strictly better*: chosen at an earlier step of the idle
-//!   order than `c` would be (a whole idle P-core beats an E-core; either beats an SMT sibling
-//!   of a busy core), of at least `c`'s capacity, allowed, and not an overflow out of the
-//!   primary domain `c` is in. A task stuck on an E-core because every P-core was busy goes
-//!   to the first P-core that idles; nothing moves sideways, so equal CPUs never trade tasks.
+//!   for it now (allowed, idle) only if that CPU is *strictly better*, which is one of:
+//!   1. chosen at an earlier step of the idle order than `c` would be (a whole idle P-core
+//!      beats an E-core; either beats an SMT sibling of a busy core), of at least `c`'s
+//!      capacity, and not an overflow out of the primary domain `c` is in. A task stuck on an
+//!      E-core because every P-core was busy goes to the first P-core that idles;
+//!   2. back inside the primary domain when `c` is outside it (the task overflowed while the
+//!      domain was full, and a CPU of it has idled since);
+//!   3. with cluster balance active, a CPU of the same step and capacity in another cluster
+//!      whose busy share *with the task added* stays below the share of `c`'s cluster *with*
+//!      it: a move that lowers the busiest of the two. Balance thus corrects itself at slice
+//!      ends, not only at wake-ups (a CPU-bound task never wakes).
+//!
+//!   Nothing moves sideways otherwise, so equal CPUs never trade tasks.
 //! - **Slice end.** Nobody waits for the task's CPU: keep it, unless up-migration says move.
 //!   Somebody waits for it (its own queue, the shared queue, or another task of the same batch
 //!   was given it): move to another idle allowed CPU if the idle order finds one, else yield
 //!   (back of the queue).
 //!
-//! Strictness rules out ping-pong: moving from `a` to `b` needs `b`'s step below `a`'s and
-//! its capacity at least `a`'s, so going back needs the reverse, which only a change of the
-//! machine's state (another task arriving or leaving) can give.
+//! Strictness rules out ping-pong: going back from `b` to `a` would need the reverse of the
+//! reason that brought the task to `b` (a lower step, the primary domain, a strictly lower
+//! cluster share), which only a change of the machine's state (another task arriving or
+//! leaving) can give.
 
+use crate::cluster_balance::ClusterLoad;
 use crate::cpu_set::CpuId;
 use crate::cpu_state::CpuState;
 use crate::idle_order::{Placement, Policy, Step, TaskHints};
@@ -32,6 +42,20 @@ pub enum SliceEnd {
     Yield,
     /// Move to the placement's CPU, which is idle and allowed.
     Move(Placement),
+}
+
+/// Whether a task leaving cluster `from` (busy, counting it) for cluster `to` leaves `to`'s
+/// busy share, with the task, below `from`'s share now.
+fn lowers_share(topo: &Topology, state: &CpuState, from: u16, to: u16) -> bool {
+    let share = |c: u16, extra: u16| {
+        let c = usize::from(c);
+        let size = topo.cluster_cpus(c).len() as u16;
+        ClusterLoad {
+            busy: state.cluster_busy(c) + extra,
+            size,
+        }
+    };
+    share(to, 1) < share(from, 0)
 }
 
 /// The step of the idle order at which `cpu` would be chosen if it were idle, given the
@@ -63,7 +87,8 @@ impl Policy {
     ) -> Option<Placement> {
         let own = topo.info(cpu)?;
         let own_step = step_of(topo, state, cpu);
-        if own_step == Step::IdlePCore {
+        let home = self.primary().contains(cpu);
+        if own_step == Step::IdlePCore && home && !self.balance_active(topo, state) {
             return None;
         }
         let hints = TaskHints {
@@ -71,12 +96,19 @@ impl Policy {
             ..*task
         };
         let p = self.select_cpu(topo, state, &hints);
-        let to = p.cpu?;
-        let better = to != cpu
-            && p.step < own_step
-            && topo.info_of(to).capacity >= own.capacity
-            && !(p.overflow && self.primary().contains(cpu));
-        better.then_some(p)
+        let to = p.cpu.filter(|to| *to != cpu)?;
+        let to_info = topo.info_of(to);
+        let up = p.step < own_step && to_info.capacity >= own.capacity && !(p.overflow && home);
+        // Not an overflow: the idle order found `to` inside the primary domain.
+        let to_home = !p.overflow;
+        let homecoming = !home && to_home;
+        let rebalance = p.step == own_step
+            && to_info.capacity == own.capacity
+            && to_home == home
+            && to_info.cluster != own.cluster
+            && self.balance_active(topo, state)
+            && lowers_share(topo, state, own.cluster, to_info.cluster);
+        (up || homecoming || rebalance).then_some(p)
     }
 
     /// The end of the slice of the task running on `task.prev_cpu` (busy in `state`);

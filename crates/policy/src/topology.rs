@@ -9,9 +9,12 @@
 
 mod builder;
 mod error;
+mod load_ladder;
 
 pub use builder::TopologyBuilder;
 pub use error::{GroupLevel, TopologyError};
+pub use load_ladder::MAX_LOAD_LEVELS;
+pub(crate) use load_ladder::{ClusterRuns, LoadLadder};
 
 use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
 use core::fmt;
@@ -163,6 +166,10 @@ pub struct Topology {
     nr_cpus: u16,
     /// Words of a [`CpuSet`] that can hold one of this machine's CPUs (up to the highest id).
     words: u8,
+    /// The busy shares its clusters can take, for [`CpuState`](crate::CpuState)'s per-share sets.
+    ladder: LoadLadder,
+    /// Each cluster's CPUs as whole words, to move a cluster between those sets.
+    cluster_runs: ClusterRuns,
 }
 
 impl Topology {
@@ -299,6 +306,16 @@ impl Topology {
 
     pub(crate) fn uniform_rank(&self) -> bool {
         self.uniform_rank
+    }
+
+    #[inline]
+    pub(crate) fn ladder(&self) -> &LoadLadder {
+        &self.ladder
+    }
+
+    #[inline]
+    pub(crate) fn cluster_runs(&self, cluster: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.cluster_runs.of(cluster)
     }
 }
 

@@ -38,7 +38,7 @@ fn whole_core_idle(topo: &Topology, state: &CpuState, cpu: CpuId) -> bool {
 }
 
 /// Busy and total CPUs of `cpu`'s cluster, from the idle set alone.
-fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
+pub(super) fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
     let cluster = topo.info(cpu).map(|i| i.cluster);
     let members: Vec<CpuId> = topo
         .cpus()
@@ -49,7 +49,7 @@ fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
     (busy as u32, members.len() as u32)
 }
 
-fn balance_active(topo: &Topology, policy: &Policy, state: &CpuState) -> bool {
+pub(super) fn balance_active(topo: &Topology, policy: &Policy, state: &CpuState) -> bool {
     let c = policy.config();
     match c.cluster_balance {
         ClusterBalance::Off => false,
@@ -110,6 +110,54 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
         return fail(
             "state",
             format!("{} busy counted, {busy} busy", state.nr_busy()),
+        );
+    }
+    check_by_load(topo, state)
+}
+
+/// The per-share sets: when the topology has a ladder, every CPU sits in exactly one rung,
+/// CPUs of one rung share one cluster busy share, and rungs ascend by share.
+fn check_by_load(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
+    let rungs = state.by_load(topo);
+    if rungs.is_empty() {
+        return Ok(());
+    }
+    let mut seen = CpuSet::EMPTY;
+    let mut last: Option<(u32, u32)> = None;
+    for (r, rung) in rungs.iter().enumerate() {
+        if rung.intersects(&seen) {
+            return fail(
+                "state",
+                format!("rung {r} repeats CPUs of a lower rung: {rung}"),
+            );
+        }
+        seen = seen.or(rung);
+        let Some(first) = rung.first() else { continue };
+        let share = cluster_load(topo, state, first);
+        if let Some(c) = rung.iter().find(|c| {
+            let (b, n) = cluster_load(topo, state, *c);
+            b * share.1 != share.0 * n
+        }) {
+            return fail(
+                "state",
+                format!(
+                    "rung {r} holds cpu {first} (cluster load {share:?}) and cpu {c} (cluster load {:?})",
+                    cluster_load(topo, state, c)
+                ),
+            );
+        }
+        if let Some(l) = last.filter(|l| l.0 * share.1 >= share.0 * l.1) {
+            return fail(
+                "state",
+                format!("rung {r} (share {share:?}) is not above the rung before it ({l:?})"),
+            );
+        }
+        last = Some(share);
+    }
+    if seen != *topo.cpus() {
+        return fail(
+            "state",
+            format!("the rungs hold {seen}, the machine is {}", topo.cpus()),
         );
     }
     Ok(())

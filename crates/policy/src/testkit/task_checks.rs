@@ -2,7 +2,7 @@
 //! the utilisation estimator. Like the placement checks they recompute what they need with
 //! plain loops over CPUs instead of calling the code under test.
 
-use super::checks::{Violation, check_placement};
+use super::checks::{Violation, balance_active, check_placement, cluster_load};
 use crate::{
     CoreKind, CpuId, CpuState, MIN_SLICE_DIVISOR, Placement, Policy, SliceEnd, Step, TaskHints,
     TaskState, Topology, UtilEstimate,
@@ -37,11 +37,14 @@ fn step_rank(step: Step) -> usize {
 }
 
 /// Checks an up-migration answer for the task running on `cpu` (busy in `state`):
-/// - a move goes to an idle, allowed CPU other than `cpu`, at a strictly earlier step of the
-///   idle order than `cpu`'s own, of at least `cpu`'s capacity, never out of a primary domain
-///   `cpu` is in, and is the idle order's own answer for the task;
-/// - no move is wrong when the idle order's best class in the task's pool beats `cpu`'s and
-///   holds a CPU of at least `cpu`'s capacity (the stuck-task case).
+/// - a move is the idle order's own answer for the task, to a CPU other than `cpu`, and
+///   strictly better: a strictly earlier step of the idle order than `cpu`'s own with at least
+///   `cpu`'s capacity and never out of a primary domain `cpu` is in; or back into the primary
+///   domain from outside it; or, with cluster balance active, the same step and capacity on
+///   the same side of the primary domain in a cluster whose busy share with the task added is
+///   below that of `cpu`'s cluster;
+/// - no move is wrong when the task's pool holds such a CPU: a better class of at least
+///   `cpu`'s capacity (the stuck-task case), or the primary domain for a task outside it.
 pub fn check_up_migration(
     topo: &Topology,
     policy: &Policy,
@@ -60,21 +63,31 @@ pub fn check_up_migration(
         let Some(to) = p.cpu else {
             return fail("up-migration", format!("a move without a CPU: {p:?}"));
         };
-        if to == cpu || step_rank(p.step) >= own_class || cap(topo, to) < cap(topo, cpu) {
+        let home = policy.primary().contains(cpu);
+        let to_home = policy.primary().contains(to);
+        let up =
+            step_rank(p.step) < own_class && cap(topo, to) >= cap(topo, cpu) && !(home && !to_home);
+        let homecoming = !home && to_home;
+        let rebalance = step_rank(p.step) == own_class
+            && cap(topo, to) == cap(topo, cpu)
+            && home == to_home
+            && balance_active(topo, policy, state)
+            && {
+                let (fb, fs) = cluster_load(topo, state, cpu);
+                let (tb, ts) = cluster_load(topo, state, to);
+                (tb + 1) * fs < fb * ts
+            };
+        if to == cpu || !(up || homecoming || rebalance) {
             return fail(
                 "up-migration",
                 format!(
-                    "moved from cpu {cpu} (class {own_class}, capacity {}) to cpu {to} ({}, capacity {}): not strictly better",
+                    "moved from cpu {cpu} (class {own_class}, capacity {}, cluster load {:?}) to cpu {to} ({}, capacity {}, cluster load {:?}): not strictly better",
                     cap(topo, cpu),
+                    cluster_load(topo, state, cpu),
                     p.step,
-                    cap(topo, to)
+                    cap(topo, to),
+                    cluster_load(topo, state, to),
                 ),
-            );
-        }
-        if p.overflow && policy.primary().contains(cpu) {
-            return fail(
-                "up-migration",
-                format!("moved out of the primary domain from cpu {cpu} to cpu {to}"),
             );
         }
         return Ok(());
@@ -127,6 +140,14 @@ pub fn check_up_migration(
         .map(|c| cap(topo, *c))
         .max()
         .unwrap_or(0);
+    if !policy.primary().contains(cpu) && !overflow {
+        return fail(
+            "up-migration",
+            format!(
+                "task left on cpu {cpu} outside the primary domain while a CPU of it is idle and allowed"
+            ),
+        );
+    }
     if best < own_class && best_cap >= cap(topo, cpu) {
         return fail(
             "up-migration",

@@ -1,6 +1,6 @@
 use super::{
-    CoreKind, CpuInfo, GroupLevel, GroupLists, MAX_CAPACITY, MAX_CAPACITY_LEVELS, Topology,
-    TopologyError, UNSET_INFO,
+    ClusterRuns, CoreKind, CpuInfo, GroupLevel, GroupLists, LoadLadder, MAX_CAPACITY,
+    MAX_CAPACITY_LEVELS, Topology, TopologyError, UNSET_INFO,
 };
 use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
 
@@ -183,6 +183,8 @@ impl TopologyBuilder {
             // At most MAX_CPUS CPUs (1024) and MAX_CPUS / 64 words (16): both fit.
             nr_cpus: self.present.count() as u16,
             words: self.present.span().div_ceil(64) as u8,
+            ladder: LoadLadder::NONE,
+            cluster_runs: ClusterRuns::EMPTY,
         };
         for cpu in self.present.iter() {
             let i = cpu.index();
@@ -242,6 +244,10 @@ impl TopologyBuilder {
                 Some(_) => {}
             }
         }
+        let clusters = 0..topo.nr_clusters();
+        // A cluster holds at most MAX_CPUS CPUs: its size fits a u16.
+        topo.ladder = LoadLadder::new(clusters.clone().map(|c| topo.cluster_cpus(c).len() as u16));
+        topo.cluster_runs = ClusterRuns::new(clusters.map(|c| topo.cluster_cpus(c)));
         Ok(topo)
     }
 }
