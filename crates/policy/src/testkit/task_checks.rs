@@ -66,7 +66,7 @@ pub fn check_up_migration(
         let home = policy.primary().contains(cpu);
         let to_home = policy.primary().contains(to);
         let up =
-            step_rank(p.step) < own_class && cap(topo, to) >= cap(topo, cpu) && !(home && !to_home);
+            step_rank(p.step) < own_class && cap(topo, to) >= cap(topo, cpu) && (to_home || !home);
         let homecoming = !home && to_home;
         let rebalance = step_rank(p.step) == own_class
             && cap(topo, to) == cap(topo, cpu)

@@ -35,9 +35,8 @@ impl LoadLadder {
         for size in sizes {
             for busy in 0..=size {
                 let n = usize::from(ladder.len);
-                let pos = match ladder.rungs[..n].binary_search_by(|r| cmp(*r, (busy, size))) {
-                    Ok(_) => continue,
-                    Err(pos) => pos,
+                let Err(pos) = ladder.rungs[..n].binary_search_by(|r| cmp(*r, (busy, size))) else {
+                    continue;
                 };
                 if n == MAX_LOAD_LEVELS {
                     return Self::NONE;
