@@ -6,8 +6,10 @@
 //!   for it now (allowed, idle) only if that CPU is *strictly better*, which is one of:
 //!   1. chosen at an earlier step of the idle order than `c` would be (a whole idle P-core
 //!      beats an E-core; either beats an SMT sibling of a busy core), of at least `c`'s
-//!      capacity, and not an overflow out of the primary domain `c` is in. A task stuck on an
-//!      E-core because every P-core was busy goes to the first P-core that idles;
+//!      capacity unless `c` is such a sibling (its capacity is shared with the sibling's
+//!      task), and not an overflow out of the primary domain `c` is in. A task stuck on an
+//!      E-core because every P-core was busy goes to the first P-core that idles; a task
+//!      doubled up on a P-core's sibling goes to an idle E-core;
 //!   2. back inside the primary domain when `c` is outside it (the task overflowed while the
 //!      domain was full, and a CPU of it has idled since);
 //!   3. with cluster balance active, a CPU of the same step and capacity in another cluster
@@ -98,7 +100,10 @@ impl Policy {
         let p = self.select_cpu(topo, state, &hints);
         let to = p.cpu.filter(|to| *to != cpu)?;
         let to_info = topo.info_of(to);
-        let up = p.step < own_step && to_info.capacity >= own.capacity && !(p.overflow && home);
+        // A busy sibling shares its core, so its capacity overstates what the task gets there:
+        // the idle order's own ranking decides alone.
+        let faster_or_equal = own_step == Step::BusySibling || to_info.capacity >= own.capacity;
+        let up = p.step < own_step && faster_or_equal && !(p.overflow && home);
         // Not an overflow: the idle order found `to` inside the primary domain.
         let to_home = !p.overflow;
         let homecoming = !home && to_home;

@@ -39,12 +39,14 @@ fn step_rank(step: Step) -> usize {
 /// Checks an up-migration answer for the task running on `cpu` (busy in `state`):
 /// - a move is the idle order's own answer for the task, to a CPU other than `cpu`, and
 ///   strictly better: a strictly earlier step of the idle order than `cpu`'s own with at least
-///   `cpu`'s capacity and never out of a primary domain `cpu` is in; or back into the primary
+///   `cpu`'s capacity (any capacity when `cpu` is a busy core's sibling) and never out of a
+///   primary domain `cpu` is in; or back into the primary
 ///   domain from outside it; or, with cluster balance active, the same step and capacity on
 ///   the same side of the primary domain in a cluster whose busy share with the task added is
 ///   below that of `cpu`'s cluster;
 /// - no move is wrong when the task's pool holds such a CPU: a better class of at least
-///   `cpu`'s capacity (the stuck-task case), or the primary domain for a task outside it.
+///   `cpu`'s capacity, or of any capacity for a task on a busy sibling (the stuck-task
+///   cases), or the primary domain for a task outside it.
 pub fn check_up_migration(
     topo: &Topology,
     policy: &Policy,
@@ -65,8 +67,10 @@ pub fn check_up_migration(
         };
         let home = policy.primary().contains(cpu);
         let to_home = policy.primary().contains(to);
-        let up =
-            step_rank(p.step) < own_class && cap(topo, to) >= cap(topo, cpu) && (to_home || !home);
+        // Class 2 is a busy core's sibling: any earlier class beats it, whatever the capacity.
+        let up = step_rank(p.step) < own_class
+            && (own_class == 2 || cap(topo, to) >= cap(topo, cpu))
+            && (to_home || !home);
         let homecoming = !home && to_home;
         let rebalance = step_rank(p.step) == own_class
             && cap(topo, to) == cap(topo, cpu)
@@ -148,7 +152,7 @@ pub fn check_up_migration(
             ),
         );
     }
-    if best < own_class && best_cap >= cap(topo, cpu) {
+    if best < own_class && (own_class == 2 || best_cap >= cap(topo, cpu)) {
         return fail(
             "up-migration",
             format!(
