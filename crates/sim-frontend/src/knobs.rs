@@ -1,8 +1,8 @@
 //! `KEY=VALUE` settings from command lines (`--set`), sorted into policy knobs, replay options
 //! and machine-model overrides.
 
-use crate::engine::{SimOptions, UtilSource};
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
+use crate::options::{SimOptions, UtilSource};
 use hybridland_policy::{ClusterBalance, PolicyConfig, PrimaryDomain};
 use std::collections::BTreeMap;
 

@@ -42,22 +42,23 @@ pub mod knobs;
 pub mod machine;
 pub mod machine_file;
 pub mod metrics;
+pub mod options;
 pub mod presets;
+pub mod registry;
 pub mod report;
 pub mod rng;
 pub mod sim_policy;
 pub mod trace;
 
-pub use engine::{DecisionObserver, DecisionRecord, SimError, SimOptions, Simulation, UtilSource};
+pub use engine::{DecisionObserver, DecisionRecord, SimError, Simulation};
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
 pub use machine::{CorePower, MachineModel, ModelError};
 pub use machine_file::{Machine, MachineFileError, MachineSpec, load_topology_file};
+pub use options::{SimOptions, UtilSource};
+pub use registry::{PolicyKind, policy_by_name};
 pub use report::Report;
-pub use sim_policy::{
-    Decision, MachineView, PolicyError, PolicyKind, Reason, SimPolicy, Target, TaskView,
-    policy_by_name,
-};
+pub use sim_policy::{Decision, MachineView, PolicyError, Reason, SimPolicy, Target, TaskView};
 pub use trace::{Trace, TraceError};
 
 /// Replays `trace` on `machine` under the policy named `policy` with `--set` style `knobs`

@@ -1,0 +1,198 @@
+//! Queues and dispatch: acting on a policy's answer (after checking it), the per-CPU and shared
+//! queues, and balancing moves between CPU queues.
+
+use super::{DecisionObserver, DecisionRecord, SimError, Simulation, Status};
+use crate::options::UtilSource;
+use crate::sim_policy::{MachineView, Reason, Target, TaskView};
+use hybridland_policy::{CpuId, Placement, Step};
+
+impl<'a> Simulation<'a> {
+    /// Asks the policy where runnable task `t` goes and puts it there. `vacated` is the CPU
+    /// it just left at a slice end (already idle in the state).
+    pub(super) fn place(
+        &mut self,
+        t: usize,
+        reason: Reason,
+        vacated: Option<CpuId>,
+        observer: &mut dyn DecisionObserver,
+    ) -> Result<(), SimError> {
+        let allowed = self.allowed[self.tasks[t].spec];
+        let prev = self.tasks[t].last_cpu;
+        let util = match self.options.util_source {
+            UtilSource::Estimator => self.tasks[t].state.util(),
+            UtilSource::Hint => self.tasks[t].util_hint,
+        };
+        let view = MachineView {
+            topo: self.topo,
+            state: &self.state,
+            load: &self.load,
+            now_ns: self.now,
+        };
+        let task_view = TaskView {
+            id: t,
+            allowed: &allowed,
+            prev_cpu: prev,
+            util,
+            reason,
+        };
+        let decision = self.policy.place(&view, &task_view);
+        observer.on_decision(&DecisionRecord {
+            now_ns: self.now,
+            task: t,
+            reason,
+            topo: self.topo,
+            state: &self.state,
+            allowed: &allowed,
+            prev_cpu: prev,
+            util,
+            decision: &decision,
+            core: self.policy.core(),
+        });
+        if let Some(p) = decision.placement {
+            self.count_step(&p);
+        }
+        let invalid = |cpu: CpuId, reason: &'static str, s: &Self| SimError::InvalidDecision {
+            policy: s.policy.name().to_owned(),
+            task: t,
+            cpu,
+            now_ns: s.now,
+            reason,
+        };
+        match decision.target {
+            Target::Run(cpu) => {
+                if self.topo.info(cpu).is_none() {
+                    return Err(invalid(cpu, "no such CPU", self));
+                }
+                if !allowed.contains(cpu) {
+                    return Err(invalid(cpu, "not allowed for the task", self));
+                }
+                if !self.state.is_idle(cpu) {
+                    return Err(invalid(cpu, "CPU is busy", self));
+                }
+                if vacated == Some(cpu) && reason == Reason::Preempted {
+                    // Staying put while someone waits means yielding: back of the line.
+                    if self.cpus[cpu.index()].local.is_empty() {
+                        self.enqueue_shared(t);
+                    } else {
+                        self.enqueue_local(t, cpu);
+                    }
+                    return self.dispatch(cpu);
+                }
+                self.start(t, cpu);
+            }
+            Target::QueueOn(cpu) => {
+                if self.topo.info(cpu).is_none() {
+                    return Err(invalid(cpu, "no such CPU", self));
+                }
+                if !allowed.contains(cpu) {
+                    return Err(invalid(cpu, "not allowed for the task", self));
+                }
+                self.enqueue_local(t, cpu);
+                if self.state.is_idle(cpu) {
+                    self.dispatch(cpu)?;
+                }
+            }
+            Target::QueueShared => {
+                if let Some(cpu) = allowed.and(self.state.idle()).first() {
+                    if vacated != Some(cpu) || allowed.and(self.state.idle()).count() > 1 {
+                        return Err(invalid(
+                            cpu,
+                            "queued in the shared queue while an allowed CPU is idle",
+                            self,
+                        ));
+                    }
+                }
+                self.enqueue_shared(t);
+            }
+        }
+        if let Some(cpu) = vacated {
+            if self.state.is_idle(cpu) {
+                self.dispatch(cpu)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn count_step(&mut self, p: &Placement) {
+        let i = match p.step {
+            Step::IdlePCore => 0,
+            Step::IdleECore => 1,
+            Step::BusySibling => 2,
+            Step::NoIdle => 3,
+        };
+        self.steps[i][0] += 1;
+        self.steps[i][1] += u64::from(p.overflow);
+    }
+
+    pub(super) fn enqueue_local(&mut self, t: usize, cpu: CpuId) {
+        // Balancing only moves tasks between CPU queues, so ticks run only while one is used.
+        self.ensure_tick();
+        self.tasks[t].status = Status::Queued;
+        self.cpus[cpu.index()].local.push_back(t);
+        self.load[cpu.index()] += 1;
+        self.nr_local += 1;
+    }
+
+    pub(super) fn enqueue_shared(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        let key = self.vtime.queue(&mut task.state, self.options.slice_ns);
+        task.status = Status::Queued;
+        self.shared.insert((key, self.shared_seq, t));
+        self.shared_seq += 1;
+    }
+
+    /// An idle CPU takes the next task from its own queue, else from the shared queue.
+    pub(super) fn dispatch(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        if !self.state.is_idle(cpu) {
+            return Ok(());
+        }
+        if let Some(t) = self.cpus[cpu.index()].local.pop_front() {
+            self.load[cpu.index()] -= 1;
+            self.nr_local -= 1;
+            self.start(t, cpu);
+            return Ok(());
+        }
+        let next = self
+            .shared
+            .iter()
+            .find(|(_, _, t)| self.allowed[self.tasks[*t].spec].contains(cpu))
+            .copied();
+        if let Some(key) = next {
+            self.shared.remove(&key);
+            self.start(key.2, cpu);
+        }
+        Ok(())
+    }
+
+    pub(super) fn apply_move(&mut self, t: usize, to: CpuId) -> Result<(), SimError> {
+        let bad = |reason: &'static str, s: &Self| SimError::InvalidDecision {
+            policy: s.policy.name().to_owned(),
+            task: t,
+            cpu: to,
+            now_ns: s.now,
+            reason,
+        };
+        if self.topo.info(to).is_none() {
+            return Err(bad("no such CPU", self));
+        }
+        if t >= self.tasks.len() || !self.allowed[self.tasks[t].spec].contains(to) {
+            return Err(bad("balance move to a CPU the task may not use", self));
+        }
+        let from = self
+            .cpu_ids
+            .iter()
+            .copied()
+            .find(|c| self.cpus[c.index()].local.contains(&t));
+        let Some(from) = from else {
+            return Err(bad(
+                "balance move of a task that is not in a CPU queue",
+                self,
+            ));
+        };
+        self.cpus[from.index()].local.retain(|x| *x != t);
+        self.load[from.index()] -= 1;
+        self.nr_local -= 1;
+        self.enqueue_local(t, to);
+        self.dispatch(to)
+    }
+}

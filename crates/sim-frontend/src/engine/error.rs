@@ -1,0 +1,54 @@
+//! Why a replay could not start or finish.
+
+use crate::sim_policy::PolicyError;
+use crate::trace::TraceError;
+use hybridland_policy::CpuId;
+
+/// Why a replay could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The trace does not fit the machine.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The policy cannot run on this machine.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The policy answered with a CPU that is busy, not allowed or not on the machine.
+    #[error("policy `{policy}` placed task {task} on cpu {cpu} at {now_ns} ns: {reason}")]
+    InvalidDecision {
+        /// Policy name.
+        policy: String,
+        /// Task index.
+        task: usize,
+        /// The CPU.
+        cpu: CpuId,
+        /// Simulated time.
+        now_ns: u64,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A runaway trace: the replay passed
+    /// [`SimOptions::max_events`](crate::SimOptions::max_events) events or
+    /// [`SimOptions::max_time_ns`](crate::SimOptions::max_time_ns) of simulated time.
+    #[error(
+        "runaway replay stopped after {events} events at {now_ns} ns (limits: {limit} events, {max_time_ns} ns)"
+    )]
+    TooManyEvents {
+        /// Events processed.
+        events: u64,
+        /// The event limit.
+        limit: u64,
+        /// Simulated time.
+        now_ns: u64,
+        /// The simulated-time limit.
+        max_time_ns: u64,
+    },
+    /// Tasks wait while no event can ever run them (a policy left them queued).
+    #[error("replay stalled at {now_ns} ns with {waiting} tasks unable to run")]
+    Stalled {
+        /// Simulated time.
+        now_ns: u64,
+        /// Tasks left.
+        waiting: usize,
+    },
+}

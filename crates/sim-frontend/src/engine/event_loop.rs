@@ -1,0 +1,240 @@
+//! The event loop: pops events in `(time, seq)` order and hands each to its handler (arrival
+//! and wake-up, work done, slice end, balance tick).
+
+use super::program::{Action, Program};
+use super::{DecisionObserver, DecisionRecord, Event, SimError, Simulation, Status};
+use crate::machine::WORK_SCALE;
+use crate::report::Report;
+use crate::sim_policy::{MachineView, Move, QueuedTask, Reason};
+use hybridland_policy::CpuId;
+
+impl<'a> Simulation<'a> {
+    /// Runs the replay to the end.
+    pub fn run(self) -> Result<Report, SimError> {
+        self.run_observed(&mut |_: &DecisionRecord<'_>| {})
+    }
+
+    /// Runs the replay, showing every decision to `observer`.
+    pub fn run_observed(mut self, observer: &mut dyn DecisionObserver) -> Result<Report, SimError> {
+        let horizon = self.trace.duration_ns;
+        while let Some((time, event)) = self.events.pop() {
+            if horizon.is_some_and(|h| time > h) {
+                self.now = horizon.unwrap_or(time);
+                break;
+            }
+            if self.alive == 0 {
+                break;
+            }
+            self.now = time;
+            self.nr_events += 1;
+            if self.nr_events > self.options.max_events || time > self.options.max_time_ns {
+                return Err(SimError::TooManyEvents {
+                    events: self.nr_events,
+                    limit: self.options.max_events,
+                    now_ns: self.now,
+                    max_time_ns: self.options.max_time_ns,
+                });
+            }
+            match event {
+                Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
+                Event::WorkDone { cpu, generation } => {
+                    if self.cpus[cpu.index()].work_gen == generation {
+                        self.work_done(cpu)?;
+                    }
+                }
+                Event::SliceEnd { cpu, generation } => {
+                    if self.cpus[cpu.index()].slice_gen == generation {
+                        self.slice_end(cpu, observer)?;
+                    }
+                }
+                Event::BalanceTick => self.balance_tick()?,
+            }
+        }
+        if horizon.is_none() && self.alive > 0 {
+            return Err(SimError::Stalled {
+                now_ns: self.now,
+                waiting: self.alive,
+            });
+        }
+        Ok(self.finish())
+    }
+
+    pub(super) fn ensure_tick(&mut self) {
+        if !self.tick_pending {
+            self.tick_pending = true;
+            self.events.push(
+                self.now.saturating_add(self.options.balance_interval_ns),
+                Event::BalanceTick,
+            );
+        }
+    }
+
+    /// Task `t` wakes (first arrival, end of sleep, frame release).
+    pub(super) fn wake(
+        &mut self,
+        t: usize,
+        observer: &mut dyn DecisionObserver,
+    ) -> Result<(), SimError> {
+        match self.next_action(t) {
+            Action::Run(ns) => {
+                let task = &mut self.tasks[t];
+                task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
+                task.wakeups += 1;
+                task.state.on_wakeup(self.now);
+                task.runnable_since = Some(self.now);
+                task.status = Status::Queued;
+                if let Program::Frames { release_ns, .. } = &mut task.program {
+                    *release_ns = self.now;
+                }
+                self.place(t, Reason::Wakeup, None, observer)
+            }
+            Action::Sleep(ns) => {
+                self.tasks[t].status = Status::Sleeping;
+                self.events
+                    .push(self.now.saturating_add(ns), Event::Wake(t));
+                Ok(())
+            }
+            Action::Done => {
+                self.retire(t);
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn retire(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        task.status = Status::Done;
+        task.finish_ns = Some(self.now);
+        self.alive -= 1;
+    }
+
+    /// The running task on `cpu` finished its current piece of work.
+    pub(super) fn work_done(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let Some(t) = self.cpus[cpu.index()].running else {
+            return Ok(());
+        };
+        self.settle(t);
+        self.tasks[t].remaining = 0;
+        let now = self.now;
+        if let Program::Frames {
+            spec,
+            next,
+            release_ns,
+        } = &mut self.tasks[t].program
+        {
+            let deadline = spec.deadline_ns.unwrap_or(spec.period_ns);
+            let missed = now > release_ns.saturating_add(deadline);
+            let released = *release_ns;
+            *next += 1;
+            let next_release = released.saturating_add(spec.period_ns).max(now);
+            let more = *next < spec.count;
+            if let Some(f) = &mut self.tasks[t].frames {
+                f.complete(released, now, missed);
+            }
+            // A render loop blocks once per frame (on the GPU fence or the frame clock) even
+            // when it is late, so every frame is a fresh wake-up and placement.
+            self.stop(cpu);
+            if more {
+                self.tasks[t].status = Status::Sleeping;
+                self.events.push(next_release, Event::Wake(t));
+            } else {
+                self.retire(t);
+            }
+            return self.dispatch(cpu);
+        }
+        match self.next_action(t) {
+            Action::Run(ns) => {
+                self.tasks[t].remaining = u128::from(ns) * u128::from(WORK_SCALE);
+                if let Some(run) = &mut self.tasks[t].run {
+                    run.rate = 0;
+                }
+                self.refresh(cpu);
+                Ok(())
+            }
+            Action::Sleep(ns) => {
+                self.stop(cpu);
+                self.tasks[t].status = Status::Sleeping;
+                self.events.push(now.saturating_add(ns), Event::Wake(t));
+                self.dispatch(cpu)
+            }
+            Action::Done => {
+                self.stop(cpu);
+                self.retire(t);
+                self.dispatch(cpu)
+            }
+        }
+    }
+
+    /// The running task on `cpu` used up its slice: re-place it with its CPU released.
+    pub(super) fn slice_end(
+        &mut self,
+        cpu: CpuId,
+        observer: &mut dyn DecisionObserver,
+    ) -> Result<(), SimError> {
+        let Some(t) = self.cpus[cpu.index()].running else {
+            return Ok(());
+        };
+        let waiting = !self.cpus[cpu.index()].local.is_empty()
+            || self
+                .shared
+                .iter()
+                .any(|(_, _, w)| self.allowed[self.tasks[*w].spec].contains(cpu));
+        self.stop(cpu);
+        self.tasks[t].status = Status::Queued;
+        let reason = if waiting {
+            Reason::Preempted
+        } else {
+            Reason::SliceEnd
+        };
+        self.place(t, reason, Some(cpu), observer)
+    }
+
+    pub(super) fn balance_tick(&mut self) -> Result<(), SimError> {
+        self.tick_pending = false;
+        if self.alive == 0 {
+            return Ok(());
+        }
+        let mut queued = Vec::new();
+        for &cpu in &self.cpu_ids {
+            for &t in &self.cpus[cpu.index()].local {
+                queued.push(QueuedTask {
+                    id: t,
+                    cpu,
+                    allowed: &self.allowed[self.tasks[t].spec],
+                });
+            }
+        }
+        let moves = if queued.is_empty() {
+            Vec::new()
+        } else {
+            let view = MachineView {
+                topo: self.topo,
+                state: &self.state,
+                load: &self.load,
+                now_ns: self.now,
+            };
+            self.policy.balance(&view, &queued)
+        };
+        drop(queued);
+        for Move { task, to } in moves {
+            self.apply_move(task, to)?;
+        }
+        // Nothing runs and nothing is due: the waiting tasks can never start (a policy left
+        // them in a queue no CPU will look at). Say so instead of ticking forever.
+        if self.events.is_empty() && self.cpus.iter().all(|c| c.running.is_none()) {
+            let waiting = self
+                .tasks
+                .iter()
+                .filter(|t| t.status == Status::Queued)
+                .count();
+            return Err(SimError::Stalled {
+                now_ns: self.now,
+                waiting,
+            });
+        }
+        if self.cpus.iter().any(|c| !c.local.is_empty()) {
+            self.ensure_tick();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,148 @@
+//! The discrete-event engine: replays a [`Trace`] on a machine under one [`SimPolicy`].
+//!
+//! Events (arrivals, wake-ups, work completions, slice ends, balance ticks) sit in an
+//! [`EventQueue`] keyed by `(time_ns, seq)`. A running task progresses at the rate the
+//! [`MachineModel`] gives for its CPU and neighbours; whenever a CPU's occupancy changes, the
+//! rates of its SMT siblings and L2-cluster neighbours are recomputed after settling the work
+//! they did at the old rate, and their completion events are re-issued (stale ones are
+//! recognised by a per-CPU generation number and skipped).
+//!
+//! Placement happens at every wake-up and at every slice end. At a slice end the task's CPU is
+//! released first and handed over as `prev_cpu`, so staying is the policy's own answer, not an
+//! engine default (hybridland asks the policy crate's slice-end rule). When the policy finds
+//! nothing idle the task waits in the shared queue in the policy crate's vtime order (with
+//! its bounded credit), and the next CPU to free up that the task may use takes it. Slices,
+//! utilisation estimates and vtime charges come from the policy crate too
+//! ([`hybridland_policy::slice_ns`], [`TaskState`]); the engine only moves tasks and time.
+//!
+//! Nothing here reads a clock, iterates a hash map or draws a random number: the policy gets
+//! its own seeded generator, so the same inputs give the same bytes out.
+
+mod dispatch;
+mod error;
+mod event_loop;
+mod observer;
+mod occupancy;
+mod power;
+mod program;
+mod progress;
+mod report_build;
+mod setup;
+
+pub use error::SimError;
+pub use observer::{DecisionObserver, DecisionRecord};
+
+use crate::event_queue::{EventQueue, TimeNs};
+use crate::machine::MachineModel;
+use crate::metrics::{FrameCounter, LatencySamples};
+use crate::options::SimOptions;
+use crate::sim_policy::SimPolicy;
+use crate::trace::Trace;
+use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
+use power::CoreMeter;
+use program::Program;
+use progress::RunInfo;
+use std::collections::{BTreeSet, VecDeque};
+
+#[derive(Copy, Clone, Debug)]
+enum Event {
+    /// A task's first wake-up.
+    Arrive(usize),
+    /// A task's sleep ends (or its next frame is released).
+    Wake(usize),
+    /// The work of the task on this CPU is done, if the generation still matches.
+    WorkDone { cpu: CpuId, generation: u64 },
+    /// The slice of the task on this CPU ends, if the generation still matches.
+    SliceEnd { cpu: CpuId, generation: u64 },
+    /// Periodic balancing, scheduled while any CPU queue holds a task.
+    BalanceTick,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Status {
+    NotStarted,
+    Sleeping,
+    Queued,
+    Running,
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Task<'t> {
+    name: String,
+    spec: usize,
+    util_hint: u16,
+    weight: u32,
+    sensitivity: u8,
+    start_ns: TimeNs,
+    program: Program<'t>,
+    status: Status,
+    /// Work left in the current run action, in
+    /// [`WORK_SCALE`](crate::machine::WORK_SCALE) units.
+    remaining: u128,
+    run: Option<RunInfo>,
+    last_cpu: Option<CpuId>,
+    /// The policy crate's per-task state: utilisation estimate, vtime.
+    state: TaskState,
+    runnable_since: Option<TimeNs>,
+    ran_by_kind: [u64; 3],
+    migrations: u64,
+    wakeups: u64,
+    finish_ns: Option<TimeNs>,
+    frames: Option<FrameCounter>,
+}
+
+#[derive(Clone, Debug)]
+struct Cpu {
+    kind: CoreKind,
+    capacity: u16,
+    core: usize,
+    cluster: usize,
+    running: Option<usize>,
+    local: VecDeque<usize>,
+    work_gen: u64,
+    slice_gen: u64,
+    busy_ns: u64,
+    busy_since: Option<TimeNs>,
+}
+
+/// One replay, set up and ready to [`run`](Self::run).
+pub struct Simulation<'a> {
+    topo: &'a Topology,
+    model: &'a MachineModel,
+    trace: &'a Trace,
+    policy: Box<dyn SimPolicy + 'a>,
+    options: SimOptions,
+    seed: u64,
+    machine_name: String,
+    trace_name: String,
+
+    now: TimeNs,
+    events: EventQueue<Event>,
+    nr_events: u64,
+    tasks: Vec<Task<'a>>,
+    allowed: Vec<CpuSet>,
+    cpus: Vec<Cpu>,
+    cpu_ids: Vec<CpuId>,
+    cores: Vec<CoreMeter>,
+    state: CpuState,
+    load: Vec<u32>,
+    shared: BTreeSet<(u64, u64, usize)>,
+    shared_seq: u64,
+    /// Tasks waiting in CPU queues (not the shared one).
+    nr_local: usize,
+    vtime: VtimeClock,
+    pools_left: Vec<u64>,
+    alive: usize,
+    tick_pending: bool,
+    latency: LatencySamples,
+    migrations: u64,
+    steps: [[u64; 2]; 4],
+}
+
+impl<'a> Simulation<'a> {
+    /// Names the machine in the report (the topology itself carries no name).
+    pub fn set_machine_name(&mut self, name: &str) {
+        name.clone_into(&mut self.machine_name);
+    }
+}

@@ -1,0 +1,100 @@
+//! A task onto and off a CPU: migration cost, wake-up latency, the slice timer, busy time and
+//! the run handed to the task's utilisation estimate.
+
+use super::progress::RunInfo;
+use super::{Event, Simulation, Status};
+use crate::machine::WORK_SCALE;
+use hybridland_policy::{CpuId, Run, slice_ns as sized_slice};
+
+impl<'a> Simulation<'a> {
+    /// Puts task `t` on idle `cpu`.
+    pub(super) fn start(&mut self, t: usize, cpu: CpuId) {
+        let now = self.now;
+        let i = cpu.index();
+        let (same_cluster, moved) = match self.tasks[t].last_cpu {
+            Some(last) if last != cpu => (
+                self.cpus[last.index()].cluster == self.cpus[i].cluster,
+                true,
+            ),
+            _ => (true, false),
+        };
+        let task = &mut self.tasks[t];
+        if moved {
+            task.migrations += 1;
+            self.migrations += 1;
+            let cost = if same_cluster {
+                self.model.migration_ns
+            } else {
+                self.model.cross_cluster_migration_ns
+            };
+            task.remaining = task
+                .remaining
+                .saturating_add(u128::from(cost) * u128::from(WORK_SCALE));
+        }
+        if let Some(since) = task.runnable_since.take() {
+            self.latency.record(now - since);
+        }
+        task.status = Status::Running;
+        task.last_cpu = Some(cpu);
+        // Rate 0: no completion event issued yet; `refresh_around` issues it.
+        task.run = Some(RunInfo {
+            since_ns: now,
+            settled_ns: now,
+            rate: 0,
+        });
+        self.vtime.on_start(task.state.vtime());
+        let nr_waiting = (self.shared.len() + self.nr_local) as u64;
+        let slice = sized_slice(self.options.slice_ns, nr_waiting);
+
+        self.state.occupy(self.topo, cpu);
+        self.load[i] += 1;
+        let c = &mut self.cpus[i];
+        c.running = Some(t);
+        c.busy_since = Some(now);
+        c.slice_gen += 1;
+        let slice_gen = c.slice_gen;
+        let core = c.core;
+        self.meter(core, 1);
+        self.events.push(
+            now.saturating_add(slice),
+            Event::SliceEnd {
+                cpu,
+                generation: slice_gen,
+            },
+        );
+        self.refresh_around(cpu);
+    }
+
+    /// Takes the running task off `cpu`; returns it.
+    pub(super) fn stop(&mut self, cpu: CpuId) -> usize {
+        let now = self.now;
+        let i = cpu.index();
+        let t = self.cpus[i].running.take().unwrap_or(usize::MAX);
+        self.settle(t);
+        let c = &mut self.cpus[i];
+        c.work_gen += 1;
+        c.slice_gen += 1;
+        if let Some(since) = c.busy_since.take() {
+            c.busy_ns += now - since;
+        }
+        let (kind, core) = (c.kind, c.core);
+        self.meter(core, -1);
+        self.state.release(self.topo, cpu);
+        self.load[i] -= 1;
+        let capacity = self.cpus[i].capacity;
+        if let Some(task) = self.tasks.get_mut(t) {
+            if let Some(run) = task.run.take() {
+                task.ran_by_kind[kind.index()] += now - run.since_ns;
+                let _counted = task.state.on_run(&Run {
+                    cpu,
+                    capacity,
+                    start_ns: run.since_ns,
+                    stop_ns: now,
+                    weight: task.weight,
+                });
+            }
+        }
+        self.refresh_around(cpu);
+        t
+    }
+}

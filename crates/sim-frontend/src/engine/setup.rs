@@ -1,0 +1,143 @@
+//! Setting a replay up: the trace checked against the machine, the policy bound, copies
+//! expanded into tasks and their arrivals scheduled.
+
+use super::power::CoreMeter;
+use super::program::Program;
+use super::{Cpu, Event, SimError, Simulation, Status, Task};
+use crate::event_queue::EventQueue;
+use crate::machine::MachineModel;
+use crate::metrics::{FrameCounter, LatencySamples};
+use crate::options::SimOptions;
+use crate::sim_policy::SimPolicy;
+use crate::trace::Trace;
+use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
+use std::collections::{BTreeSet, VecDeque};
+
+impl<'a> Simulation<'a> {
+    /// Sets up a replay of `trace` on the machine `topo` + `model` under `policy`. Checks the
+    /// trace against the machine and binds the policy; nothing runs yet.
+    pub fn new(
+        topo: &'a Topology,
+        model: &'a MachineModel,
+        trace: &'a Trace,
+        mut policy: Box<dyn SimPolicy + 'a>,
+        options: SimOptions,
+    ) -> Result<Self, SimError> {
+        let trace_name = trace.name.clone().unwrap_or_else(|| "trace".into());
+        trace.validate(&trace_name)?;
+        trace.validate_for(topo, &trace_name)?;
+        let seed = options.seed.unwrap_or(trace.seed);
+        policy.prepare(topo, seed)?;
+
+        let span = topo.cpus().span();
+        let cpu_ids: Vec<CpuId> = topo.cpus().iter().collect();
+        let mut cpus = Vec::with_capacity(span);
+        for i in 0..span {
+            let info = topo.info(CpuId(i as u16));
+            cpus.push(Cpu {
+                kind: info.map_or(CoreKind::Performance, |i| i.kind),
+                capacity: info.map_or(1, |i| i.capacity),
+                core: info.map_or(0, |i| usize::from(i.core)),
+                cluster: info.map_or(0, |i| usize::from(i.cluster)),
+                running: None,
+                local: VecDeque::new(),
+                work_gen: 0,
+                slice_gen: 0,
+                busy_ns: 0,
+                busy_since: None,
+            });
+        }
+        let cores = (0..topo.nr_cores())
+            .map(|c| CoreMeter {
+                kind: topo
+                    .core_cpus(c)
+                    .first()
+                    .and_then(|cpu| topo.info(*cpu))
+                    .map_or(CoreKind::Performance, |i| i.kind),
+                busy_threads: 0,
+                since_ns: 0,
+                energy_pj: 0,
+            })
+            .collect();
+
+        let allowed: Vec<CpuSet> = trace.tasks.iter().map(|t| t.allowed_set(topo)).collect();
+        let mut tasks = Vec::with_capacity(trace.nr_tasks());
+        let mut events = EventQueue::new();
+        for (spec_index, spec) in trace.tasks.iter().enumerate() {
+            for copy in 0..spec.copies {
+                let name = if spec.copies == 1 {
+                    spec.name.clone()
+                } else {
+                    format!("{}.{copy}", spec.name)
+                };
+                let program = match &spec.frames {
+                    Some(f) => Program::Frames {
+                        spec: f,
+                        next: 0,
+                        release_ns: spec.start_ns,
+                    },
+                    None => Program::Phases {
+                        stack: vec![(spec.phases.as_slice(), 0, 1)],
+                        pool: None,
+                    },
+                };
+                let frames = spec
+                    .frames
+                    .as_ref()
+                    .map(|_| FrameCounter::new(spec.start_ns, options.fps_window_ns));
+                events.push(spec.start_ns, Event::Arrive(tasks.len()));
+                tasks.push(Task {
+                    name,
+                    spec: spec_index,
+                    util_hint: spec.util_hint(),
+                    weight: spec.weight,
+                    sensitivity: spec.cache_sensitivity_pct,
+                    start_ns: spec.start_ns,
+                    program,
+                    status: Status::NotStarted,
+                    remaining: 0,
+                    run: None,
+                    last_cpu: None,
+                    state: TaskState::new(),
+                    runnable_since: None,
+                    ran_by_kind: [0; 3],
+                    migrations: 0,
+                    wakeups: 0,
+                    finish_ns: None,
+                    frames,
+                });
+            }
+        }
+        let alive = tasks.len();
+        Ok(Self {
+            topo,
+            model,
+            trace,
+            policy,
+            options,
+            seed,
+            machine_name: String::new(),
+            trace_name,
+            now: 0,
+            events,
+            nr_events: 0,
+            tasks,
+            allowed,
+            cpus,
+            cpu_ids,
+            cores,
+            state: CpuState::all_idle(topo),
+            load: vec![0; span],
+            shared: BTreeSet::new(),
+            shared_seq: 0,
+            nr_local: 0,
+            vtime: VtimeClock::new(),
+            pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
+            alive,
+            tick_pending: false,
+            latency: LatencySamples::default(),
+            migrations: 0,
+            steps: [[0; 2]; 4],
+        })
+    }
+}

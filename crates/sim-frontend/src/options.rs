@@ -1,0 +1,60 @@
+//! Replay options that are not part of the trace: what the engine reads besides the trace,
+//! the machine and the policy. Nothing here knows about the engine, so knob parsing can build
+//! options without depending on it.
+
+/// Replay options that are not part of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Time slice, ns. Default 5 ms.
+    pub slice_ns: u64,
+    /// Period of balance ticks, ns. Default 4 ms.
+    pub balance_interval_ns: u64,
+    /// Window over which frames per second are counted, ns. Default 1 s.
+    pub fps_window_ns: u64,
+    /// Replaces the trace's seed when set.
+    pub seed: Option<u64>,
+    /// The replay stops with an error after this many events. Default 200 million.
+    pub max_events: u64,
+    /// The replay stops with an error when simulated time passes this. Default 10^15 ns
+    /// (about 11.6 days), far beyond any trace's horizon and far below overflow.
+    pub max_time_ns: u64,
+    /// Where the utilisation the policy sees comes from. Default: the policy crate's
+    /// estimator over what each task actually ran, as the live scheduler does.
+    pub util_source: UtilSource,
+}
+
+/// Where a task's utilisation comes from in a replay.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum UtilSource {
+    /// The policy crate's estimator ([`hybridland_policy::UtilEstimate`]) over the runs the
+    /// replay gives the task: what the live scheduler sees.
+    #[default]
+    Estimator,
+    /// The trace's static hint (`util`, or the duty cycle of its phases): an oracle, kept so
+    /// figures from before the estimator can be compared.
+    Hint,
+}
+
+impl UtilSource {
+    /// The name `--set util_source=` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Estimator => "estimator",
+            Self::Hint => "hint",
+        }
+    }
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            slice_ns: 5_000_000,
+            balance_interval_ns: 4_000_000,
+            fps_window_ns: 1_000_000_000,
+            seed: None,
+            max_events: 200_000_000,
+            max_time_ns: 1_000_000_000_000_000,
+            util_source: UtilSource::Estimator,
+        }
+    }
+}
