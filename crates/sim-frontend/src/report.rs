@@ -55,8 +55,13 @@ pub struct Summary {
     pub energy_j: f64,
     /// Energy over makespan, watts.
     pub avg_power_w: f64,
-    /// Events processed.
+    /// Events processed (superseded completion and slice-end timers are not events).
     pub events: u64,
+    /// The most entries the event queue held at once: what the replay's memory depends on.
+    /// At most twice the live events (one arrival or wake-up per task, a completion and a
+    /// slice end per CPU, one balance tick) plus a small constant, however long the replay.
+    #[serde(default)]
+    pub peak_queued_events: u64,
 }
 
 /// Latency percentiles (nearest-rank over every sample).

@@ -37,16 +37,8 @@ impl<'a> Simulation<'a> {
             }
             match event {
                 Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
-                Event::WorkDone { cpu, generation } => {
-                    if self.cpus[cpu.index()].work_gen == generation {
-                        self.work_done(cpu)?;
-                    }
-                }
-                Event::SliceEnd { cpu, generation } => {
-                    if self.cpus[cpu.index()].slice_gen == generation {
-                        self.slice_end(cpu, observer)?;
-                    }
-                }
+                Event::WorkDone(cpu) => self.work_done(cpu)?,
+                Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
             }
         }

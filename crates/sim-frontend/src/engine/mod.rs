@@ -4,8 +4,9 @@
 //! [`EventQueue`] keyed by `(time_ns, seq)`. A running task progresses at the rate the
 //! [`MachineModel`] gives for its CPU and neighbours; whenever a CPU's occupancy changes, the
 //! rates of its SMT siblings and L2-cluster neighbours are recomputed after settling the work
-//! they did at the old rate, and their completion events are re-issued (stale ones are
-//! recognised by a per-CPU generation number and skipped).
+//! they did at the old rate, and their completion events are re-issued. A CPU's completion
+//! and slice end are timers of the queue: re-issuing one replaces the pending one, so the
+//! queue holds one event per task and two per CPU, however many events the replay has.
 //!
 //! Placement happens at every wake-up and at every slice end. At a slice end the task's CPU is
 //! released first and handed over as `prev_cpu`, so staying is the policy's own answer, not an
@@ -50,12 +51,23 @@ enum Event {
     Arrive(usize),
     /// A task's sleep ends (or its next frame is released).
     Wake(usize),
-    /// The work of the task on this CPU is done, if the generation still matches.
-    WorkDone { cpu: CpuId, generation: u64 },
-    /// The slice of the task on this CPU ends, if the generation still matches.
-    SliceEnd { cpu: CpuId, generation: u64 },
+    /// The work of the task on this CPU is done (timer [`work_done_key`]).
+    WorkDone(CpuId),
+    /// The slice of the task on this CPU ends (timer [`slice_end_key`]).
+    SliceEnd(CpuId),
     /// Periodic balancing, scheduled while any CPU queue holds a task.
     BalanceTick,
+}
+
+// A CPU's completion and slice-end events are timers: re-arming one replaces the pending one,
+// so the queue holds at most two per CPU however often occupancy changes, instead of every
+// superseded event until its due time (which is what made memory grow with events).
+fn work_done_key(cpu: CpuId) -> usize {
+    2 * cpu.index()
+}
+
+fn slice_end_key(cpu: CpuId) -> usize {
+    2 * cpu.index() + 1
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -100,8 +112,6 @@ struct Cpu {
     cluster: usize,
     running: Option<usize>,
     local: VecDeque<usize>,
-    work_gen: u64,
-    slice_gen: u64,
     busy_ns: u64,
     busy_since: Option<TimeNs>,
 }

@@ -2,7 +2,7 @@
 //! the run handed to the task's utilisation estimate.
 
 use super::progress::RunInfo;
-use super::{Event, Simulation, Status};
+use super::{Event, Simulation, Status, slice_end_key, work_done_key};
 use crate::machine::WORK_SCALE;
 use hybridland_policy::{CpuId, Run, slice_ns as sized_slice};
 
@@ -51,16 +51,12 @@ impl<'a> Simulation<'a> {
         let c = &mut self.cpus[i];
         c.running = Some(t);
         c.busy_since = Some(now);
-        c.slice_gen += 1;
-        let slice_gen = c.slice_gen;
         let core = c.core;
         self.meter(core, 1);
-        self.events.push(
+        self.events.push_keyed(
+            slice_end_key(cpu),
             now.saturating_add(slice),
-            Event::SliceEnd {
-                cpu,
-                generation: slice_gen,
-            },
+            Event::SliceEnd(cpu),
         );
         self.refresh_around(cpu);
     }
@@ -71,9 +67,9 @@ impl<'a> Simulation<'a> {
         let i = cpu.index();
         let t = self.cpus[i].running.take().unwrap_or(usize::MAX);
         self.settle(t);
+        self.events.cancel(work_done_key(cpu));
+        self.events.cancel(slice_end_key(cpu));
         let c = &mut self.cpus[i];
-        c.work_gen += 1;
-        c.slice_gen += 1;
         if let Some(since) = c.busy_since.take() {
             c.busy_ns += now - since;
         }

@@ -1,7 +1,7 @@
 //! Work progress: how fast a running task advances, given its CPU and its neighbours, and
 //! when its current piece of work will be done.
 
-use super::{Event, Simulation};
+use super::{Event, Simulation, work_done_key};
 use crate::event_queue::TimeNs;
 use hybridland_policy::CpuId;
 
@@ -75,13 +75,11 @@ impl<'a> Simulation<'a> {
             }
             run.rate = rate;
         }
-        let c = &mut self.cpus[i];
-        c.work_gen += 1;
-        let generation = c.work_gen;
         let wait = remaining.div_ceil(u128::from(rate));
         let due = self
             .now
             .saturating_add(u64::try_from(wait).unwrap_or(u64::MAX));
-        self.events.push(due, Event::WorkDone { cpu, generation });
+        self.events
+            .push_keyed(work_done_key(cpu), due, Event::WorkDone(cpu));
     }
 }

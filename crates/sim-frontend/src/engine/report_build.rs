@@ -131,6 +131,7 @@ impl<'a> Simulation<'a> {
                 energy_j,
                 avg_power_w: ratio(energy_j, secs),
                 events: self.nr_events,
+                peak_queued_events: self.events.peak_stored() as u64,
             },
             wake_latency: self.latency.stats(),
             fps,

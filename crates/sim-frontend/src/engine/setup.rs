@@ -41,8 +41,6 @@ impl<'a> Simulation<'a> {
                 cluster: info.map_or(0, |i| usize::from(i.cluster)),
                 running: None,
                 local: VecDeque::new(),
-                work_gen: 0,
-                slice_gen: 0,
                 busy_ns: 0,
                 busy_since: None,
             });
