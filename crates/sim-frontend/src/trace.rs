@@ -8,6 +8,8 @@
 
 use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 /// The trace format version this crate reads and writes.
 pub const TRACE_VERSION: u32 = 1;
@@ -192,6 +194,21 @@ pub enum TraceError {
         /// Version supported.
         supported: u32,
     },
+    /// Two tasks would share a name in reports: a name written twice, or a copy's `NAME.N`
+    /// equal to another task's name.
+    #[error(
+        "{source_name}: tasks[{index}]: task name \"{name}\" is already used by tasks[{first_index}] (names must differ once `copies` has appended .0, .1, ...)"
+    )]
+    DuplicateTaskName {
+        /// File name.
+        source_name: String,
+        /// Position in `tasks` of the task whose name repeats.
+        index: usize,
+        /// The repeated name as reports show it (a copy's with its `.N`).
+        name: String,
+        /// Position in `tasks` of the earlier task with that name.
+        first_index: usize,
+    },
     /// Well-formed but not a valid workload.
     #[error("{source_name}: {place}: `{field}` {message}")]
     Invalid {
@@ -352,6 +369,27 @@ impl Trace {
                 ));
             }
             self.validate_task(source_name, i, t)?;
+        }
+        self.check_unique_names(source_name)
+    }
+
+    /// Every task of the replay, copies expanded, has a name of its own: per-task results are
+    /// looked up by name. Runs after the size limits, so the names it builds are bounded.
+    fn check_unique_names(&self, source_name: &str) -> Result<(), TraceError> {
+        let mut first: BTreeMap<Cow<'_, str>, usize> = BTreeMap::new();
+        for (index, t) in self.tasks.iter().enumerate() {
+            for copy in 0..t.copies {
+                let name = t.copy_name(copy);
+                if let Some(&first_index) = first.get(&name) {
+                    return Err(TraceError::DuplicateTaskName {
+                        source_name: source_name.to_owned(),
+                        index,
+                        name: name.into_owned(),
+                        first_index,
+                    });
+                }
+                first.insert(name, index);
+            }
         }
         Ok(())
     }
@@ -532,6 +570,16 @@ impl Trace {
 }
 
 impl TaskSpec {
+    /// The name copy `copy` (0-based) has in reports: the name itself for a single task,
+    /// `NAME.N` for copies.
+    pub fn copy_name(&self, copy: u32) -> Cow<'_, str> {
+        if self.copies == 1 {
+            Cow::Borrowed(&self.name)
+        } else {
+            Cow::Owned(format!("{}.{copy}", self.name))
+        }
+    }
+
     /// The CPUs the task may use on `topo` (all when unrestricted).
     pub fn allowed_set(&self, topo: &Topology) -> CpuSet {
         match &self.allowed_cpus {

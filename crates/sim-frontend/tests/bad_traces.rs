@@ -212,3 +212,76 @@ fn policy_that_cannot_fit_the_machine_is_refused() {
         Err(PolicyError::UnknownPolicy { .. })
     ));
 }
+
+fn duplicate_name(tasks: &str) -> (usize, String, usize, String) {
+    let text = format!(r#"{{"version": 1, "tasks": [{tasks}]}}"#);
+    let e = Trace::from_json_str(&text, "dup.json").unwrap_err();
+    let TraceError::DuplicateTaskName {
+        index,
+        name,
+        first_index,
+        ..
+    } = &e
+    else {
+        panic!("{tasks}: {e:?}")
+    };
+    (*index, name.clone(), *first_index, e.to_string())
+}
+
+#[test]
+fn duplicate_task_names_are_refused_with_both_positions() {
+    let (index, name, first, text) = duplicate_name(
+        r#"{"name": "a", "phases": [{"run_ns": 1}]},
+           {"name": "b", "phases": [{"run_ns": 1}]},
+           {"name": "a", "phases": [{"run_ns": 2}]}"#,
+    );
+    assert_eq!((index, name.as_str(), first), (2, "a", 0));
+    assert!(
+        text.starts_with("dup.json: tasks[2]: task name \"a\" is already used by tasks[0]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn copies_may_not_collide_with_a_written_name() {
+    // `a` with two copies gives `a.0` and `a.1`; a task written as `a.0` would be a second
+    // `a.0` in the report, whichever comes first.
+    let copies_first = duplicate_name(
+        r#"{"name": "a", "copies": 2, "phases": [{"run_ns": 1}]},
+           {"name": "a.0", "phases": [{"run_ns": 1}]}"#,
+    );
+    assert_eq!(
+        (copies_first.0, copies_first.1.as_str(), copies_first.2),
+        (1, "a.0", 0)
+    );
+    let written_first = duplicate_name(
+        r#"{"name": "a.1", "phases": [{"run_ns": 1}]},
+           {"name": "a", "copies": 3, "phases": [{"run_ns": 1}]}"#,
+    );
+    assert_eq!(
+        (written_first.0, written_first.1.as_str(), written_first.2),
+        (1, "a.1", 0)
+    );
+    // Two copied tasks of one name collide at their first copy.
+    let both_copied = duplicate_name(
+        r#"{"name": "w", "copies": 2, "phases": [{"run_ns": 1}]},
+           {"name": "w", "copies": 2, "phases": [{"run_ns": 1}]}"#,
+    );
+    assert_eq!(
+        (both_copied.0, both_copied.1.as_str(), both_copied.2),
+        (1, "w.0", 0)
+    );
+}
+
+#[test]
+fn names_that_only_look_alike_are_accepted() {
+    // Uniqueness is of the names reports show: a single `a`, two copies of `a` (`a.0`, `a.1`),
+    // `a.2` past the copies' range and `a.0.0` are five different names.
+    let text = r#"{"version": 1, "tasks": [
+        {"name": "a", "phases": [{"run_ns": 1}]},
+        {"name": "a", "copies": 2, "start_ns": 5, "phases": [{"run_ns": 1}]},
+        {"name": "a.2", "phases": [{"run_ns": 1}]},
+        {"name": "a.0.0", "phases": [{"run_ns": 1}]}]}"#;
+    let trace = Trace::from_json_str(text, "alike.json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(trace.nr_tasks(), 5);
+}

@@ -80,7 +80,11 @@ fn arb_case() -> impl Strategy<Value = (Topology, PolicyConfig, Trace)> {
             any::<u64>(),
             0u64..20,
         )
-            .prop_map(|(topo, config, tasks, seed, chunks)| {
+            .prop_map(|(topo, config, mut tasks, seed, chunks)| {
+                // Task names must be unique once copies are expanded.
+                for (i, t) in tasks.iter_mut().enumerate() {
+                    t.name = format!("t{i}");
+                }
                 let trace = Trace {
                     version: TRACE_VERSION,
                     name: Some("generated".into()),

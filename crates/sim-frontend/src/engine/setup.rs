@@ -63,11 +63,7 @@ impl<'a> Simulation<'a> {
         let mut events = EventQueue::new();
         for (spec_index, spec) in trace.tasks.iter().enumerate() {
             for copy in 0..spec.copies {
-                let name = if spec.copies == 1 {
-                    spec.name.clone()
-                } else {
-                    format!("{}.{copy}", spec.name)
-                };
+                let name = spec.copy_name(copy).into_owned();
                 let program = match &spec.frames {
                     Some(f) => Program::Frames {
                         spec: f,
