@@ -42,6 +42,7 @@ pub mod knobs;
 pub mod machine;
 pub mod machine_file;
 pub mod metrics;
+mod object_only;
 pub mod options;
 pub mod presets;
 pub mod registry;

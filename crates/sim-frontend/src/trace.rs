@@ -3,11 +3,14 @@
 //! `docs/trace.schema.json`.
 //!
 //! A trace is checked whole before anything runs: [`Trace::from_json_str`] rejects bad syntax,
-//! wrong types, unknown fields, negative numbers, an unsupported `version` and sizes beyond the
-//! limits below; [`Trace::validate_for`] then checks it against the machine (CPU ids).
+//! wrong types (an array where an object belongs too: see `objects.rs`), unknown fields,
+//! negative numbers, an unsupported `version`, sizes beyond the limits below and task names
+//! that repeat; [`Trace::validate_for`] then checks it against the machine (CPU ids).
 
 use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
+
+mod objects;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -47,8 +50,7 @@ pub enum Phase {
 }
 
 /// A repeated run of phases.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LoopSpec {
     /// Number of repetitions, 1..=[`MAX_LOOP_TIMES`].
     pub times: u64,
@@ -59,23 +61,20 @@ pub struct LoopSpec {
 /// A periodic frame loop (a render thread): frame `k+1` is released one period after frame `k`
 /// was, or when frame `k` completes if that is later; each frame needs `work_ns` of reference
 /// work and is missed when it completes more than `deadline_ns` after its release.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FrameSpec {
     /// Frame period, ns.
     pub period_ns: u64,
     /// Reference work per frame, ns.
     pub work_ns: u64,
     /// Deadline after release, ns. Default: the period.
-    #[serde(default)]
     pub deadline_ns: Option<u64>,
     /// Number of frames.
     pub count: u64,
 }
 
 /// A pool of equal work chunks shared by the tasks that name it in a `pool` phase.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PoolSpec {
     /// The name phases refer to.
     pub name: String,
@@ -86,70 +85,46 @@ pub struct PoolSpec {
 }
 
 /// One task (or `copies` identical tasks) of the workload.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskSpec {
     /// Name in reports; copies get `.0`, `.1`... appended.
     pub name: String,
     /// Identical tasks to create. Default 1.
-    #[serde(default = "one_u32")]
     pub copies: u32,
     /// First wake-up, ns from the start.
-    #[serde(default)]
     pub start_ns: u64,
     /// Share weight in the queue, 1..=10000 (the cgroup `cpu.weight` scale). Default 100.
-    #[serde(default = "hundred")]
     pub weight: u32,
     /// CPUs the task may run on, as a kernel CPU list (`0-3,8`). Default: all.
-    #[serde(default)]
     pub allowed_cpus: Option<String>,
     /// Utilisation hint 0..=1024 for capacity-aware placement. Default: estimated from the
     /// phases (run share) or frames (work / period).
-    #[serde(default)]
     pub util: Option<u16>,
     /// How much the task suffers from sharing an L2, 0..=100. Default 0.
-    #[serde(default)]
     pub cache_sensitivity_pct: u8,
     /// Behaviour as phases; exactly one of `phases` and `frames`.
-    #[serde(default)]
     pub phases: Vec<Phase>,
     /// Behaviour as a frame loop; exactly one of `phases` and `frames`.
-    #[serde(default)]
     pub frames: Option<FrameSpec>,
 }
 
-fn one_u32() -> u32 {
-    1
-}
-
-fn hundred() -> u32 {
-    100
-}
-
 /// A workload: the whole trace file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Trace {
     /// Format version; must be [`TRACE_VERSION`].
     pub version: u32,
     /// Short name.
-    #[serde(default)]
     pub name: Option<String>,
     /// What the workload stands for.
-    #[serde(default)]
     pub description: Option<String>,
     /// The machine (preset name or topology file) the trace was made for; a front end's
     /// default when none is given.
-    #[serde(default)]
     pub machine: Option<String>,
     /// Seed for every random choice of a replay (policies that draw, e.g. `spread`).
-    #[serde(default)]
     pub seed: u64,
     /// Stop the replay at this time even if tasks remain. Default: when every task is done.
-    #[serde(default)]
     pub duration_ns: Option<u64>,
     /// Shared work pools.
-    #[serde(default)]
     pub pools: Vec<PoolSpec>,
     /// The tasks.
     pub tasks: Vec<TaskSpec>,
@@ -231,12 +206,6 @@ fn at_path(path: &str) -> String {
     }
 }
 
-#[derive(Deserialize)]
-struct VersionProbe {
-    #[serde(default)]
-    version: Option<serde_json::Value>,
-}
-
 impl Trace {
     /// Parses and validates a trace. `source_name` (usually the file name) goes into errors.
     pub fn from_json_str(text: &str, source_name: &str) -> Result<Self, TraceError> {
@@ -249,7 +218,7 @@ impl Trace {
         }
         // The version decides how to read the rest, so check it before the full schema; a
         // document that is not even JSON falls through to the full parse's error.
-        if let Ok(probe) = serde_json::from_str::<VersionProbe>(text) {
+        if let Ok(probe) = serde_json::from_str::<objects::VersionProbe>(text) {
             match probe.version {
                 Some(serde_json::Value::Number(n))
                     if n.as_u64() == Some(u64::from(TRACE_VERSION)) => {}
@@ -274,7 +243,9 @@ impl Trace {
             |line: usize, column: usize, path: String, e: &serde_json::Error| TraceError::Syntax {
                 source_name: source_name.to_owned(),
                 line,
-                column,
+                // serde_json says column 0 for a value refused before its first character is
+                // read (an array where an object belongs); editors count from 1.
+                column: column.max(1),
                 path,
                 message: strip_position(&e.to_string()),
             };

@@ -285,3 +285,73 @@ fn names_that_only_look_alike_are_accepted() {
     let trace = Trace::from_json_str(text, "alike.json").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(trace.nr_tasks(), 5);
 }
+
+fn syntax_error(text: &str) -> (usize, usize, String, String) {
+    let e = Trace::from_json_str(text, "arr.json").unwrap_err();
+    let TraceError::Syntax {
+        line,
+        column,
+        path,
+        message,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    (*line, *column, path.clone(), message.clone())
+}
+
+#[test]
+fn a_json_array_is_not_a_trace() {
+    // serde's positional form of the trace struct: every field in declaration order.
+    let positional =
+        r#"[1, null, null, null, 0, null, [], [{"name": "a", "phases": [{"run_ns": 1}]}]]"#;
+    let (line, column, path, message) = syntax_error(positional);
+    assert_eq!(
+        (line, column, path.as_str()),
+        (1, 1, "."),
+        "the document itself"
+    );
+    assert!(
+        message.contains("expected a trace: a JSON object"),
+        "{message}"
+    );
+    // A hundred thousand brackets are refused at the first, not after nesting.
+    let (line, column, _, message) = syntax_error(&"[".repeat(100_000));
+    assert_eq!((line, column), (1, 1));
+    assert!(message.contains("a JSON object"), "{message}");
+}
+
+#[test]
+fn nested_structs_are_objects_too() {
+    let cases = [
+        (
+            r#"{"version": 1, "tasks": [["a", 1, 0, 100, null, null, 0, [{"run_ns": 1}], null]]}"#,
+            "tasks[0]",
+            "a task",
+        ),
+        (
+            r#"{"version": 1, "tasks": [{"name": "a", "frames": [10, 5, null, 3]}]}"#,
+            "tasks[0].frames",
+            "a frame loop",
+        ),
+        (
+            r#"{"version": 1, "tasks": [{"name": "a", "phases": [{"loop": [2, [{"run_ns": 1}]]}]}]}"#,
+            "tasks[0].phases[0].loop",
+            "a loop",
+        ),
+        (
+            r#"{"version": 1, "pools": [["p", 1, 1]], "tasks": [{"name": "a", "phases": [{"pool": "p"}]}]}"#,
+            "pools[0]",
+            "a pool",
+        ),
+    ];
+    for (text, at, what) in cases {
+        let (_, _, path, message) = syntax_error(text);
+        assert_eq!(path, at, "{text}");
+        assert!(
+            message.contains(&format!("expected {what}: a JSON object")),
+            "{text}: {message}"
+        );
+    }
+}
