@@ -162,11 +162,12 @@ fn topology_file_overrides_sysfs() {
         &out,
         &[
             "cpus: 8 (0-7), cores: 6, clusters: 4, llcs: 1, nodes: 1, smt: yes, hybrid: yes",
-            "performance: 0-3 (capacity 1024)",
-            "efficiency: 4-7 (capacity 640)",
-            "  idle-p-core               0 2",
-            "  idle-e-core               4 6 5 7",
-            "  busy-sibling              1 3",
+            "performance: 4-7 (capacity 1024)",
+            "efficiency: 0-3 (capacity 640)",
+            "  idle-p-core               4 6",
+            // Clusters {0,2} and {1,3}: balance alternates between them.
+            "  idle-e-core               0 1 2 3",
+            "  busy-sibling              5 7",
         ],
     );
 }
