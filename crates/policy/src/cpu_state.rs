@@ -21,6 +21,11 @@ pub struct CpuState {
     /// ladder (all empty when the topology has none).
     by_load: [CpuSet; MAX_LOAD_LEVELS],
     nr_busy: u16,
+    /// Per core (dense index): tasks whose home it is (the core they last ran on: its caches
+    /// are warm for them).
+    home_count: [u16; MAX_CPUS],
+    /// CPUs of the cores with a non-zero `home_count`.
+    homes: CpuSet,
 }
 
 impl CpuState {
@@ -39,6 +44,8 @@ impl CpuState {
             cluster_busy: [0; MAX_CPUS],
             by_load: [CpuSet::EMPTY; MAX_LOAD_LEVELS],
             nr_busy: 0,
+            home_count: [0; MAX_CPUS],
+            homes: CpuSet::EMPTY,
         };
         for cpu in topo.cpus().and_not(&idle).iter() {
             state.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
@@ -93,6 +100,65 @@ impl CpuState {
         self.nr_busy -= 1;
         self.move_cluster(topo, cluster, self.cluster_busy[cluster] + 1);
         true
+    }
+
+    /// A task's home moved from the core of `from` (none for a new task) to the core of `to`,
+    /// the CPU it now runs on: the idle order prefers, among otherwise equal CPUs, one whose
+    /// core is no task's home, so tasks that sleep and wake keep cores of their own instead of
+    /// taking each other's (musical chairs). Frontends call it whenever a task starts running
+    /// (a move within one core changes nothing). Ids not in `topo` are ignored.
+    pub fn move_home(&mut self, topo: &Topology, from: Option<CpuId>, to: CpuId) {
+        let Some(core) = topo.info(to).map(|i| usize::from(i.core)) else {
+            return;
+        };
+        if from.and_then(|f| topo.info(f)).map(|i| usize::from(i.core)) == Some(core) {
+            return;
+        }
+        if let Some(from) = from {
+            self.leave_home(topo, from);
+        }
+        self.home_count[core] = self.home_count[core].saturating_add(1);
+        if self.home_count[core] == 1 {
+            for &s in topo.siblings(to) {
+                self.homes.insert(s);
+            }
+        }
+    }
+
+    /// A task whose home was the core of `cpu` exited (or is forgotten). Ids not in `topo`, or
+    /// a core with no home counted, are ignored.
+    pub fn leave_home(&mut self, topo: &Topology, cpu: CpuId) {
+        let Some(core) = topo.info(cpu).map(|i| usize::from(i.core)) else {
+            return;
+        };
+        if self.home_count[core] == 0 {
+            return;
+        }
+        self.home_count[core] -= 1;
+        if self.home_count[core] == 0 {
+            for &s in topo.siblings(cpu) {
+                self.homes.remove(s);
+            }
+        }
+    }
+
+    /// Takes the homes of `other` (a state kept across snapshots), leaving idle and busy
+    /// as they are.
+    pub fn copy_homes(&mut self, other: &CpuState) {
+        self.home_count = other.home_count;
+        self.homes = other.homes;
+    }
+
+    /// CPUs whose core is some task's home.
+    #[inline]
+    pub fn homes(&self) -> &CpuSet {
+        &self.homes
+    }
+
+    /// Tasks whose home is the core of `cpu` (0 for an id not in `topo`).
+    pub fn home_count(&self, topo: &Topology, cpu: CpuId) -> u16 {
+        topo.info(cpu)
+            .map_or(0, |i| self.home_count[usize::from(i.core)])
     }
 
     /// The ladder rung of `cluster` with `busy` busy CPUs.

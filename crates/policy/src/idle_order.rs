@@ -107,8 +107,10 @@ impl Placement {
 /// 3. then by [`Step`]: a fully idle P-core (the previous CPU's core first), an idle E-core,
 ///    an idle SMT sibling of a busy core;
 /// 4. within a step: highest capacity, then (when cluster balance is active) the least busy
-///    cluster by share of busy CPUs, then the previous CPU, then the highest rank, then the
-///    lowest id.
+///    cluster by share of busy CPUs, then the previous CPU, then a CPU whose core is no task's
+///    home ([`CpuState::move_home`]: tasks keep cores of their own rather than take each
+///    other's),
+///    then the highest rank, then the lowest id.
 ///
 /// A decision costs a few passes over the set words that can hold the machine's CPUs (one
 /// word up to 64 CPUs, sixteen at 1024); a cluster-balanced one adds a pass per rung of the
@@ -263,7 +265,7 @@ fn pick<const N: usize>(
         .find(|m| !m.is_empty())
         .unwrap_or(BitSet::EMPTY);
     if !balance {
-        return best_of_equals(topo, &top, prev);
+        return best_of_equals(topo, state, &top, prev);
     }
     let by_load = state.by_load(topo);
     if !by_load.is_empty() {
@@ -274,53 +276,44 @@ fn pick<const N: usize>(
             .map(|rung| top.and(&rung.head()))
             .find(|m| !m.is_empty())
             .unwrap_or(top);
-        return best_of_equals(topo, &least, prev);
+        return best_of_equals(topo, state, &least, prev);
     }
-    // No ladder on this machine: compare cluster loads one idle CPU at a time.
-    let prev_in_top = prev.filter(|p| top.contains(*p));
+    // No ladder on this machine: find the least cluster load one idle CPU at a time, then
+    // keep the CPUs at it (CPUs of one cluster usually come together, so loads are cached).
     let mut loads = ClusterLoads::new(topo, state);
-    if topo.uniform_rank() {
-        // Rank never breaks a tie: the least busy cluster wins, the previous CPU among equals,
-        // then the lowest id. An empty cluster cannot be beaten, so its first CPU (or the
-        // previous CPU, when that is in one) ends the search.
-        if let Some(p) = prev_in_top.filter(|p| loads.of(*p).is_empty()) {
-            return p;
-        }
-        let mut best: Option<(CpuId, ClusterLoad)> = None;
-        for cpu in top.iter() {
-            let load = loads.of(cpu);
-            if load.is_empty() {
-                return cpu;
-            }
-            match best {
-                Some((_, b)) if load > b || (load == b && prev != Some(cpu)) => {}
-                _ => best = Some((cpu, load)),
-            }
-        }
-        return best.map_or(CpuId(0), |(cpu, _)| cpu);
-    }
-    let mut cpus = top.iter();
-    let Some(mut best) = cpus.next() else {
-        return CpuId(0);
-    };
-    let mut best_load = loads.of(best);
-    for cpu in cpus {
+    let mut least: Option<ClusterLoad> = None;
+    for cpu in top.iter() {
         let load = loads.of(cpu);
-        if better(topo, cpu, best, prev, Some((load, best_load))) {
-            best = cpu;
-            best_load = load;
+        if least.is_none_or(|l| load < l) {
+            least = Some(load);
+            if load.is_empty() {
+                break;
+            }
         }
     }
-    best
+    let mut equals = BitSet::<N>::EMPTY;
+    for cpu in top.iter() {
+        if Some(loads.of(cpu)) == least {
+            equals.insert(cpu);
+        }
+    }
+    best_of_equals(topo, state, &equals, prev)
 }
 
 /// The best of CPUs that tie on capacity, step and (when balancing) cluster load: the previous
-/// CPU, then the highest rank, then the lowest id.
+/// CPU, then one whose core is no task's home, then the highest rank, then the lowest id.
 #[inline]
-fn best_of_equals<const N: usize>(topo: &Topology, top: &BitSet<N>, prev: Option<CpuId>) -> CpuId {
+fn best_of_equals<const N: usize>(
+    topo: &Topology,
+    state: &CpuState,
+    top: &BitSet<N>,
+    prev: Option<CpuId>,
+) -> CpuId {
     if let Some(p) = prev.filter(|p| top.contains(*p)) {
         return p;
     }
+    let free = top.and_not(&state.homes().head());
+    let top = if free.is_empty() { top } else { &free };
     if topo.uniform_rank() {
         return top.first().unwrap_or(CpuId(0));
     }

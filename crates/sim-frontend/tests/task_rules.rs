@@ -115,3 +115,32 @@ proptest! {
             .map_err(|v| TestCaseError::fail(v.to_string()))?;
     }
 }
+
+/// Musical chairs (issue 13): four staggered periodic tasks (2.5 ms run, 1.5 ms sleep, 40
+/// rounds) on the idle i7-13800H, whose 6 P-cores are enough for one each. Without the home
+/// rule the lowest idle P-core won, which was another sleeping task's core: 156 migrations, 39
+/// of each task's 40 wake-ups. With it every task keeps a core of its own.
+#[test]
+fn periodic_tasks_keep_cores_of_their_own() {
+    let task = |name: &str, start_ms: u64| {
+        format!(
+            r#"{{"name": "{name}", "start_ns": {}, "phases": [{{"loop": {{"times": 40, "phases": [{{"run_ns": 2500000}}, {{"sleep_ns": 1500000}}]}}}}]}}"#,
+            start_ms * 1_000_000
+        )
+    };
+    let tasks: Vec<String> = ["a", "b", "c", "d"]
+        .iter()
+        .zip(0..)
+        .map(|(n, i)| task(n, i))
+        .collect();
+    let trace = format!(r#"{{"version": 1, "tasks": [{}]}}"#, tasks.join(", "));
+    let (report, runs) = replay_watching("i7-13800h", &trace, 3);
+    for name in ["a", "b", "c", "d"] {
+        let t = report.task(name).unwrap();
+        assert_eq!(t.migrations, 0, "task {name} moved {} times", t.migrations);
+    }
+    // The last task to start did not take a sleeping task's core: a fifth P-core.
+    let cores: std::collections::BTreeSet<u16> = runs.iter().map(|(_, cpu)| cpu / 2).collect();
+    assert_eq!(cores.len(), 1, "{runs:?}");
+    assert!(cores.iter().all(|c| *c == 3), "{runs:?}");
+}

@@ -112,6 +112,17 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
             format!("{} busy counted, {busy} busy", state.nr_busy()),
         );
     }
+    let homes: CpuSet = topo
+        .cpus()
+        .iter()
+        .filter(|c| state.home_count(topo, *c) > 0)
+        .collect();
+    if homes != *state.homes() {
+        return fail(
+            "state",
+            format!("homes {} but counted {homes}", state.homes()),
+        );
+    }
     check_by_load(topo, state)
 }
 
@@ -170,7 +181,8 @@ fn check_by_load(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
 /// - a CPU the task's utilisation does not fit only while no fitting CPU is idle;
 /// - steps are never skipped and the step label matches the CPU;
 /// - within the step: the previous CPU's core (P-cores), then highest capacity, then the least
-///   busy cluster when balance is active, then the previous CPU, then rank, then lowest id.
+///   busy cluster when balance is active, then the previous CPU, then a CPU whose core is no
+///   task's home, then rank, then lowest id.
 pub fn check_placement(
     topo: &Topology,
     policy: &Policy,
@@ -304,6 +316,14 @@ pub fn check_placement(
         match task.prev_cpu.filter(|p| same.contains(p)) {
             Some(prev) => prev,
             None => {
+                let free: Vec<CpuId> = same
+                    .iter()
+                    .copied()
+                    .filter(|c| state.home_count(topo, *c) == 0)
+                    .collect();
+                if !free.is_empty() {
+                    same = free;
+                }
                 let rank = |c: &CpuId| topo.info(*c).map_or(0, |i| i.rank);
                 let max_rank = same.iter().map(rank).max().unwrap_or(0);
                 same.iter()

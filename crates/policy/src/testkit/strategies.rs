@@ -179,12 +179,18 @@ pub struct Scenario {
     pub util: u16,
     /// The knobs (valid for the machine).
     pub config: PolicyConfig,
+    /// CPUs that are other tasks' homes.
+    pub homes: CpuSet,
 }
 
 impl Scenario {
     /// The CPU state the scenario describes.
     pub fn state(&self) -> CpuState {
-        CpuState::from_idle(&self.topology, &self.idle)
+        let mut state = CpuState::from_idle(&self.topology, &self.idle);
+        for cpu in self.homes.iter() {
+            state.move_home(&self.topology, None, cpu);
+        }
+        state
     }
 
     /// The policy for the scenario's knobs.
@@ -228,17 +234,22 @@ pub fn arb_scenario() -> impl Strategy<Value = Scenario> {
             2 => Just(all),
             1 => subset(cpus.clone(), 1u8..=255),
         ];
+        let homes = prop_oneof![
+            1 => Just(CpuSet::EMPTY),
+            2 => subset(cpus.clone(), any::<u8>()),
+        ];
         let prev = proptest::option::of(proptest::sample::select(cpus));
         let util = prop_oneof![Just(0u16), 0u16..=1024, Just(1024u16)];
         let config = arb_config(&topo);
-        (Just(topo), idle, allowed, prev, util, config).prop_map(
-            |(topology, idle, allowed, prev_cpu, util, config)| Scenario {
+        (Just(topo), idle, allowed, prev, util, config, homes).prop_map(
+            |(topology, idle, allowed, prev_cpu, util, config, homes)| Scenario {
                 topology,
                 idle,
                 allowed,
                 prev_cpu,
                 util,
                 config,
+                homes,
             },
         )
     })

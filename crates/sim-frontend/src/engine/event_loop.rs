@@ -95,6 +95,9 @@ impl<'a> Simulation<'a> {
 
     pub(super) fn retire(&mut self, t: usize) {
         let task = &mut self.tasks[t];
+        if let Some(home) = task.last_cpu {
+            self.state.leave_home(self.topo, home);
+        }
         task.status = Status::Done;
         task.finish_ns = Some(self.now);
         self.alive -= 1;

@@ -35,6 +35,8 @@ impl<'a> Simulation<'a> {
             self.latency.record(now - since);
         }
         task.status = Status::Running;
+        // Its home moves with it: the policy keeps other tasks off it while it sleeps.
+        self.state.move_home(self.topo, task.last_cpu, cpu);
         task.last_cpu = Some(cpu);
         // Rate 0: no completion event issued yet; `refresh_around` issues it.
         task.run = Some(RunInfo {
