@@ -180,85 +180,113 @@ mod test {
         }
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
-
-        /// A wake-up decision is exactly a policy decision on the snapshot, and passes every
-        /// shared invariant.
-        #[test]
-        fn wakeup_follows_the_idle_order(s in testkit::arb_scenario()) {
-            let topo = &s.topology;
-            let policy = s.policy();
-            let mut batch = Batch::new(topo, &policy, &s.idle);
-            let before = batch.state().clone();
-            let d = batch.place(&input(&s, false), &s.allowed);
-            let Some(p) = d.placement else { return Err(TestCaseError::fail("no placement")) };
-            testkit::check_placement(topo, &policy, &before, &s.task(), &p)
-                .map_err(|v| TestCaseError::fail(v.to_string()))?;
-            prop_assert_eq!(d.from_snapshot, p.cpu.is_some());
-            match d.target {
-                Target::Cpu(c) => {
-                    prop_assert_eq!(Some(c), p.cpu);
-                    prop_assert!(!batch.state().is_idle(c));
-                }
-                Target::Any => prop_assert_eq!(p.step, Step::NoIdle),
-            }
-            testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+    /// Runs `f` on a thread with a 64 MiB stack: a debug build of the policy's checkers keeps
+    /// several `CpuState`s (kilobytes each) per frame and overflows the test thread's 2 MiB.
+    fn on_big_stack(f: impl FnOnce() + Send + 'static) {
+        let joined = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(f)
+            .unwrap()
+            .join();
+        if let Err(panic) = joined {
+            std::panic::resume_unwind(panic);
         }
+    }
 
-        /// At a slice end the batch asks the policy's slice-end rule about the machine with
-        /// the task still on its CPU (whether the snapshot shows that CPU idle or not), and
-        /// its answer passes the shared slice-end invariants; the batch's state follows it.
-        #[test]
-        fn slice_end_follows_the_rule(s in testkit::arb_scenario()) {
-            let topo = &s.topology;
-            let policy = s.policy();
-            let Some(own) = s.prev_cpu else { return Ok(()) };
-            for contended in [false, true] {
+    fn cases_1000() -> ProptestConfig {
+        ProptestConfig {
+            cases: 1000,
+            ..ProptestConfig::default()
+        }
+    }
+
+    /// A wake-up decision is exactly a policy decision on the snapshot, and passes every
+    /// shared invariant.
+    #[test]
+    fn wakeup_follows_the_idle_order() {
+        on_big_stack(|| {
+            proptest!(cases_1000(), |(s in testkit::arb_scenario())| {
+                let topo = &s.topology;
+                let policy = s.policy();
                 let mut batch = Batch::new(topo, &policy, &s.idle);
-                let mut running = batch.state().clone();
-                running.occupy(topo, own);
-                let d = batch.place(&QueuedInput { contended, ..input(&s, true) }, &s.allowed);
-                let Some(answer) = d.slice_end else { return Err(TestCaseError::fail("no slice-end answer")) };
-                testkit::check_slice_end(topo, &policy, &running, &s.task(), contended, answer)
+                let before = batch.state().clone();
+                let d = batch.place(&input(&s, false), &s.allowed);
+                let Some(p) = d.placement else { return Err(TestCaseError::fail("no placement")) };
+                testkit::check_placement(topo, &policy, &before, &s.task(), &p)
                     .map_err(|v| TestCaseError::fail(v.to_string()))?;
-                match answer {
-                    SliceEnd::Keep => {
-                        prop_assert_eq!(d.target, Target::Cpu(own));
-                        prop_assert!(!batch.state().is_idle(own));
+                prop_assert_eq!(d.from_snapshot, p.cpu.is_some());
+                match d.target {
+                    Target::Cpu(c) => {
+                        prop_assert_eq!(Some(c), p.cpu);
+                        prop_assert!(!batch.state().is_idle(c));
                     }
-                    SliceEnd::Yield => prop_assert_eq!(d.target, Target::Any),
-                    SliceEnd::Move(p) => {
-                        prop_assert_eq!(d.target, p.cpu.map_or(Target::Any, Target::Cpu));
-                        prop_assert_eq!(batch.state().is_idle(own), s.idle.contains(own));
-                    }
+                    Target::Any => prop_assert_eq!(p.step, Step::NoIdle),
                 }
                 testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
-            }
-        }
+            })
+        });
+    }
 
-        /// A batch never hands one CPU to two tasks, and fills an idle machine in the idle
-        /// order (the shared fill checker's answer).
-        #[test]
-        fn a_batch_fills_in_the_policy_order(topo in testkit::arb_topology_sized(false), balance in 0u8..3) {
-            let config = PolicyConfig {
-                cluster_balance: [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize],
-                ..PolicyConfig::default()
-            };
-            let policy = Policy::new(&topo, &config).unwrap();
-            let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
-            let mut batch = Batch::new(&topo, &policy, topo.cpus());
-            let all = *topo.cpus();
-            let new_task = QueuedInput { cpu: Some(CpuId(0)), slice_end: false, contended: false, has_run: false, util: 0 };
-            let mut seen = CpuSet::EMPTY;
-            for want in &expected {
-                let d = batch.place(&new_task, &all);
-                prop_assert_eq!(d.placement, Some(*want));
-                let Target::Cpu(c) = d.target else { return Err(TestCaseError::fail("no cpu")) };
-                prop_assert!(seen.insert(c), "cpu {} twice", c);
-            }
-            prop_assert_eq!(batch.place(&new_task, &all).target, Target::Any);
-        }
+    /// At a slice end the batch asks the policy's slice-end rule about the machine with
+    /// the task still on its CPU (whether the snapshot shows that CPU idle or not), and
+    /// its answer passes the shared slice-end invariants; the batch's state follows it.
+    #[test]
+    fn slice_end_follows_the_rule() {
+        on_big_stack(|| {
+            proptest!(cases_1000(), |(s in testkit::arb_scenario())| {
+                let topo = &s.topology;
+                let policy = s.policy();
+                let Some(own) = s.prev_cpu else { return Ok(()) };
+                for contended in [false, true] {
+                    let mut batch = Batch::new(topo, &policy, &s.idle);
+                    let mut running = batch.state().clone();
+                    running.occupy(topo, own);
+                    let d = batch.place(&QueuedInput { contended, ..input(&s, true) }, &s.allowed);
+                    let Some(answer) = d.slice_end else { return Err(TestCaseError::fail("no slice-end answer")) };
+                    testkit::check_slice_end(topo, &policy, &running, &s.task(), contended, answer)
+                        .map_err(|v| TestCaseError::fail(v.to_string()))?;
+                    match answer {
+                        SliceEnd::Keep => {
+                            prop_assert_eq!(d.target, Target::Cpu(own));
+                            prop_assert!(!batch.state().is_idle(own));
+                        }
+                        SliceEnd::Yield => prop_assert_eq!(d.target, Target::Any),
+                        SliceEnd::Move(p) => {
+                            prop_assert_eq!(d.target, p.cpu.map_or(Target::Any, Target::Cpu));
+                            prop_assert_eq!(batch.state().is_idle(own), s.idle.contains(own));
+                        }
+                    }
+                    testkit::check_state(topo, batch.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+                }
+            })
+        });
+    }
+
+    /// A batch never hands one CPU to two tasks, and fills an idle machine in the idle
+    /// order (the shared fill checker's answer).
+    #[test]
+    fn a_batch_fills_in_the_policy_order() {
+        on_big_stack(|| {
+            proptest!(cases_1000(), |(topo in testkit::arb_topology_sized(false), balance in 0u8..3)| {
+                let config = PolicyConfig {
+                    cluster_balance: [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize],
+                    ..PolicyConfig::default()
+                };
+                let policy = Policy::new(&topo, &config).unwrap();
+                let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
+                let mut batch = Batch::new(&topo, &policy, topo.cpus());
+                let all = *topo.cpus();
+                let new_task = QueuedInput { cpu: Some(CpuId(0)), slice_end: false, contended: false, has_run: false, util: 0 };
+                let mut seen = CpuSet::EMPTY;
+                for want in &expected {
+                    let d = batch.place(&new_task, &all);
+                    prop_assert_eq!(d.placement, Some(*want));
+                    let Target::Cpu(c) = d.target else { return Err(TestCaseError::fail("no cpu")) };
+                    prop_assert!(seen.insert(c), "cpu {} twice", c);
+                }
+                prop_assert_eq!(batch.place(&new_task, &all).target, Target::Any);
+            })
+        });
     }
 
     /// The VM check's machine: P-cores 0-1 and 2-3 with SMT, E-cores 4-7 in clusters 4-5, 6-7.
