@@ -6,8 +6,17 @@
 # scheduler is loaded. Each check prints one line `VMCHECK: PASS|FAIL <name>: <detail>`; the
 # host counts them. Placements are printed as `placement: ...` lines.
 #
-# The machine (see topology-2p-smt-4e.toml): P-cores 0-1 and 2-3 (SMT pairs), E-cores 4-7 in
-# clusters 4-5 and 6-7.
+# The machine (see topology-2p-smt-4e.toml), numbered little-first as Arm parts are: E-cores
+# 0-3 in clusters {0,2} and {1,3}, P-cores 4-5 and 6-7 (SMT pairs). The guest kernel sees 4
+# cores x 2 threads of equal capacity, so to it 0-1 and 2-3 are SMT pairs too, and its default
+# scheduler prefers low-numbered CPUs for new tasks: a scheduler that knows only the kernel's
+# view (the default, or --fifo) places differently from the policy.
+#
+# Every placement check runs three times: under scx_hybridland (the policy), under
+# `scx_hybridland --fifo` (the same framework with no policy) and under the kernel's default
+# scheduler (no sched_ext scheduler loaded). A check counts only if it passes with the policy
+# and fails with both controls; one a control also passes is reported as not discriminating,
+# and fails the run. Each check decides from many samples in one go, with no retries.
 
 HL=${HL:-/run/hl}
 SCX="$HL/scx_hybridland"
@@ -22,10 +31,10 @@ pass() { echo "VMCHECK: PASS $1: $2"; }
 fail() { echo "VMCHECK: FAIL $1: $2"; }
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 ops() { cat /sys/kernel/sched_ext/root/ops 2>/dev/null || echo none; }
-is_p() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
-is_e() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
-core_of() { echo $(( $1 / 2 )); }          # valid for 0-3 (SMT pairs)
-cluster_of() { if [ "$1" -le 5 ]; then echo A; else echo B; fi; }   # E clusters 4-5 / 6-7
+is_e() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
+is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
+core_of() { echo $(( $1 / 2 )); }          # the guest kernel's core (SMT pairs 0-1 ... 6-7)
+cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }   # E clusters {0,2} / {1,3}
 
 # CPU a task last ran on: /proc/PID/stat field 39 (comm has no spaces here).
 cpu_of() {
@@ -44,9 +53,9 @@ wait_state() {  # wait_state WANT SECONDS
   [ "$(state)" = "$1" ]
 }
 
-start_sched() {
+start_sched() {  # start_sched ARGS...; runs the scheduler on the CPUs of $SCHED_MASK (default all)
   : > "$LOG"
-  "$SCX" --topology "$TOPO" --stats 1 "$@" >> "$LOG" 2>&1 &
+  taskset "${SCHED_MASK:-0xff}" "$SCX" --topology "$TOPO" --stats 1 "$@" >> "$LOG" 2>&1 &
   SCHED_PID=$!
   if wait_state enabled 60; then return 0; fi
   say "scheduler did not reach enabled; log:"; cat "$LOG"
@@ -110,9 +119,10 @@ sample_majority() {
   done
 }
 
-# classify $MAJ: counts of tasks on P-cores, distinct P-cores, E cluster A/B, SMT pairs doubled.
+# classify $MAJ: counts of tasks on P-cores, distinct P-cores, E cluster A/B, SMT pairs doubled;
+# the E-cores used ($ECPUS) and how many of the guest kernel's cores hold two E tasks ($ESHARED).
 classify() {
-  NP=0; NE=0; EA=0; EB=0; PCORES=""; DOUBLE=0
+  NP=0; NE=0; EA=0; EB=0; PCORES=""; DOUBLE=0; ECPUS=""; EKCORES=""; ESHARED=0
   for c in $MAJ; do
     if is_p "$c"; then
       NP=$((NP + 1))
@@ -121,10 +131,14 @@ classify() {
       PCORES="$PCORES $k"
     elif is_e "$c"; then
       NE=$((NE + 1))
+      ECPUS="$ECPUS $c"
+      k=$(core_of "$c")
+      case " $EKCORES " in *" $k "*) ESHARED=$((ESHARED + 1)) ;; esac
+      EKCORES="$EKCORES $k"
       if [ "$(cluster_of "$c")" = A ]; then EA=$((EA + 1)); else EB=$((EB + 1)); fi
     fi
   done
-  say "placement: P-core tasks=$NP (cores:$PCORES) E tasks=$NE (cluster 4-5: $EA, cluster 6-7: $EB) SMT pairs with both busy=$DOUBLE"
+  say "placement: P-core tasks=$NP (cores:$PCORES) E tasks=$NE (cpus:$ECPUS; cluster {0,2}: $EA, cluster {1,3}: $EB; kernel cores shared: $ESHARED) P SMT pairs with both busy=$DOUBLE"
 }
 
 say "guest kernel $(uname -r), $(nproc) CPUs, SMT siblings of cpu0: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)"
@@ -134,7 +148,7 @@ if [ "$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)" != "0-1
 fi
 say "sched_ext state before loading: $(state)"
 
-# 1. Load with cluster balance on.
+# 1. It loads.
 if start_sched --cluster-balance on; then
   o=$(ops)
   case "$o" in
@@ -146,154 +160,208 @@ else
   say "--- scheduler log ---"; cat "$LOG"
   exit 1
 fi
-sleep 1
-
-# 2. A lone CPU-bound task runs on a P-core.
-spin_start 1
-sleep 1
-sample_majority 30
-if [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then
-  pass lone-task-on-p-core "$SAMPLES_P of $SAMPLES_TOTAL samples on P-cores 0-3"
-else
-  fail lone-task-on-p-core "only $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores 0-3"
-fi
-spin_stop
-sleep 0.5
-
-# 2b. A lone task that started while hogs held every P-core CPU (so it began on an E-core) is
-# back on a P-core within 1 s of the hogs ending: slice ends and nudges re-place it by the
-# policy's up-migration rule. (The kernel's default balancer does not move a lone task off an
-# otherwise idle CPU of this guest, which it sees as symmetric.)
-hogs=""
-n=0
-while [ $n -lt 4 ]; do taskset 0xf sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
-sleep 0.5
-spin_start 1 0
-sleep 1
-start_cpu=$(cpu_of $SPIN)
-for p in $hogs; do kill -9 "$p" 2>/dev/null; done
-for p in $hogs; do wait "$p" 2>/dev/null; done
-# Poll every 50 ms for 1 s, then sample 2 s more: it must get there and stay.
-t=0; back=""
-while [ $t -lt 20 ]; do
-  if is_p "$(cpu_of $SPIN)"; then back=$((t * 50)); break; fi
-  sleep 0.05; t=$((t + 1))
-done
-sample_majority 20 0.1
-if ! is_e "$start_cpu"; then
-  fail stuck-lone-task "set-up: the lone task started on cpu $start_cpu, not on an E-core, while the hogs ran"
-elif [ -n "$back" ] && [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then
-  pass stuck-lone-task "started on E-core $start_cpu; on a P-core ${back} ms after the hogs ended; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
-else
-  fail stuck-lone-task "started on E-core $start_cpu; ${back:-not} on a P-core within 1 s; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
-fi
-spin_stop
-sleep 0.5
-
-# 3. Four busy tasks: one per P-core, then one per E cluster; no SMT sibling shared.
-# Placements under emulation are noisy (the sampling shell itself runs on these CPUs), so a
-# miss is sampled once more before it counts.
-spread4_ok() { [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $EA -eq 1 ] && [ $EB -eq 1 ]; }
-spin_start 4
-sleep 1
-sample_majority 6 0.8; classify
-if ! spread4_ok; then say "(sampling again)"; sample_majority 6 0.8; classify; fi
-if ! spread4_ok; then
-  say "(starting the tasks again)"; spin_stop; sleep 1; spin_start 4; sleep 1; sample_majority 6 0.8; classify
-fi
-if spread4_ok; then
-  pass spread-4 "2 tasks on distinct P-cores, 1 per E cluster"
-else
-  fail spread-4 "P=$NP (SMT doubled $DOUBLE), E clusters $EA/$EB; want 2 (0), 1/1"
-fi
-spin_stop
-sleep 0.5
-
-# 4. Six busy tasks: both P-cores, then all four E-cores, before any SMT sibling.
-spread6_ok() { [ $NP -eq 2 ] && [ $DOUBLE -eq 0 ] && [ $NE -eq 4 ]; }
-spin_start 6
-sleep 1
-sample_majority 6 0.8; classify
-if ! spread6_ok; then say "(sampling again)"; sample_majority 6 0.8; classify; fi
-if ! spread6_ok; then
-  say "(starting the tasks again)"; spin_stop; sleep 1; spin_start 6; sleep 1; sample_majority 6 0.8; classify
-fi
-if spread6_ok; then
-  pass spread-6-smt-last "2 on distinct P-cores, 4 on E-cores, no SMT sibling used"
-else
-  fail spread-6-smt-last "P=$NP (SMT doubled $DOUBLE), E=$NE; want 2 (0), 4"
-fi
-spin_stop
-say "--- stats while loaded (last lines) ---"
-grep "stats:" "$LOG" | tail -n 3
-
-# 5. SIGINT unloads it cleanly.
 stop_sched INT
-if wait_state disabled 20 && [ "$SCHED_RC" -eq 0 ]; then
-  pass sigint-disables "state=$(state), exit status $SCHED_RC"
-else
-  fail sigint-disables "state=$(state), exit status $SCHED_RC"
-  tail -n 20 "$LOG"
-fi
-if [ -e "$CTL" ]; then fail control-file-removed "$CTL still there"; else pass control-file-removed "$CTL gone"; fi
+wait_state disabled 20
 
-# 6. Primary domain powersave: a light load (2 busy tasks) stays on the E-cores, one per
-# cluster with cluster balance on; 7. after `echo off` to the control file, two new tasks pack
-# into one cluster.
-# This shell (which forks the tasks and samples them) keeps off the E-cores meanwhile, so it
-# does not sit on the CPU the next task would get: pinned to P-core CPU 3, which powersave only
-# uses by overflow.
-taskset -p 0x8 $$ > /dev/null
-if start_sched --primary-domain powersave --cluster-balance on; then
-  spin_start 2
-  sleep 1
-  sample_majority 6 0.8; classify
-  if [ $NE -eq 2 ] && [ $SAMPLES_P -le $((SAMPLES_TOTAL / 10)) ]; then
-    pass powersave-on-e "both tasks on E-cores; $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
-  else
-    fail powersave-on-e "E tasks=$NE, $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
-  fi
-  before="$EA/$EB"
-  spin_stop
-  sleep 0.5
-  if [ -w "$CTL" ]; then
-    echo off > "$CTL"
-    i=0
-    while ! grep -q "cluster balance: on -> off" "$LOG" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    if grep -q "cluster balance: on -> off" "$LOG"; then
-      packed() { [ "$after" = 2/0 ] || [ "$after" = 0/2 ]; }
-      sleep 1
-      spin_start 2 0
-      sleep 1
-      sample_majority 6 0.8; classify
-      after="$EA/$EB"
-      if ! packed; then
-        # Something else (often this loop's own scheduler thread) may have held the lowest
-        # E-core at that moment: start the pair once more.
-        say "(starting the tasks again)"; spin_stop; sleep 1; spin_start 2 0; sleep 1
-        sample_majority 6 0.8; classify; after="$EA/$EB"
-      fi
-      if [ "$before" = 1/1 ] && packed; then
-        pass knob-runtime "2 E tasks per cluster with balance on: $before; after 'echo off > $CTL': $after"
-      else
-        fail knob-runtime "E tasks per cluster with balance on: $before (want 1/1); after 'echo off': $after (want 2/0 or 0/2)"
-      fi
-      spin_stop
-    else
-      fail knob-runtime "the scheduler did not log the change"
-    fi
-  else
-    fail knob-runtime "no control file $CTL"
-  fi
-  say "--- stats (powersave, then balance off) ---"
-  grep "stats:" "$LOG" | tail -n 2
+# --- placement checks ------------------------------------------------------------------------
+# Each check function runs one workload under whatever scheduler is loaded and ends with
+# `verdict CHECK PASS|FAIL DETAIL`; its comment says what the controls do and why the policy
+# differs. The controls were measured in this VM, not assumed: the table at the end shows them.
+#
+# A user-space scheduler's own thread is busy on some CPU whenever it decides, so the policy
+# sees that CPU busy; where a check's expected answer depends on which CPUs are idle, the
+# scheduler is pinned ($SCHED_MASK) where it cannot change that answer.
+#
+# Not checked here, because the controls were measured to pass them too or the scheduler's own
+# thread makes them flaky on 8 vCPUs (the simulator's seed tests cover them):
+# - a lone task started on an idle machine lands on a P-core: the default scheduler's fork and
+#   idle balancing put it there in every run (40 of 40 samples, also when it started confined
+#   to E-cores and was then allowed everywhere); stuck-lone-task is the form that tells them
+#   apart;
+# - four busy tasks "one per P-core, then one per E cluster": also what placing one task per
+#   kernel core gives, which the default does;
+# - six busy tasks "SMT siblings last": with the scheduler's thread as a seventh busy task on
+#   eight CPUs, the policy's placement passed 3, 2 and 0 of 3 rounds in three runs.
+RESULTS=/run/results
+: > "$RESULTS"
+UNDER=hybridland
+verdict() {  # verdict CHECK PASS|FAIL DETAIL
+  echo "$UNDER|$1|$2|$3" >> "$RESULTS"
+  say "placement: [$UNDER] $1: $2 ($3)"
+}
+load_under() {  # load_under ARGS...: the scheduler $UNDER with the check's knobs
+  case "$UNDER" in
+    hybridland) start_sched "$@" ;;
+    fifo) start_sched --fifo "$@" ;;
+    default) return 0 ;;
+  esac
+}
+unload_under() {
+  [ "$UNDER" = default ] && return 0
   stop_sched INT
   wait_state disabled 20
+}
+pin_shell() { taskset -p "$1" $$ > /dev/null; }
+
+# stuck-lone-task: a lone task started while hogs held every P-core CPU (so it began on an
+# E-core) is on a P-core within 500 ms of the hogs ending, then stays (>= 90% of 20 samples).
+# The policy's up-migration rule moves it at a slice end or by a nudge (measured: 0-100 ms);
+# the default scheduler sees no imbalance in one task on one idle CPU and leaves it; --fifo has
+# no notion of a better CPU (measured: never within 1 s, though once it drifted there later).
+check_stuck() {
+  pin_shell 0x4
+  hogs=""
+  n=0
+  while [ $n -lt 4 ]; do taskset 0xf0 sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
+  sleep 0.5
+  spin_start 1 0
+  sleep 1
+  start_cpu=$(cpu_of $SPIN)
+  for p in $hogs; do kill -9 "$p" 2>/dev/null; done
+  for p in $hogs; do wait "$p" 2>/dev/null; done
+  # Poll every 50 ms for 500 ms, then sample 2 s more: it must get there and stay.
+  t=0; back=""
+  while [ $t -lt 10 ]; do
+    if is_p "$(cpu_of $SPIN)"; then back=$((t * 50)); break; fi
+    sleep 0.05; t=$((t + 1))
+  done
+  sample_majority 20 0.1
+  pin_shell 0xff
+  if ! is_e "$start_cpu"; then
+    verdict stuck-lone-task FAIL "set-up: the lone task started on cpu $start_cpu, not on an E-core, while the hogs ran"
+  elif [ -n "$back" ] && [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then
+    verdict stuck-lone-task PASS "started on E-core $start_cpu; on a P-core ${back} ms after the hogs ended; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+  else
+    verdict stuck-lone-task FAIL "started on E-core $start_cpu; ${back:-not} on a P-core within 500 ms; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+  fi
+  spin_stop
+  sleep 0.5
+}
+
+# powersave-on-e (--primary-domain powersave, the scheduler on the P-cores): four busy tasks
+# fill the four E-cores and stay off the P-cores (<= 10% of samples) while the P-cores idle.
+# The default scheduler spreads four tasks over the four kernel cores, two of which are
+# P-cores; --fifo ignores domains.
+check_powersave() {
+  pin_shell 0x40
+  spin_start 4
+  sleep 1
+  sample_majority 10 0.5; classify
+  pin_shell 0xff
+  if [ $NE -eq 4 ] && [ $((SAMPLES_P * 10)) -le $SAMPLES_TOTAL ]; then
+    verdict powersave-on-e PASS "E-cores:$ECPUS; $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+  else
+    verdict powersave-on-e FAIL "E tasks=$NE (E-cores:$ECPUS), $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+  fi
+  spin_stop
+  sleep 0.5
+}
+
+# knob-runtime (--primary-domain powersave, the scheduler on the P-cores, cluster balance changed
+# through the control file while loaded): beside a hog pinned to E-core 2 (cluster {0,2}), a new
+# task goes to the other cluster with balance on (CPU 1 or 3) and to the lowest idle E-core, 0,
+# with it off; twice over. The default scheduler and --fifo have no control file and place by
+# neither rule; their placements are shown anyway.
+knob_round() {  # knob_round on|off -> CPU of a new lone task beside the hog, in $KNOB_CPU
+  if [ -w "$CTL" ]; then
+    # A change is logged; writing the mode in force is not (then this waits 2 s for nothing).
+    before=$(grep -c "cluster balance:" "$LOG")
+    echo "$1" > "$CTL"
+    i=0
+    while [ "$(grep -c "cluster balance:" "$LOG")" = "$before" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+  fi
+  spin_start 1 0
+  sleep 0.5
+  sample_majority 6 0.3
+  KNOB_CPU=$(echo $MAJ)
+  KNOB_CPU=${KNOB_CPU:--1}
+  spin_stop
+  sleep 0.3
+}
+check_knob() {
+  pin_shell 0x40
+  taskset 0x4 sh -c 'while :; do :; done' &
+  hog=$!
+  sleep 0.5
+  got=""; ok=0
+  for mode in on off on off; do
+    knob_round $mode
+    got="$got $mode:$KNOB_CPU"
+    case "$mode:$(cluster_of "$KNOB_CPU")" in
+      on:B) is_e "$KNOB_CPU" && ok=$((ok + 1)) ;;
+      off:*) [ "$KNOB_CPU" = 0 ] && ok=$((ok + 1)) ;;
+    esac
+  done
+  kill -9 $hog 2>/dev/null; wait $hog 2>/dev/null
+  pin_shell 0xff
+  if [ ! -w "$CTL" ]; then
+    verdict knob-runtime FAIL "no control file $CTL; beside a hog on cpu 2:$got"
+  elif [ $ok -eq 4 ]; then
+    verdict knob-runtime PASS "beside a hog on cpu 2:$got (on: cluster {1,3}; off: cpu 0)"
+  else
+    verdict knob-runtime FAIL "beside a hog on cpu 2:$got; want on: 1 or 3, off: 0"
+  fi
+}
+
+placement_checks() {  # under $UNDER
+  SCHED_MASK=0xff
+  if load_under --cluster-balance on; then
+    check_stuck
+    if [ "$UNDER" = hybridland ]; then
+      say "--- stats while loaded (last lines) ---"
+      grep "stats:" "$LOG" | tail -n 3
+    fi
+    unload_under
+  else
+    verdict stuck-lone-task FAIL "did not load"
+  fi
+  # On the P-cores, which powersave leaves alone, the scheduler's own thread cannot change the
+  # E-core answers. (Not on one CPU: a task spinning there would starve it.)
+  SCHED_MASK=0xf0
+  if load_under --primary-domain powersave --cluster-balance on; then
+    check_powersave; check_knob
+    unload_under
+  else
+    for c in powersave-on-e knob-runtime; do verdict $c FAIL "did not load"; done
+  fi
+  SCHED_MASK=0xff
+}
+
+UNDER=hybridland; placement_checks
+UNDER=fifo; placement_checks
+UNDER=default; placement_checks
+
+say "--- placement checks: scheduler x check ---"
+say "$(printf '%-22s %-10s %-10s %-10s' check hybridland fifo default)"
+for c in stuck-lone-task powersave-on-e knob-runtime; do
+  h=$(grep "^hybridland|$c|" "$RESULTS" | cut -d'|' -f3)
+  f=$(grep "^fifo|$c|" "$RESULTS" | cut -d'|' -f3)
+  d=$(grep "^default|$c|" "$RESULTS" | cut -d'|' -f3)
+  say "$(printf '%-22s %-10s %-10s %-10s' "$c" "${h:-none}" "${f:-none}" "${d:-none}")"
+  detail=$(grep "^hybridland|$c|" "$RESULTS" | cut -d'|' -f4)
+  if [ "$h" = PASS ]; then pass "$c" "$detail"; else fail "$c" "$detail"; fi
+  if [ "$f" = FAIL ] && [ "$d" = FAIL ]; then
+    pass "$c-discriminates" "fails under --fifo and the default scheduler"
+  else
+    fail "$c-discriminates" "not discriminating: fifo $f ($(grep "^fifo|$c|" "$RESULTS" | cut -d'|' -f4)); default $d ($(grep "^default|$c|" "$RESULTS" | cut -d'|' -f4))"
+  fi
+done
+
+# SIGINT unloads it cleanly, and the control file goes with it.
+if start_sched --cluster-balance on; then
+  sleep 1
+  stop_sched INT
+  if wait_state disabled 20 && [ "$SCHED_RC" -eq 0 ]; then
+    pass sigint-disables "state=$(state), exit status $SCHED_RC"
+  else
+    fail sigint-disables "state=$(state), exit status $SCHED_RC"
+    tail -n 20 "$LOG"
+  fi
+  if [ -e "$CTL" ]; then fail control-file-removed "$CTL still there"; else pass control-file-removed "$CTL gone"; fi
 else
-  fail powersave-on-e "scheduler did not load with --primary-domain powersave"
-  fail knob-runtime "scheduler did not load"
+  fail sigint-disables "scheduler did not load"
+  fail control-file-removed "scheduler did not load"
 fi
-taskset -p 0xff $$ > /dev/null
 
 # 8. When the kernel ejects the scheduler (here: sysrq-S), it says why and exits non-zero.
 if start_sched; then
@@ -316,15 +384,11 @@ fi
 # 9. Stress: hackbench and a storm of short-lived tasks for several seconds.
 if start_sched; then
   t0=$(date +%s)
-  if [ -x "$HL/hackbench" ]; then
-    if timeout 120 "$HL/hackbench" -g 2 -f 10 -l 60 > /run/hackbench.log 2>&1; then
-      say "hackbench: $(tail -n 1 /run/hackbench.log)"
-      hb=ok
-    else
-      hb="failed ($(tail -n 2 /run/hackbench.log | tr '\n' ' '))"
-    fi
+  if timeout 120 "$HL/hackbench" -g 2 -f 10 -l 60 > /run/hackbench.log 2>&1; then
+    say "hackbench: $(tail -n 1 /run/hackbench.log)"
+    hb=ok
   else
-    hb="not available"
+    hb="failed ($(tail -n 2 /run/hackbench.log | tr '\n' ' '))"
   fi
   forks=0
   while [ $(( $(date +%s) - t0 )) -lt 8 ] || [ $forks -lt 300 ]; do
@@ -335,9 +399,7 @@ if start_sched; then
     [ $forks -ge 3000 ] && break
   done
   secs=$(( $(date +%s) - t0 ))
-  hb_ok=no
-  case "$hb" in ok|"not available") hb_ok=yes ;; esac
-  if [ "$(state)" = enabled ] && kill -0 "$SCHED_PID" 2>/dev/null && [ $hb_ok = yes ]; then
+  if [ "$(state)" = enabled ] && kill -0 "$SCHED_PID" 2>/dev/null && [ "$hb" = ok ]; then
     pass stress "hackbench $hb, $forks short tasks, ${secs}s, scheduler still loaded (ops=$(ops))"
   else
     fail stress "hackbench $hb, $forks short tasks, ${secs}s, state=$(state)"
@@ -362,19 +424,25 @@ if grep -q "ejected\|ended scx_hybridland" /run/sched-all.log || dmesg | grep -q
   : > /run/work.done
   w=0; workers=""
   while [ $w -lt 4 ]; do
-    ( i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo done >> /run/work.done ) &
+    ( i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done; echo done >> /run/work.done ) &
     workers="$workers $!"
     w=$((w + 1))
   done
   sleep 1
+  # Proof that the kill lands mid-work: every worker alive and none finished yet.
+  running=0
+  for p in $workers; do alive "$p" && running=$((running + 1)); done
+  done_at_kill=$(wc -l < /run/work.done)
   stop_sched KILL
   i=0
   while [ "$(wc -l < /run/work.done)" -lt 4 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   for p in $workers; do kill -9 "$p" 2>/dev/null; done
   wait $workers 2>/dev/null
   finished=$(wc -l < /run/work.done)
-  if wait_state disabled 20 && [ "$finished" -eq 4 ]; then
-    pass sigkill-recovers "state=$(state) after SIGKILL; $finished of 4 workers finished; kernel: $(dmesg | grep sched_ext | tail -n +$((dmesg_before + 1)) | sed 's/^\[[^]]*\] //' | tr '\n' ' ')"
+  if [ $running -ne 4 ] || [ "$done_at_kill" -ne 0 ]; then
+    fail sigkill-recovers "set-up: at the kill $running of 4 workers were running and $done_at_kill had finished"
+  elif wait_state disabled 20 && [ "$finished" -eq 4 ]; then
+    pass sigkill-recovers "state=$(state) after SIGKILL; 4 of 4 workers running at the kill, $finished of 4 finished; kernel: $(dmesg | grep sched_ext | tail -n +$((dmesg_before + 1)) | sed 's/^\[[^]]*\] //' | tr '\n' ' ')"
   else
     fail sigkill-recovers "state=$(state); $finished of 4 workers finished"
   fi
