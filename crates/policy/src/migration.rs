@@ -89,8 +89,8 @@ impl Policy {
     ) -> Option<Placement> {
         let own = topo.info(cpu)?;
         let own_step = step_of(topo, state, cpu);
-        let home = self.primary().contains(cpu);
-        if own_step == Step::IdlePCore && home && !self.balance_active(topo, state) {
+        let in_primary = self.primary().contains(cpu);
+        if own_step == Step::IdlePCore && in_primary && !self.balance_active(topo, state) {
             return None;
         }
         let hints = TaskHints {
@@ -103,17 +103,17 @@ impl Policy {
         // A busy sibling shares its core, so its capacity overstates what the task gets there:
         // the idle order's own ranking decides alone.
         let faster_or_equal = own_step == Step::BusySibling || to_info.capacity >= own.capacity;
-        let up = p.step < own_step && faster_or_equal && !(p.overflow && home);
+        let up = p.step < own_step && faster_or_equal && !(p.overflow && in_primary);
         // Not an overflow: the idle order found `to` inside the primary domain.
-        let to_home = !p.overflow;
-        let homecoming = !home && to_home;
+        let to_primary = !p.overflow;
+        let back_to_primary = !in_primary && to_primary;
         let rebalance = p.step == own_step
             && to_info.capacity == own.capacity
-            && to_home == home
+            && to_primary == in_primary
             && to_info.cluster != own.cluster
             && self.balance_active(topo, state)
             && lowers_share(topo, state, own.cluster, to_info.cluster);
-        (up || homecoming || rebalance).then_some(p)
+        (up || back_to_primary || rebalance).then_some(p)
     }
 
     /// The end of the slice of the task running on `task.prev_cpu` (busy in `state`);

@@ -65,23 +65,23 @@ pub fn check_up_migration(
         let Some(to) = p.cpu else {
             return fail("up-migration", format!("a move without a CPU: {p:?}"));
         };
-        let home = policy.primary().contains(cpu);
-        let to_home = policy.primary().contains(to);
+        let in_primary = policy.primary().contains(cpu);
+        let to_primary = policy.primary().contains(to);
         // Class 2 is a busy core's sibling: any earlier class beats it, whatever the capacity.
         let up = step_rank(p.step) < own_class
             && (own_class == 2 || cap(topo, to) >= cap(topo, cpu))
-            && (to_home || !home);
-        let homecoming = !home && to_home;
+            && (to_primary || !in_primary);
+        let back_to_primary = !in_primary && to_primary;
         let rebalance = step_rank(p.step) == own_class
             && cap(topo, to) == cap(topo, cpu)
-            && home == to_home
+            && in_primary == to_primary
             && balance_active(topo, policy, state)
             && {
                 let (fb, fs) = cluster_load(topo, state, cpu);
                 let (tb, ts) = cluster_load(topo, state, to);
                 (tb + 1) * fs < fb * ts
             };
-        if to == cpu || !(up || homecoming || rebalance) {
+        if to == cpu || !(up || back_to_primary || rebalance) {
             return fail(
                 "up-migration",
                 format!(
