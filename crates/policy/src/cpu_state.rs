@@ -142,13 +142,6 @@ impl CpuState {
         }
     }
 
-    /// Takes the homes of `other` (a state kept across snapshots), leaving idle and busy
-    /// as they are.
-    pub fn copy_homes(&mut self, other: &CpuState) {
-        self.home_count = other.home_count;
-        self.homes = other.homes;
-    }
-
     /// CPUs whose core is some task's home.
     #[inline]
     pub fn homes(&self) -> &CpuSet {
