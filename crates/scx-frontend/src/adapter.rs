@@ -11,6 +11,8 @@
 //!    task of the batch does not get it too;
 //! 3. dispatch each [`Decision`] to its [`Target`].
 
+#![forbid(unsafe_code)]
+
 use hybridland_policy::{
     CpuId, CpuSet, CpuState, Placement, Policy, SliceEnd, Step, TaskHints, Topology,
 };

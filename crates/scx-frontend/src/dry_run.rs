@@ -1,5 +1,7 @@
 //! `--dry-run`: what the scheduler would do on this machine, without loading anything.
 
+#![forbid(unsafe_code)]
+
 use crate::adapter::{Batch, QueuedInput, Target};
 use crate::topology_detect::MachineDesc;
 use core::fmt::Write as _;

@@ -5,6 +5,8 @@
 //! (one round trip to user space per scheduling event); the difference to the normal mode is
 //! the cost of the policy path.
 
+#![forbid(unsafe_code)]
+
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 
 /// Dispatch state of the FIFO mode: the arrival counter and the slice.

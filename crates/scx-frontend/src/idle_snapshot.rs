@@ -4,6 +4,8 @@
 //! Load it with [`IdleSnapshot::load`] *before* `BpfScheduler::init`: that call locks memory and
 //! then forbids `mmap` through seccomp, and loading a BPF object maps its global data.
 
+#![forbid(unsafe_code)]
+
 use crate::idle_skel::{IdleSkel, IdleSkelBuilder};
 use anyhow::{Context, Result, bail};
 use core::mem::MaybeUninit;

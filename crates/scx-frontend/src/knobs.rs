@@ -8,6 +8,8 @@
 //! ignored, and the file is rewritten with the mode still in force. The directory is removed
 //! on exit.
 
+#![forbid(unsafe_code)]
+
 use hybridland_policy::ClusterBalance;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;

@@ -1,5 +1,7 @@
 //! Command-line flags, in the style of the scx schedulers.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use hybridland_policy::{ClusterBalance, PrimaryDomain};
 use std::path::PathBuf;

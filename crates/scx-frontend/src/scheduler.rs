@@ -1,22 +1,39 @@
 //! The live loop: moves tasks between scx_rustland_core and the policy, nothing else.
 //!
-//! Each iteration: drain up to [`BATCH_MAX`] queued tasks; take an idle snapshot; ask the
-//! policy for each (through [`adapter::Batch`]); take a second snapshot to count CPUs that
-//! turned busy meanwhile (stale); dispatch; tell the framework we are done. Between
-//! iterations: poll the control file, log stats. The framework wakes the loop whenever tasks
-//! are queued, and at least once a second.
+//! Each iteration: send what an earlier iteration could not (the backlog); drain up to
+//! [`BATCH_MAX`] queued tasks; take an idle snapshot; ask the policy for each (through
+//! [`adapter::Batch`]); take a second snapshot and send a pick whose CPU turned busy meanwhile
+//! to the shared queue instead (counted as `stale`); dispatch; tell the framework we are done.
+//! Between iterations: poll the control file, look for a task to nudge, log stats. The
+//! framework wakes the loop whenever tasks are queued, and at least once a second.
+//!
+//! Error paths, none of which loses a task:
+//! - a dispatch that fails (the user ring buffer is full) keeps the task and every one after it
+//!   in a local backlog, sent first next iteration, to the shared queue (the CPU picked for it
+//!   was picked against an old snapshot); counted as `dispatch-retries`;
+//! - a failed idle snapshot sends the batch to the shared queue (counted as `snapshot-errors`);
+//!   only a sustained run of failures ends the scheduler ([`SNAPSHOT_GIVE_UP_NS`]);
+//! - a failed read of the queued-task ring buffer ends the batch early and is logged at most
+//!   once a second with the number of failures in between ([`LogLimit`]).
+//!
+//! [`adapter::Batch`]: crate::adapter::Batch
+
+#![forbid(unsafe_code)]
 
 use crate::adapter::{Batch, QueuedInput, Target};
-use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fifo::Fifo;
-use crate::idle_snapshot::IdleSnapshot;
+use crate::idle_snapshot::Snapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
-use crate::stats::{Counters, Framework, Reporter};
+use crate::ops::SchedOps;
+use crate::stats::{Counters, Reporter};
+use crate::sys::{allowed_cpus, now_ns};
 use crate::tasks::{Seen, TaskTable};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, SliceEnd, TaskHints, Topology};
-use std::os::fd::RawFd;
-use tracing::{debug, info, warn};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use tracing::{debug, error, info, warn};
 
 /// Most tasks decided against one snapshot.
 pub(crate) const BATCH_MAX: usize = 64;
@@ -31,6 +48,21 @@ const NUDGE_GAP_NS: u64 = 50_000_000;
 /// Slice of the nudge helper thread (it only reads a byte and sleeps again).
 const NUDGE_SLICE_NS: u64 = 50_000;
 
+/// The scheduler gives up when every idle snapshot has failed for this long, and at least
+/// [`SNAPSHOT_GIVE_UP_MIN`] in a row. Transient causes (`EINTR`, `ENOMEM` or `EAGAIN` under
+/// memory pressure) clear within milliseconds, and meanwhile each batch goes to the shared
+/// queue, which is correct, only not hybrid-aware. A run of failures lasting 2 s (hundreds of
+/// batches on a busy machine, and at least 10 attempts on an idle one, where the framework
+/// wakes the loop once a second) means the program is gone or broken for good: the
+/// scheduler would run blind, and the kernel's own scheduler serves the machine better, so
+/// it exits with an error (a service manager restarts it: `Restart=on-failure`).
+const SNAPSHOT_GIVE_UP_NS: u64 = 2_000_000_000;
+/// See [`SNAPSHOT_GIVE_UP_NS`].
+const SNAPSHOT_GIVE_UP_MIN: u64 = 10;
+
+/// Shortest gap between two log lines about dequeue errors.
+const DEQUEUE_LOG_GAP_NS: u64 = 1_000_000_000;
+
 /// `SCX_ENQ_WAKEUP`: the enqueue is a wake-up, not a slice end.
 const SCX_ENQ_WAKEUP: u64 = 1;
 
@@ -40,43 +72,47 @@ pub(crate) struct LoopConfig {
     pub(crate) stats_ns: Option<u64>,
     /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
     pub(crate) fifo: bool,
+    /// Possible CPUs: a task allowed on that many may run anywhere.
+    pub(crate) nr_possible: u64,
 }
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// Rate limit for a repeated log line: the first occurrence, then at most one per gap, each
+/// saying how many were left out.
+#[derive(Debug)]
+pub(crate) struct LogLimit {
+    gap_ns: u64,
+    last_ns: Option<u64>,
+    suppressed: u64,
 }
 
-fn current_cpu() -> Option<CpuId> {
-    // SAFETY: no arguments, returns -1 on error.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u16::try_from(cpu).ok().map(CpuId)
-}
-
-/// The task's allowed CPUs: the whole machine when it may run anywhere, else its affinity.
-fn allowed_cpus(pid: i32, nr_allowed: u64, nr_possible: u64, topo: &Topology) -> Option<CpuSet> {
-    if nr_allowed >= nr_possible {
-        return Some(*topo.cpus());
-    }
-    let mut set: libc::cpu_set_t = unsafe { core::mem::zeroed() };
-    // SAFETY: the size matches the set we pass.
-    let rc = unsafe { libc::sched_getaffinity(pid, size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return None;
-    }
-    let mut out = CpuSet::EMPTY;
-    for cpu in topo.cpus().iter() {
-        // SAFETY: cpu < MAX_CPUS <= CPU_SETSIZE.
-        if unsafe { libc::CPU_ISSET(cpu.index(), &set) } {
-            out.insert(cpu);
+impl LogLimit {
+    pub(crate) const fn new(gap_ns: u64) -> Self {
+        Self {
+            gap_ns,
+            last_ns: None,
+            suppressed: 0,
         }
     }
-    Some(out)
+
+    /// Whether to log an occurrence at `now`; if so, how many were suppressed before it.
+    pub(crate) fn allow(&mut self, now: u64) -> Option<u64> {
+        if self
+            .last_ns
+            .is_some_and(|at| now.saturating_sub(at) < self.gap_ns)
+        {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last_ns = Some(now);
+        Some(core::mem::take(&mut self.suppressed))
+    }
+}
+
+/// Consecutive snapshot failures.
+#[derive(Copy, Clone, Debug, Default)]
+struct FailureRun {
+    count: u64,
+    since_ns: u64,
 }
 
 /// A helper thread of ours that sleeps on a pipe. scx_rustland_core refills the slice of a
@@ -84,9 +120,14 @@ fn allowed_cpus(pid: i32, nr_allowed: u64, nr_possible: u64, topo: &Topology) ->
 /// every P-core was busy would stay there after a P-core idles. To re-place it, the loop wakes
 /// this thread and sends it to that CPU's queue: at the task's next slice end the CPU has
 /// other work, the task comes back to user space and the policy places it again.
+///
+/// Not started in `--fifo` mode. Dropping it closes the pipe's writing end; the thread reads
+/// end-of-file, closes the reading end and ends as soon as it next runs.
 pub(crate) struct Nudger {
     tid: i32,
-    write_fd: RawFd,
+    pipe: std::io::PipeWriter,
+    #[cfg_attr(not(test), expect(dead_code, reason = "joined only by tests"))]
+    thread: Option<std::thread::JoinHandle<()>>,
     /// CPU the helper is to be sent to, and when it was woken for it.
     target: Option<(CpuId, u64)>,
     /// When it was last woken (the gap between nudges is kept from here).
@@ -96,49 +137,57 @@ pub(crate) struct Nudger {
 impl Nudger {
     /// Starts the helper. Call before `BpfScheduler::init` (a thread stack needs `mmap`).
     pub(crate) fn spawn() -> Result<Self> {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 fills the two descriptors we pass.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            anyhow::bail!("pipe2: {}", std::io::Error::last_os_error());
-        }
-        let read_fd = fds[0];
-        // The reading end blocks.
-        // SAFETY: plain fcntl on our descriptor.
-        unsafe { libc::fcntl(read_fd, libc::F_SETFL, 0) };
+        let (mut reader, writer) = std::io::pipe()?;
+        // The loop must never block on it: a full pipe means the helper has enough to read.
+        rustix::io::ioctl_fionbio(&writer, true)?;
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("hl-nudge".into())
             .stack_size(64 * 1024)
             .spawn(move || {
-                // SAFETY: gettid has no arguments.
-                let _ = tx.send(unsafe { libc::gettid() });
+                let _ = tx.send(crate::sys::gettid());
                 let mut buf = [0u8; 64];
                 loop {
-                    // SAFETY: reads into our buffer.
-                    let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
-                    if n == 0
-                        || (n < 0
-                            && std::io::Error::last_os_error().kind()
-                                != std::io::ErrorKind::Interrupted)
-                    {
-                        break;
+                    match reader.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
                     }
                 }
             })?;
         let tid = rx.recv()?;
         Ok(Self {
             tid,
-            write_fd: fds[1],
+            pipe: writer,
+            thread: Some(thread),
             target: None,
             last_ns: None,
         })
     }
 
     fn wake(&mut self, cpu: CpuId, now: u64) {
-        // SAFETY: writes one byte from a local; non-blocking.
-        unsafe { libc::write(self.write_fd, [1u8].as_ptr().cast(), 1) };
+        // A full pipe (WouldBlock) wakes the helper just as well.
+        let _ = self.pipe.write(&[1]);
         self.target = Some((cpu, now));
         self.last_ns = Some(now);
+    }
+
+    /// Whether the gap since the last nudge allows another at `now`.
+    fn may_nudge(&self, now: u64) -> bool {
+        self.last_ns
+            .is_none_or(|at| now.saturating_sub(at) >= NUDGE_GAP_NS)
+    }
+
+    /// Closes the pipe and waits for the helper to end (only once nothing needs this
+    /// scheduler to run it: tests, or after the scheduler is detached).
+    #[cfg(test)]
+    fn close_and_join(mut self) {
+        let thread = self.thread.take();
+        drop(self);
+        if let Some(t) = thread {
+            t.join().unwrap();
+        }
     }
 }
 
@@ -150,10 +199,9 @@ struct Placed {
     util: u16,
 }
 
-/// The running scheduler.
-pub(crate) struct Scheduler<'a, 'b> {
-    bpf: BpfScheduler<'a>,
-    idle: IdleSnapshot<'b>,
+/// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
+pub(crate) struct Scheduler<O: SchedOps> {
+    ops: O,
     topo: Topology,
     policy: Policy,
     cfg: LoopConfig,
@@ -166,70 +214,58 @@ pub(crate) struct Scheduler<'a, 'b> {
     /// Per CPU: the last task we sent there, as up-migration needs it.
     placed: Vec<Option<Placed>>,
     nudger: Option<Nudger>,
-    nr_possible: u64,
     queued: Vec<QueuedTask>,
     /// Set in `--fifo` mode: batches skip the policy path.
     fifo: Option<Fifo>,
+    /// This batch's decisions, and for each the CPU to check against the second snapshot.
     outgoing: Vec<(DispatchedTask, Option<CpuId>)>,
+    /// Tasks a failed dispatch left with us, oldest first: sent before anything else.
+    backlog: VecDeque<DispatchedTask>,
+    snapshot_failures: FailureRun,
+    dequeue_log: LogLimit,
 }
 
-impl<'a, 'b> Scheduler<'a, 'b> {
+impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn new(
-        bpf: BpfScheduler<'a>,
-        idle: IdleSnapshot<'b>,
+        mut ops: O,
         topo: Topology,
         policy: Policy,
         cfg: LoopConfig,
         control: Option<ControlFile>,
         nudger: Option<Nudger>,
     ) -> Self {
-        // SAFETY: sysconf has no memory effects.
-        let nr_possible = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
         let fifo = cfg.fifo.then(|| Fifo::new(cfg.slice_ns));
-        let mut me = Self {
-            bpf,
-            idle,
+        // No nudges in FIFO mode: there is no policy to re-place a task.
+        let nudger = nudger.filter(|_| !cfg.fifo);
+        let reporter = Reporter::new(Counters::default(), ops.counters());
+        Self {
+            ops,
             topo,
             policy,
             cfg,
             control,
             tasks: TaskTable::default(),
             counters: Counters::default(),
-            reporter: Reporter::new(Counters::default(), Framework::default()),
+            reporter,
             last_sent: vec![0; hybridland_policy::MAX_CPUS],
             placed: vec![None; hybridland_policy::MAX_CPUS],
             nudger,
-            nr_possible,
             queued: Vec::with_capacity(BATCH_MAX),
             fifo,
             outgoing: Vec::with_capacity(BATCH_MAX),
-        };
-        let fw = me.framework();
-        me.reporter = Reporter::new(Counters::default(), fw);
-        me
-    }
-
-    fn framework(&mut self) -> Framework {
-        Framework {
-            user: *self.bpf.nr_user_dispatches_mut(),
-            kernel: *self.bpf.nr_kernel_dispatches_mut(),
-            cancel: *self.bpf.nr_cancel_dispatches_mut(),
-            bounce: *self.bpf.nr_bounce_dispatches_mut(),
-            failed: *self.bpf.nr_failed_dispatches_mut(),
-            congested: *self.bpf.nr_sched_congested_mut(),
-            running: *self.bpf.nr_running_mut(),
-            queued: *self.bpf.nr_queued_mut(),
+            backlog: VecDeque::with_capacity(4 * BATCH_MAX),
+            snapshot_failures: FailureRun::default(),
+            dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
         }
     }
 
-    /// Runs until a signal or the kernel ends it. Returns whether the kernel ended it
-    /// (ejected), after reporting why.
-    pub(crate) fn run(&mut self) -> Result<bool> {
+    /// Runs until a signal or the kernel ends it, or the idle snapshot fails for good.
+    pub(crate) fn run(&mut self) -> Result<()> {
         let mut next_poll = 0;
         let mut next_stats = self.cfg.stats_ns.map(|s| now_ns() + s);
         let mut next_prune = now_ns() + 5_000_000_000;
         let mut next_nudge = 0;
-        while !self.bpf.exited() {
+        while !self.ops.exited() {
             self.schedule_batch()?;
             let now = now_ns();
             if now >= next_nudge {
@@ -244,13 +280,16 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 && now >= at
             {
                 next_stats = Some(now + every);
-                let fw = self.framework();
+                let fw = self.ops.counters();
                 let balance = self.policy.config().cluster_balance.to_string();
-                info!(
-                    "{}",
-                    self.reporter
-                        .line(&self.topo, &self.counters, &fw, &balance)
+                let line = self.reporter.line(
+                    &self.topo,
+                    &self.counters,
+                    &fw,
+                    &balance,
+                    self.backlog.len(),
                 );
+                info!("{line}");
             }
             if now >= next_prune {
                 next_prune = now + 5_000_000_000;
@@ -258,13 +297,12 @@ impl<'a, 'b> Scheduler<'a, 'b> {
                 self.tasks.prune(latest.saturating_sub(30_000_000_000));
             }
         }
-        let ejected = scx_utils::uei_exited!(&self.bpf.skel, uei);
-        Ok(ejected)
+        Ok(())
     }
 
-    /// Gives back the framework handle for the final report.
-    pub(crate) fn into_bpf(self) -> BpfScheduler<'a> {
-        self.bpf
+    /// Gives back the framework (for the final report). Closes the nudge helper's pipe.
+    pub(crate) fn into_ops(self) -> O {
+        self.ops
     }
 
     fn poll_knob(&mut self) {
@@ -290,21 +328,50 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         }
     }
 
+    /// An idle snapshot, or `None` if this one failed (counted). Fails only when every
+    /// snapshot has failed for [`SNAPSHOT_GIVE_UP_NS`] and at least [`SNAPSHOT_GIVE_UP_MIN`]
+    /// times in a row.
+    fn snapshot(&mut self, now: u64) -> Result<Option<Snapshot>> {
+        match self.ops.snapshot() {
+            Ok(s) => {
+                self.snapshot_failures = FailureRun::default();
+                Ok(Some(s))
+            }
+            Err(e) => {
+                self.counters.snapshot_errors += 1;
+                let run = &mut self.snapshot_failures;
+                if run.count == 0 {
+                    run.since_ns = now;
+                    warn!("{e:#}: this batch goes to the shared queue");
+                }
+                run.count += 1;
+                if run.count >= SNAPSHOT_GIVE_UP_MIN
+                    && now.saturating_sub(run.since_ns) >= SNAPSHOT_GIVE_UP_NS
+                {
+                    error!(
+                        "{} idle snapshots in a row failed over {} ms",
+                        run.count,
+                        (now - run.since_ns) / 1_000_000
+                    );
+                    bail!("the idle snapshot keeps failing: {e:#}");
+                }
+                Ok(None)
+            }
+        }
+    }
+
     /// Looks for a CPU running a task that the policy's up-migration test would now move
     /// (a P-core went idle while it sits on an E-core or an SMT sibling) and wakes the helper
     /// to dislodge it. At most one nudge per [`NUDGE_GAP_NS`].
     fn check_nudge(&mut self, now: u64) -> Result<()> {
-        let Some(nudger) = self.nudger.as_ref() else {
-            return Ok(());
-        };
-        if nudger
-            .last_ns
-            .is_some_and(|at| now.saturating_sub(at) < NUDGE_GAP_NS)
+        if !self.nudger.as_ref().is_some_and(|n| n.may_nudge(now))
             || !self.placed.iter().any(Option::is_some)
         {
             return Ok(());
         }
-        let snap = self.idle.take()?;
+        let Some(snap) = self.snapshot(now)? else {
+            return Ok(());
+        };
         let queued = snap.queued.unwrap_or_default();
         let state = CpuState::from_idle(&self.topo, &snap.idle.and_not(&queued));
         let mut target = None;
@@ -339,44 +406,114 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         Ok(())
     }
 
-    /// `--fifo`: the queued batch to the shared queue in arrival order, nothing else.
-    fn dispatch_fifo(&mut self) -> Result<()> {
-        let Some(fifo) = self.fifo.as_mut() else {
-            return Ok(());
-        };
-        for task in &self.queued {
-            let out = fifo.dispatch(task);
-            if let Err(e) = self.bpf.dispatch_task(&out) {
-                self.counters.dispatch_errors += 1;
-                warn!("dispatching pid {} failed: {e}", out.pid);
+    /// Sends the backlog, oldest first, until the ring buffer refuses one. Returns whether it
+    /// is empty now.
+    fn flush_backlog(&mut self, now: u64) -> bool {
+        while let Some(task) = self.backlog.front() {
+            if self.ops.dispatch(task).is_err() {
+                return false;
+            }
+            let task = self.backlog.pop_front();
+            if let Some(t) = task {
+                self.sent(&t, now);
             }
         }
-        self.bpf.notify_complete(0);
-        Ok(())
+        true
     }
 
-    fn schedule_batch(&mut self) -> Result<()> {
+    /// Dispatches this batch's decisions. Once one fails (the ring buffer is full) it and every
+    /// later one go to the backlog, to the shared queue: the CPU was picked against this
+    /// snapshot, and by the time the ring buffer has room it is stale.
+    fn send_outgoing(&mut self, now: u64) {
+        let mut full = !self.backlog.is_empty();
+        let mut outgoing = core::mem::take(&mut self.outgoing);
+        for (task, _) in outgoing.drain(..) {
+            if !full {
+                match self.ops.dispatch(&task) {
+                    Ok(()) => {
+                        self.sent(&task, now);
+                        continue;
+                    }
+                    Err(e) => {
+                        full = true;
+                        debug!("dispatching pid {} failed: {e:#}; kept for later", task.pid);
+                    }
+                }
+            }
+            let mut later = task;
+            later.cpu = RL_CPU_ANY;
+            self.backlog.push_back(later);
+            self.counters.dispatch_retries += 1;
+        }
+        self.outgoing = outgoing;
+    }
+
+    fn sent(&mut self, task: &DispatchedTask, now: u64) {
+        if let Some(t) = usize::try_from(task.cpu)
+            .ok()
+            .and_then(|c| self.last_sent.get_mut(c))
+        {
+            *t = now;
+        }
+    }
+
+    /// Drains up to [`BATCH_MAX`] queued tasks into `self.queued`.
+    fn dequeue_batch(&mut self) {
         self.queued.clear();
         while self.queued.len() < BATCH_MAX {
-            match self.bpf.dequeue_task() {
+            match self.ops.dequeue() {
                 Ok(Some(task)) => self.queued.push(task),
                 Ok(None) => break,
                 Err(code) => {
-                    warn!("reading the queued-task ring buffer failed: {code}");
+                    self.counters.dequeue_errors += 1;
+                    if let Some(skipped) = self.dequeue_log.allow(now_ns()) {
+                        warn!(
+                            "reading the queued-task ring buffer failed: {code} \
+                             ({skipped} more since the last report)"
+                        );
+                    }
                     break;
                 }
             }
         }
-        if self.queued.is_empty() {
-            self.bpf.notify_complete(0);
-            return Ok(());
-        }
-        if self.fifo.is_some() {
-            return self.dispatch_fifo();
-        }
+    }
 
+    fn schedule_batch(&mut self) -> Result<()> {
         let now = now_ns();
-        let snap = self.idle.take()?;
+        self.flush_backlog(now);
+        self.dequeue_batch();
+        if !self.queued.is_empty() {
+            match self.fifo.as_mut() {
+                Some(fifo) => {
+                    self.outgoing
+                        .extend(self.queued.iter().map(|t| (fifo.dispatch(t), None)));
+                }
+                None => self.decide_batch(now)?,
+            }
+            self.send_outgoing(now);
+        }
+        self.ops.notify_complete(self.backlog.len() as u64);
+        Ok(())
+    }
+
+    /// The policy's decision for each queued task, into `self.outgoing`.
+    fn decide_batch(&mut self, now: u64) -> Result<()> {
+        let nr_waiting = self.ops.nr_queued() + self.queued.len() as u64;
+        let slice_ns = hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting);
+        let Some(snap) = self.snapshot(now)? else {
+            // Blind: every task to the shared queue, with its vtime and slice as usual.
+            for i in 0..self.queued.len() {
+                let task = &self.queued[i];
+                let seen = seen(task);
+                let _ = self.tasks.observe(&self.topo, &seen, now);
+                let mut out = DispatchedTask::new(task);
+                out.cpu = RL_CPU_ANY;
+                out.slice_ns = slice_ns;
+                out.vtime = self.tasks.dispatch_vtime(task.pid, self.cfg.slice_ns);
+                self.outgoing.push((out, None));
+            }
+            return Ok(());
+        };
         // CPUs with tasks waiting in their own queue are not free, whatever the idle mask says.
         // Without queue lengths from the kernel, a CPU counts as such for a moment after we
         // sent it a task.
@@ -390,28 +527,21 @@ impl<'a, 'b> Scheduler<'a, 'b> {
         // The CPU this loop runs on counts as busy: it usually just preempted a task that is in
         // this batch at its slice end and gets the CPU back; offering it to woken tasks as
         // well would push that task off its core.
-        let own = current_cpu().filter(|c| self.topo.info(*c).is_some());
+        let own = self
+            .ops
+            .current_cpu()
+            .filter(|c| self.topo.info(*c).is_some());
         let idle = snap.idle.and_not(&queued_cpus);
 
-        let nr_waiting = *self.bpf.nr_queued_mut() + self.queued.len() as u64;
-        let slice_ns = hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting);
         let mut batch = Batch::new(&self.topo, &self.policy, &idle);
-        self.outgoing.clear();
         // Tasks whose slice ended were running a moment ago: they get their CPUs back before
         // any woken task is placed, so a short wake-up (often landing on the CPU this loop
         // just ran on) does not push a running task off its core.
         let by_slice_end = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP == 0);
         let wakeups = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP != 0);
         for task in by_slice_end.chain(wakeups) {
-            let cpu = u16::try_from(task.cpu).ok().map(CpuId);
-            let seen = Seen {
-                pid: task.pid,
-                cpu,
-                start_ts: task.start_ts,
-                stop_ts: task.stop_ts,
-                wakeup: task.flags & SCX_ENQ_WAKEUP != 0,
-                weight: task.weight,
-            };
+            let seen = seen(task);
+            let cpu = seen.cpu;
             let mut out = DispatchedTask::new(task);
             if let Some(n) = self.nudger.as_mut().filter(|n| n.tid == task.pid) {
                 // The helper: to the CPU it is meant to dislodge a task from, briefly.
@@ -423,9 +553,12 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             let util = self.tasks.observe(&self.topo, &seen, now).util();
             out.slice_ns = slice_ns;
             out.vtime = self.tasks.dispatch_vtime(task.pid, self.cfg.slice_ns);
-            let Some(allowed) =
-                allowed_cpus(task.pid, task.nr_cpus_allowed, self.nr_possible, &self.topo)
-            else {
+            let Some(allowed) = allowed_cpus(
+                task.pid,
+                task.nr_cpus_allowed,
+                self.cfg.nr_possible,
+                &self.topo,
+            ) else {
                 // The task is gone or unreadable: the shared queue sorts it out.
                 self.counters.affinity_errors += 1;
                 out.cpu = RL_CPU_ANY;
@@ -475,31 +608,363 @@ impl<'a, 'b> Scheduler<'a, 'b> {
             );
             self.outgoing.push((out, check));
         }
+        self.reroute_stale(now)
+    }
 
-        if self.outgoing.iter().any(|(_, c)| c.is_some()) {
-            let again = self.idle.take()?;
-            for (_, cpu) in &self.outgoing {
-                if let Some(cpu) = cpu
-                    && !again.idle.contains(*cpu)
-                {
-                    self.counters.stale += 1;
+    /// Takes a second snapshot and sends each pick whose CPU is no longer free (busy, or with
+    /// tasks queued on it) to the shared queue instead: on that CPU's own queue the task would
+    /// wait behind whatever runs there now, on the shared queue the first CPU to free up takes
+    /// it. This is what earns the second snapshot its cost (one `bpf()` call per batch with a
+    /// pick from the snapshot). A failed second snapshot keeps the picks as they are.
+    fn reroute_stale(&mut self, now: u64) -> Result<()> {
+        if !self.outgoing.iter().any(|(_, c)| c.is_some()) {
+            return Ok(());
+        }
+        let Some(again) = self.snapshot(now)? else {
+            return Ok(());
+        };
+        let free = again.idle.and_not(&again.queued.unwrap_or_default());
+        for (task, check) in &mut self.outgoing {
+            if let Some(cpu) = *check
+                && !free.contains(cpu)
+            {
+                self.counters.stale += 1;
+                task.cpu = RL_CPU_ANY;
+                self.placed[cpu.index()] = None;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the task table needs from a queued task.
+fn seen(task: &QueuedTask) -> Seen {
+    Seen {
+        pid: task.pid,
+        cpu: u16::try_from(task.cpu).ok().map(CpuId),
+        start_ts: task.start_ts,
+        stop_ts: task.stop_ts,
+        wakeup: task.flags & SCX_ENQ_WAKEUP != 0,
+        weight: task.weight,
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use hybridland_policy::{CoreKind, PolicyConfig, TopologyBuilder};
+
+    /// A framework with a user ring buffer of `ring_cap` slots (the kernel empties it when the
+    /// test says), scripted dequeue errors and scripted snapshots (all idle when none left).
+    struct FakeOps {
+        incoming: VecDeque<Result<QueuedTask, i32>>,
+        ring: Vec<DispatchedTask>,
+        ring_cap: usize,
+        delivered: Vec<DispatchedTask>,
+        snapshots: VecDeque<Result<CpuSet, ()>>,
+        all: CpuSet,
+        pending: Vec<u64>,
+        nr_snapshots: usize,
+    }
+
+    impl FakeOps {
+        fn new(topo: &Topology, ring_cap: usize) -> Self {
+            Self {
+                incoming: VecDeque::new(),
+                ring: Vec::new(),
+                ring_cap,
+                delivered: Vec::new(),
+                snapshots: VecDeque::new(),
+                all: *topo.cpus(),
+                pending: Vec::new(),
+                nr_snapshots: 0,
+            }
+        }
+
+        /// The kernel takes everything in the ring buffer.
+        fn consume(&mut self) {
+            self.delivered.append(&mut self.ring);
+        }
+    }
+
+    impl SchedOps for FakeOps {
+        fn dequeue(&mut self) -> Result<Option<QueuedTask>, i32> {
+            self.incoming.pop_front().transpose()
+        }
+        fn dispatch(&mut self, task: &DispatchedTask) -> Result<()> {
+            if self.ring.len() >= self.ring_cap {
+                bail!("ring buffer full");
+            }
+            self.ring.push(task.clone());
+            Ok(())
+        }
+        fn notify_complete(&mut self, nr_pending: u64) {
+            self.pending.push(nr_pending);
+        }
+        fn snapshot(&mut self) -> Result<Snapshot> {
+            self.nr_snapshots += 1;
+            match self.snapshots.pop_front().unwrap_or(Ok(self.all)) {
+                Ok(idle) => Ok(Snapshot {
+                    idle,
+                    idle_smt: idle,
+                    queued: Some(CpuSet::EMPTY),
+                }),
+                Err(()) => bail!("snapshot failed"),
+            }
+        }
+        fn nr_queued(&mut self) -> u64 {
+            0
+        }
+        fn counters(&mut self) -> crate::stats::Framework {
+            crate::stats::Framework::default()
+        }
+        fn exited(&mut self) -> bool {
+            false
+        }
+        fn current_cpu(&mut self) -> Option<CpuId> {
+            None
+        }
+    }
+
+    /// E-cores 0-3, P-cores 4-7 (two cores of two threads).
+    fn machine() -> Topology {
+        let mut b = TopologyBuilder::new();
+        for c in 0..8u16 {
+            let (k, cap) = if c < 4 {
+                (CoreKind::Efficiency, 640)
+            } else {
+                (CoreKind::Performance, 1024)
+            };
+            b.add_cpu(CpuId(c), k, cap, 0).unwrap();
+        }
+        b.add_core(&[CpuId(4), CpuId(5)]).unwrap();
+        b.add_core(&[CpuId(6), CpuId(7)]).unwrap();
+        b.build().unwrap()
+    }
+
+    fn wakeup(pid: i32) -> QueuedTask {
+        QueuedTask {
+            pid,
+            cpu: 0,
+            nr_cpus_allowed: 1024,
+            flags: SCX_ENQ_WAKEUP,
+            start_ts: 0,
+            stop_ts: 0,
+            exec_runtime: 0,
+            weight: 100,
+            vtime: 0,
+            enq_cnt: 1,
+            comm: [0; 16],
+        }
+    }
+
+    fn sched(ring_cap: usize, fifo: bool) -> Scheduler<FakeOps> {
+        let topo = machine();
+        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+        let ops = FakeOps::new(&topo, ring_cap);
+        Scheduler::new(
+            ops,
+            topo,
+            policy,
+            LoopConfig {
+                slice_ns: 5_000_000,
+                stats_ns: None,
+                fifo,
+                nr_possible: 8,
+            },
+            None,
+            None,
+        )
+    }
+
+    fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
+        tasks.iter().map(|t| t.pid).collect()
+    }
+
+    #[test]
+    fn a_full_ring_buffer_keeps_every_task_and_sends_the_backlog_first() {
+        for fifo in [false, true] {
+            let mut s = sched(3, fifo);
+            s.ops.incoming.extend((1..=10).map(|p| Ok(wakeup(p))));
+            s.schedule_batch().unwrap();
+            // Three fit; seven wait with us, to the shared queue; the framework is told.
+            assert_eq!(pids(&s.ops.ring), [1, 2, 3]);
+            assert_eq!(s.backlog.len(), 7);
+            assert!(s.backlog.iter().all(|t| t.cpu == RL_CPU_ANY));
+            assert_eq!(s.counters.dispatch_retries, 7);
+            assert_eq!(s.ops.pending.last(), Some(&7));
+            // New tasks arrive while the ring buffer is still full: they queue behind.
+            s.ops.incoming.extend((11..=12).map(|p| Ok(wakeup(p))));
+            s.schedule_batch().unwrap();
+            assert_eq!(s.backlog.len(), 9);
+            // The kernel drains it a few times: the backlog goes first, oldest first.
+            let mut rounds = 0;
+            while !s.backlog.is_empty() || !s.ops.ring.is_empty() {
+                s.ops.consume();
+                s.schedule_batch().unwrap();
+                rounds += 1;
+                assert!(rounds < 10);
+            }
+            assert_eq!(pids(&s.ops.delivered), (1..=12).collect::<Vec<_>>());
+            assert_eq!(s.ops.pending.last(), Some(&0));
+        }
+    }
+
+    #[test]
+    fn no_task_is_lost_whatever_fails() {
+        // Ring buffers of 1 to 5 slots drained every other round, every third snapshot failing,
+        // every fifth dequeue failing: each task arrives exactly once.
+        for cap in 1..=5 {
+            let mut s = sched(cap, false);
+            let mut next_pid = 1;
+            for round in 0..60 {
+                if round % 5 == 0 {
+                    s.ops.incoming.push_back(Err(-4));
+                }
+                for _ in 0..(round % 4) {
+                    s.ops.incoming.push_back(Ok(wakeup(next_pid)));
+                    next_pid += 1;
+                }
+                s.ops.snapshots.push_back(if round % 3 == 0 {
+                    Err(())
+                } else {
+                    Ok(s.ops.all)
+                });
+                s.schedule_batch().unwrap();
+                if round % 2 == 0 {
+                    s.ops.consume();
                 }
             }
-        }
-        for (task, _) in &self.outgoing {
-            if let Err(e) = self.bpf.dispatch_task(task) {
-                self.counters.dispatch_errors += 1;
-                warn!("dispatching pid {} failed: {e}", task.pid);
-                continue;
+            for _ in 0..200 {
+                s.schedule_batch().unwrap();
+                s.ops.consume();
             }
-            if let Some(t) = usize::try_from(task.cpu)
-                .ok()
-                .and_then(|c| self.last_sent.get_mut(c))
-            {
-                *t = now;
-            }
+            let mut got = pids(&s.ops.delivered);
+            got.sort_unstable();
+            assert_eq!(got, (1..next_pid).collect::<Vec<_>>(), "ring of {cap}");
+            assert!(s.backlog.is_empty());
+            assert!(s.counters.dequeue_errors > 0 && s.counters.snapshot_errors > 0);
         }
-        self.bpf.notify_complete(0);
-        Ok(())
+    }
+
+    #[test]
+    fn a_failed_snapshot_sends_the_batch_to_the_shared_queue() {
+        let mut s = sched(64, false);
+        s.ops.snapshots.push_back(Err(()));
+        s.ops.incoming.extend((1..=3).map(|p| Ok(wakeup(p))));
+        s.schedule_batch().unwrap();
+        assert_eq!(pids(&s.ops.ring), [1, 2, 3]);
+        assert!(s.ops.ring.iter().all(|t| t.cpu == RL_CPU_ANY));
+        assert!(s.ops.ring.iter().all(|t| t.slice_ns > 0));
+        assert_eq!(s.counters.snapshot_errors, 1);
+        // The next batch has a snapshot again: a lone waking task gets a P-core.
+        s.ops.consume();
+        s.ops.incoming.push_back(Ok(wakeup(4)));
+        s.schedule_batch().unwrap();
+        assert!((4..8).contains(&s.ops.ring[0].cpu), "{:?}", s.ops.ring[0]);
+    }
+
+    #[test]
+    fn only_a_sustained_run_of_snapshot_failures_ends_the_scheduler() {
+        let mut s = sched(64, false);
+        let ms = 1_000_000;
+        // Many failures within 2 s: each batch goes blind, the scheduler goes on.
+        for i in 0..50 {
+            s.ops.snapshots.push_back(Err(()));
+            assert!(s.snapshot(1_000 * ms + i * 30 * ms).unwrap().is_none());
+        }
+        // One success clears the run.
+        assert!(s.snapshot(2_600 * ms).unwrap().is_some());
+        // Failures spread over more than 2 s but fewer than ten: still going.
+        for i in 0..9 {
+            s.ops.snapshots.push_back(Err(()));
+            assert!(s.snapshot(3_000 * ms + i * 400 * ms).unwrap().is_none());
+        }
+        // The tenth, 3.6 s after the first: it gives up.
+        s.ops.snapshots.push_back(Err(()));
+        let e = s.snapshot(6_600 * ms).unwrap_err();
+        assert!(e.to_string().contains("keeps failing"), "{e:#}");
+        assert_eq!(s.counters.snapshot_errors, 60);
+    }
+
+    #[test]
+    fn a_pick_whose_cpu_turned_busy_goes_to_the_shared_queue() {
+        let mut s = sched(64, false);
+        // First snapshot: all idle, so the two wake-ups get the two P-cores (4 and 6). By the
+        // second, CPU 4 is busy.
+        let all = s.ops.all;
+        let mut later = all;
+        s.ops.snapshots.push_back(Ok(all));
+        s.ops.incoming.extend((1..=2).map(|p| Ok(wakeup(p))));
+        let first = {
+            let mut probe = sched(64, false);
+            probe.ops.incoming.extend((1..=2).map(|p| Ok(wakeup(p))));
+            probe.schedule_batch().unwrap();
+            probe.ops.ring.iter().map(|t| t.cpu).collect::<Vec<_>>()
+        };
+        let busy = CpuId(u16::try_from(first[0]).unwrap());
+        later.remove(busy);
+        s.ops.snapshots.push_back(Ok(later));
+        s.schedule_batch().unwrap();
+        assert_eq!(s.ops.nr_snapshots, 2);
+        assert_eq!(s.ops.ring[0].cpu, RL_CPU_ANY);
+        assert_eq!(s.ops.ring[1].cpu, first[1]);
+        assert_eq!(s.counters.stale, 1);
+    }
+
+    #[test]
+    fn dequeue_errors_are_counted_and_logged_at_most_once_a_second() {
+        let mut limit = LogLimit::new(1_000);
+        assert_eq!(limit.allow(10), Some(0));
+        assert_eq!(limit.allow(500), None);
+        assert_eq!(limit.allow(1_009), None);
+        assert_eq!(limit.allow(1_010), Some(2));
+        assert_eq!(limit.allow(1_011), None);
+        let mut s = sched(64, false);
+        for _ in 0..5 {
+            s.ops.incoming.push_back(Err(-22));
+            s.ops.incoming.push_back(Ok(wakeup(1)));
+            s.schedule_batch().unwrap();
+        }
+        // Each error ends that batch's drain; the task behind it comes in the next round.
+        assert_eq!(s.counters.dequeue_errors, 5);
+        s.schedule_batch().unwrap();
+        assert_eq!(s.ops.ring.len(), 5);
+    }
+
+    #[test]
+    fn no_nudge_helper_in_fifo_mode_and_its_pipe_closes() {
+        let topo = machine();
+        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+        let cfg = |fifo| LoopConfig {
+            slice_ns: 5_000_000,
+            stats_ns: None,
+            fifo,
+            nr_possible: 8,
+        };
+        let mut n = Nudger::spawn().unwrap();
+        n.wake(CpuId(1), 5);
+        assert!(!n.may_nudge(5 + NUDGE_GAP_NS - 1));
+        assert!(n.may_nudge(5 + NUDGE_GAP_NS));
+        let s = Scheduler::new(
+            FakeOps::new(&topo, 8),
+            topo.clone(),
+            policy.clone(),
+            cfg(true),
+            None,
+            Some(n),
+        );
+        assert!(s.nudger.is_none());
+        let s = Scheduler::new(
+            FakeOps::new(&topo, 8),
+            topo,
+            policy,
+            cfg(false),
+            None,
+            Some(Nudger::spawn().unwrap()),
+        );
+        // Closing the pipe ends the helper thread (join returns).
+        let mut s = s;
+        s.nudger.take().unwrap().close_and_join();
     }
 }

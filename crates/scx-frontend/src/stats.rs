@@ -9,12 +9,18 @@
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
 //!   shared queue);
 //! - `overflow`: placements outside the primary domain because none of it was idle;
-//! - `stale`: dispatches to a CPU that was idle in the snapshot but busy by dispatch time;
+//! - `stale`: picks whose CPU was idle in the snapshot but busy by dispatch time, sent to the
+//!   shared queue instead;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
+//! - only when non-zero: `dispatch-retries` (tasks kept in the local backlog because the ring
+//!   buffer to the kernel was full), `backlog` (tasks in it now), `snapshot-errors` (failed idle
+//!   snapshots: that batch went to the shared queue), `dequeue-errors`, `affinity-errors`;
 //! - `fw`: scx_rustland_core's counters over the interval (user/kernel dispatches, cancelled,
 //!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges.
+
+#![forbid(unsafe_code)]
 
 use crate::adapter::StepCounts;
 use core::fmt::Write as _;
@@ -34,8 +40,12 @@ pub(crate) struct Counters {
     pub(crate) nudges: u64,
     /// Slice ends that kept their CPU (nothing strictly better idle, nobody waiting).
     pub(crate) kept: u64,
-    /// Failed dispatches (user ring buffer full).
-    pub(crate) dispatch_errors: u64,
+    /// Tasks a failed dispatch (user ring buffer full) put in the backlog, to be sent again.
+    pub(crate) dispatch_retries: u64,
+    /// Idle snapshots that failed (that batch went to the shared queue).
+    pub(crate) snapshot_errors: u64,
+    /// Failed reads of the queued-task ring buffer.
+    pub(crate) dequeue_errors: u64,
     /// Affinity look-ups that failed (task gone).
     pub(crate) affinity_errors: u64,
 }
@@ -52,7 +62,9 @@ impl Counters {
             stale: self.stale - prev.stale,
             nudges: self.nudges - prev.nudges,
             kept: self.kept - prev.kept,
-            dispatch_errors: self.dispatch_errors - prev.dispatch_errors,
+            dispatch_retries: self.dispatch_retries - prev.dispatch_retries,
+            snapshot_errors: self.snapshot_errors - prev.snapshot_errors,
+            dequeue_errors: self.dequeue_errors - prev.dequeue_errors,
             affinity_errors: self.affinity_errors - prev.affinity_errors,
         }
     }
@@ -158,6 +170,7 @@ impl Reporter {
         now: &Counters,
         fw: &Framework,
         balance: &str,
+        backlog: usize,
     ) -> String {
         let d = now.delta(&self.counters);
         let mut s = String::from("stats: placed");
@@ -169,11 +182,12 @@ impl Reporter {
             " | overflow={} stale={} nudge={} kept={}",
             d.overflow, d.stale, d.nudges, d.kept
         );
-        if d.dispatch_errors + d.affinity_errors > 0 {
+        let errors = d.dispatch_retries + d.snapshot_errors + d.dequeue_errors + d.affinity_errors;
+        if errors > 0 || backlog > 0 {
             let _ = write!(
                 s,
-                " dispatch-errors={} affinity-errors={}",
-                d.dispatch_errors, d.affinity_errors
+                " dispatch-retries={} backlog={backlog} snapshot-errors={} dequeue-errors={} affinity-errors={}",
+                d.dispatch_retries, d.snapshot_errors, d.dequeue_errors, d.affinity_errors
             );
         }
         s.push_str(" | busy");
@@ -235,10 +249,10 @@ mod test {
             running: 1,
             ..Default::default()
         };
-        let line = r.line(&topo, &c, &fw, "on");
+        let line = r.line(&topo, &c, &fw, "on", 0);
         assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 kept=0 | busy performance="), "{line}");
         assert!(line.contains("balance=on | fw user=5 kernel=0"), "{line}");
-        let line = r.line(&topo, &c, &fw, "on");
+        let line = r.line(&topo, &c, &fw, "on", 0);
         assert!(
             line.contains("idle-p-core=0") && line.contains("user=0"),
             "{line}"

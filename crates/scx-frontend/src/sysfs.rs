@@ -5,6 +5,8 @@
 //! differs, and what is missing is `None` here and a fallback in
 //! [`topology_detect`](crate::topology_detect).
 
+#![forbid(unsafe_code)]
+
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{CpuId, CpuSet, parse_cpu_list};
 use std::path::{Path, PathBuf};

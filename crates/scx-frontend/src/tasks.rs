@@ -3,6 +3,8 @@
 //! run's kernel timestamps, [`TaskState::on_wakeup`]) and reads the values out; the estimator,
 //! the vtime rule and the credit bound live in `hybridland_policy`.
 
+#![forbid(unsafe_code)]
+
 use hybridland_policy::{CpuId, Run, TaskState, Topology, VtimeClock};
 use std::collections::HashMap;
 

@@ -15,6 +15,8 @@
 //!   the CPU's core; then the CPUs sharing the L2 (`cache/index*/` of level 2); else the core.
 //! - **LLC** from the highest cache level of 3 or more, **nodes** from `devices/system/node`.
 
+#![forbid(unsafe_code)]
+
 use crate::sysfs::SysfsMachine;
 use anyhow::{Context, Result, anyhow, bail};
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Topology, TopologyBuilder, parse_cpu_list};

@@ -1,0 +1,82 @@
+//! The framework operations the live loop uses, behind one small trait so the loop's error
+//! paths can be tested with a fake: [`Live`] is scx_rustland_core plus the idle-snapshot
+//! program; the tests' `FakeOps` (in `scheduler.rs`) has a ring buffer of fixed size and
+//! scripted snapshots.
+
+#![forbid(unsafe_code)]
+
+use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
+use crate::idle_snapshot::{IdleSnapshot, Snapshot};
+use crate::stats::Framework;
+use anyhow::Result;
+use hybridland_policy::CpuId;
+
+/// What the loop asks of the framework.
+pub(crate) trait SchedOps {
+    /// The next task the kernel queued for user space, `None` when the ring buffer is empty,
+    /// `Err(code)` when reading it failed.
+    fn dequeue(&mut self) -> Result<Option<QueuedTask>, i32>;
+    /// Sends a task to the kernel. Fails when the user ring buffer is full; the task is then
+    /// still the caller's.
+    fn dispatch(&mut self, task: &DispatchedTask) -> Result<()>;
+    /// Ends one round: `nr_pending` tasks are still waiting in user space.
+    fn notify_complete(&mut self, nr_pending: u64);
+    /// The kernel's idle CPUs now.
+    fn snapshot(&mut self) -> Result<Snapshot>;
+    /// Tasks the kernel has queued for user space and not yet handed over.
+    fn nr_queued(&mut self) -> u64;
+    /// The framework's counters.
+    fn counters(&mut self) -> Framework;
+    /// Whether the scheduler is to stop (a signal, or the kernel ended it).
+    fn exited(&mut self) -> bool;
+    /// The CPU the loop runs on (a system call, not the framework's; a trait method so tests
+    /// do not depend on where the test thread runs).
+    fn current_cpu(&mut self) -> Option<CpuId> {
+        crate::sys::current_cpu()
+    }
+}
+
+/// The real framework: scx_rustland_core's connector and the idle-snapshot program.
+pub(crate) struct Live<'a, 'b> {
+    pub(crate) bpf: BpfScheduler<'a>,
+    pub(crate) idle: IdleSnapshot<'b>,
+}
+
+impl SchedOps for Live<'_, '_> {
+    fn dequeue(&mut self) -> Result<Option<QueuedTask>, i32> {
+        self.bpf.dequeue_task()
+    }
+
+    fn dispatch(&mut self, task: &DispatchedTask) -> Result<()> {
+        Ok(self.bpf.dispatch_task(task)?)
+    }
+
+    fn notify_complete(&mut self, nr_pending: u64) {
+        self.bpf.notify_complete(nr_pending);
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        self.idle.take()
+    }
+
+    fn nr_queued(&mut self) -> u64 {
+        *self.bpf.nr_queued_mut()
+    }
+
+    fn counters(&mut self) -> Framework {
+        Framework {
+            user: *self.bpf.nr_user_dispatches_mut(),
+            kernel: *self.bpf.nr_kernel_dispatches_mut(),
+            cancel: *self.bpf.nr_cancel_dispatches_mut(),
+            bounce: *self.bpf.nr_bounce_dispatches_mut(),
+            failed: *self.bpf.nr_failed_dispatches_mut(),
+            congested: *self.bpf.nr_sched_congested_mut(),
+            running: *self.bpf.nr_running_mut(),
+            queued: *self.bpf.nr_queued_mut(),
+        }
+    }
+
+    fn exited(&mut self) -> bool {
+        self.bpf.exited()
+    }
+}
