@@ -20,6 +20,7 @@ mod idle_snapshot;
 mod knobs;
 mod ops;
 mod opts;
+mod preflight;
 mod scheduler;
 mod stats;
 mod sys;
@@ -87,7 +88,8 @@ fn setup_logging(verbose: u8) {
 }
 
 fn run(opts: &opts::Opts) -> Result<ExitCode> {
-    let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &opts.sysfs_root)?;
+    let sysfs_root = opts.sysfs_root();
+    let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &sysfs_root)?;
     let config = PolicyConfig {
         primary_domain: opts.primary_domain,
         cluster_balance: opts.cluster_balance,
@@ -101,6 +103,12 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    // Before anything touches BPF: one clear line if this cannot work here.
+    if let Err(refusal) = preflight::check(&sysfs_root, preflight::running_as_root()) {
+        error!("{refusal}");
+        return Ok(ExitCode::FAILURE);
+    }
+
     info!(
         "topology ({}): {} CPUs, performance {}, efficiency {}, {} clusters",
         desc.source,
@@ -109,7 +117,7 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         topo.kind_mask(hybridland_policy::CoreKind::Efficiency),
         topo.nr_clusters()
     );
-    let online = sysfs::SysfsMachine::read(std::path::Path::new("/sys")).map(|m| {
+    let online = sysfs::SysfsMachine::read(&sysfs_root).map(|m| {
         m.cpus
             .iter()
             .map(|c| hybridland_policy::CpuId(c.cpu))
@@ -161,7 +169,7 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
     let mut idle_fallback = MaybeUninit::uninit();
     let idle = idle_snapshot::IdleSnapshot::load(&mut idle_object, &mut idle_fallback)?;
     let slice_ns = opts.slice_us * 1000;
-    let nr_possible = sys::nr_possible_cpus(std::path::Path::new("/sys"), topo.nr_cpus() as u64);
+    let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
     let mut sched_object = MaybeUninit::uninit();
     let bpf = bpf::BpfScheduler::init(
         &mut sched_object,

@@ -44,9 +44,10 @@ pub(crate) struct Opts {
     #[arg(long, value_name = "FILE")]
     pub(crate) topology: Option<PathBuf>,
 
-    /// Root of the sysfs tree to detect the topology from.
-    #[arg(long, default_value = "/sys", value_name = "DIR")]
-    pub(crate) sysfs_root: PathBuf,
+    /// Root of the sysfs tree to detect the topology from and to check for sched_ext [default:
+    /// `$SCX_SYSFS_PREFIX/sys` when that is set, as scx_utils reads it, else `/sys`].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) sysfs_root: Option<PathBuf>,
 
     /// Print statistics every SECS seconds (0: never).
     #[arg(long, value_name = "SECS", default_value_t = 0.0)]
@@ -75,6 +76,24 @@ pub(crate) struct Opts {
     /// Log more: -v for each decision's summary, -vv for everything.
     #[arg(short = 'v', long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+impl Opts {
+    /// The sysfs root in force: `--sysfs-root`, else `$SCX_SYSFS_PREFIX/sys`, else `/sys`.
+    pub(crate) fn sysfs_root(&self) -> PathBuf {
+        sysfs_root(
+            self.sysfs_root.as_deref(),
+            std::env::var_os("SCX_SYSFS_PREFIX").as_deref(),
+        )
+    }
+}
+
+fn sysfs_root(flag: Option<&std::path::Path>, prefix: Option<&std::ffi::OsStr>) -> PathBuf {
+    match (flag, prefix) {
+        (Some(root), _) => root.to_owned(),
+        (None, Some(prefix)) if !prefix.is_empty() => PathBuf::from(prefix).join("sys"),
+        (None, _) => PathBuf::from("/sys"),
+    }
 }
 
 #[cfg(test)]
@@ -109,5 +128,17 @@ mod test {
         assert!(Opts::try_parse_from(["x", "--cluster-balance", "sometimes"]).is_err());
         assert!(Opts::try_parse_from(["x", "--slice-us", "5"]).is_err());
         assert!(Opts::try_parse_from(["x", "-m", "3-1"]).is_err());
+    }
+
+    #[test]
+    fn sysfs_root_from_the_flag_then_scx_sysfs_prefix() {
+        use std::ffi::OsStr;
+        use std::path::Path;
+        let flag = Path::new("/tmp/fake");
+        let prefix = OsStr::new("/srv/dump");
+        assert_eq!(sysfs_root(Some(flag), Some(prefix)), flag);
+        assert_eq!(sysfs_root(None, Some(prefix)), Path::new("/srv/dump/sys"));
+        assert_eq!(sysfs_root(None, Some(OsStr::new(""))), Path::new("/sys"));
+        assert_eq!(sysfs_root(None, None), Path::new("/sys"));
     }
 }

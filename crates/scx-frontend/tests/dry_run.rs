@@ -200,3 +200,24 @@ fn bad_input_fails_with_a_message() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Without `--dry-run` on a sysfs tree that has no `kernel/sched_ext` (a kernel without
+/// sched_ext), it says so in one line and exits 1 before loading anything.
+#[test]
+fn without_sched_ext_one_line_and_exit_1() {
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+        .args(["--sysfs-root", &fixture("i7-13800h")])
+        .args(["--control-dir", "/nonexistent/hl-control"])
+        .output()
+        .expect("running scx_hybridland");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("no sched_ext")
+            && lines[0].contains("CONFIG_SCHED_CLASS_EXT")
+            && lines[0].contains("--dry-run"),
+        "{stderr}"
+    );
+}
