@@ -1,10 +1,14 @@
 //! `scx_hybridland`: the hybridland placement policy as a live sched_ext scheduler on
 //! scx_rustland_core. See the crate README for how to run it.
 //!
-//! Steps: parse the flags; detect the topology (sysfs or `--topology FILE`); build the policy;
-//! `--dry-run` prints and exits; otherwise load the idle-snapshot BPF program, then the
-//! scheduler (which locks memory and forbids further `mmap`), then run the loop until SIGINT /
-//! SIGTERM or the kernel ends it, and report the kernel's exit info.
+//! `main` in the order users of the scx schedulers know (scx_bpfland): parse the flags (clap
+//! answers `-V`/`--version` and `--help` and exits); set up the logger; then [`init`] (detect
+//! the topology, build the policy; `--dry-run` prints and exits; check that sched_ext can be
+//! used here; load the idle-snapshot program and the scheduler), [`run`] (the loop until
+//! SIGINT/SIGTERM or the kernel ends it; Ctrl-C is caught by scx_rustland_core's connector,
+//! the one handler the `ctrlc` crate allows per process, and the loop sees it through
+//! `exited()`), report the kernel's exit info, and if the kernel asked for a restart, re-exec
+//! with the same arguments ([`restart`] says why not in-process).
 
 // No `unsafe` in this crate's own code. The generated bindings need it (the BPF skeletons'
 // accessors, and scx_rustland_core's connector `bpf.rs` for its ring-buffer copy, its
@@ -21,6 +25,7 @@ mod knobs;
 mod ops;
 mod opts;
 mod preflight;
+mod restart;
 mod scheduler;
 mod stats;
 mod sys;
@@ -87,7 +92,16 @@ fn setup_logging(verbose: u8) {
         .init();
 }
 
-fn run(opts: &opts::Opts) -> Result<ExitCode> {
+/// Storage for the BPF objects (they outlive the skeletons that borrow them).
+struct Objects<'a> {
+    idle: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
+    idle_fallback: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
+    sched: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
+}
+
+/// Everything up to a loaded scheduler, then [`run`]. `--dry-run` and a refusal to start end
+/// here.
+fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let sysfs_root = opts.sysfs_root();
     let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &sysfs_root)?;
     let config = PolicyConfig {
@@ -100,13 +114,13 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
     let policy = Policy::new(&topo, &config).context("the knobs do not fit this machine")?;
     if opts.dry_run {
         print!("{}", dry_run::report(&desc, &topo, &policy, opts.slice_us));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Exit(ExitCode::SUCCESS));
     }
 
     // Before anything touches BPF: one clear line if this cannot work here.
     if let Err(refusal) = preflight::check(&sysfs_root, preflight::running_as_root()) {
         error!("{refusal}");
-        return Ok(ExitCode::FAILURE);
+        return Ok(Outcome::Exit(ExitCode::FAILURE));
     }
 
     info!(
@@ -165,14 +179,15 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
             })
             .ok()
     };
-    let mut idle_object = MaybeUninit::uninit();
-    let mut idle_fallback = MaybeUninit::uninit();
-    let idle = idle_snapshot::IdleSnapshot::load(&mut idle_object, &mut idle_fallback)?;
+    // Started before the scheduler's seccomp filter, so it can re-exec (see `restart`).
+    let restarter = restart::Restarter::spawn()
+        .inspect_err(|e| warn!("no restart helper ({e:#}): a restart request ends the scheduler"))
+        .ok();
+    let idle = idle_snapshot::IdleSnapshot::load(objects.idle, objects.idle_fallback)?;
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
-    let mut sched_object = MaybeUninit::uninit();
     let bpf = bpf::BpfScheduler::init(
-        &mut sched_object,
+        objects.sched,
         None,
         opts.exit_dump_len,
         false, // partial: no, every task
@@ -201,7 +216,7 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
     }
 
     let stats_ns = (opts.stats > 0.0).then_some((opts.stats * 1e9) as u64);
-    let mut sched = scheduler::Scheduler::new(
+    let sched = scheduler::Scheduler::new(
         ops::Live { bpf, idle },
         topo,
         policy,
@@ -214,28 +229,52 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
         control,
         nudger,
     );
+    run(sched, restarter)
+}
+
+/// How a run ended.
+enum Outcome {
+    /// Exit with this code.
+    Exit(ExitCode),
+    /// The kernel asked for a restart.
+    Restart(restart::Restarter),
+}
+
+/// Runs the loop, detaches, reports why it ended.
+fn run(
+    mut sched: scheduler::Scheduler<ops::Live<'_, '_>>,
+    restarter: Option<restart::Restarter>,
+) -> Result<Outcome> {
     let result = sched.run();
     let mut bpf = sched.into_ops().bpf;
     let ejected = scx_utils::uei_exited!(&bpf.skel, uei);
     let report = bpf.shutdown_and_report();
+    drop(bpf);
     match (result, report) {
         (Err(e), _) => Err(
             e.context("the scheduling loop failed; the kernel fell back to its default scheduler")
         ),
         (_, Err(e)) => {
             error!("the kernel ejected scx_hybridland: {e}");
-            Ok(ExitCode::from(2))
+            Ok(Outcome::Exit(ExitCode::from(2)))
         }
+        (Ok(()), Ok(uei)) if uei.should_restart() => match restarter {
+            Some(r) => Ok(Outcome::Restart(r)),
+            None => {
+                error!("the kernel asked for a restart, and re-executing is not possible");
+                Ok(Outcome::Exit(ExitCode::from(2)))
+            }
+        },
         (Ok(()), Ok(uei)) if ejected => {
             error!(
                 "the kernel ended scx_hybridland (exit code {:?})",
                 uei.exit_code()
             );
-            Ok(ExitCode::from(2))
+            Ok(Outcome::Exit(ExitCode::from(2)))
         }
         (Ok(()), Ok(_)) => {
             info!("scx_hybridland unloaded");
-            Ok(ExitCode::SUCCESS)
+            Ok(Outcome::Exit(ExitCode::SUCCESS))
         }
     }
 }
@@ -243,8 +282,20 @@ fn run(opts: &opts::Opts) -> Result<ExitCode> {
 fn main() -> ExitCode {
     let opts = opts::Opts::parse();
     setup_logging(opts.verbose);
-    match run(&opts) {
-        Ok(code) => code,
+    let mut idle_object = MaybeUninit::uninit();
+    let mut idle_fallback = MaybeUninit::uninit();
+    let mut sched_object = MaybeUninit::uninit();
+    let objects = Objects {
+        idle: &mut idle_object,
+        idle_fallback: &mut idle_fallback,
+        sched: &mut sched_object,
+    };
+    match init(&opts, objects) {
+        Ok(Outcome::Exit(code)) => code,
+        Ok(Outcome::Restart(r)) => {
+            info!("the kernel asked for a restart: re-executing with the same arguments");
+            r.restart()
+        }
         Err(e) => {
             error!("{e:#}");
             ExitCode::FAILURE
