@@ -83,6 +83,15 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// Tells the policy which cores are tasks' homes (kept across batches by the task table).
+    #[must_use]
+    pub(crate) fn with_homes(mut self, homes: Option<&CpuState>) -> Self {
+        if let Some(homes) = homes {
+            self.state.copy_homes(homes);
+        }
+        self
+    }
+
     /// The state the next decision sees.
     #[cfg(test)]
     pub(crate) fn state(&self) -> &CpuState {
@@ -389,6 +398,36 @@ mod test {
         assert_eq!(got[0], Target::Cpu(CpuId(2)));
         assert!(!got[1..].contains(&Target::Cpu(CpuId(2))), "{got:?}");
         assert_eq!(got[1..], [Target::Cpu(CpuId(4)), Target::Cpu(CpuId(6))]);
+    }
+
+    /// A new task avoids an idle core that is a sleeping task's home, when another equal
+    /// core is idle: the homes the task table keeps reach the batch's state.
+    #[test]
+    fn new_tasks_avoid_other_tasks_homes() {
+        let topo = vm_machine();
+        let config = PolicyConfig {
+            cluster_balance: ClusterBalance::Off,
+            ..PolicyConfig::default()
+        };
+        let policy = Policy::new(&topo, &config).unwrap();
+        let fresh = QueuedInput {
+            cpu: None,
+            slice_end: false,
+            contended: false,
+            has_run: false,
+            util: 0,
+        };
+        // Every P-core busy: the task goes to an E-core, lowest id first.
+        let idle: CpuSet = [4, 5, 6, 7].into_iter().map(CpuId).collect();
+        let d = Batch::new(&topo, &policy, &idle).place(&fresh, topo.cpus());
+        assert_eq!(d.target, Target::Cpu(CpuId(4)));
+        // E-core 4 is a sleeping task's home: the next idle E-core instead.
+        let mut homes = CpuState::all_idle(&topo);
+        homes.move_home(&topo, None, CpuId(4));
+        let d = Batch::new(&topo, &policy, &idle)
+            .with_homes(Some(&homes))
+            .place(&fresh, topo.cpus());
+        assert_eq!(d.target, Target::Cpu(CpuId(5)));
     }
 
     #[test]

@@ -105,7 +105,9 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let sysfs_root = opts.sysfs_root();
     let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &sysfs_root)?;
     let config = PolicyConfig {
-        primary_domain: opts.primary_domain,
+        primary_domain: opts
+            .primary_domain
+            .resolve(&topo, opts::ppd_profile(opts::PPD_STATE).as_deref()),
         cluster_balance: opts.cluster_balance,
         auto_high_busy_pct: opts.auto_high_busy_pct,
         fit_margin_pct: opts.fit_margin_pct,

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use clap::Parser;
-use hybridland_policy::{ClusterBalance, PrimaryDomain};
+use hybridland_policy::{ClusterBalance, CpuSet, PrimaryDomain, Topology};
 use std::path::PathBuf;
 
 /// scx_hybridland: a sched_ext scheduler for hybrid CPUs (P-cores with SMT, E-core clusters,
@@ -17,11 +17,13 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "scx_hybridland", version, verbatim_doc_comment)]
 pub(crate) struct Opts {
-    /// Where tasks go first: `performance` (P-cores), `powersave` (E-cores), `all`, a CPU list
-    /// (`0-5,12`) or a hex mask (`0xff000`). Other CPUs are used only when none of these is
-    /// idle.
+    /// Where tasks go first: `performance` (P-cores), `powersave` (E-cores), `all`, `none` (no
+    /// preference, as `all`), `turbo` (the fastest-ranked CPUs only), `auto` (follow
+    /// power-profiles-daemon: performance -> P-cores, power-saver -> E-cores, else all), a CPU
+    /// list (`0-5,12`) or a hex mask (`0xff000`). Other CPUs are used only when none of these
+    /// is idle.
     #[arg(short = 'm', long, default_value = "all")]
-    pub(crate) primary_domain: PrimaryDomain,
+    pub(crate) primary_domain: DomainArg,
 
     /// Spread work across L2 clusters: `off`, `on`, or `auto` (only at moderate load). Can be
     /// changed at run time through the control file.
@@ -78,6 +80,76 @@ pub(crate) struct Opts {
     pub(crate) verbose: u8,
 }
 
+/// `-m/--primary-domain` as given. `auto`, `turbo` and `none` are resolved here, against the
+/// machine, into one of the policy crate's [`PrimaryDomain`]s (which has no such names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DomainArg {
+    /// Follow the power profile.
+    Auto,
+    /// The CPUs of the highest capacity, and among them the highest rank.
+    Turbo,
+    /// No preference.
+    None,
+    /// A domain the policy names itself.
+    Policy(PrimaryDomain),
+}
+
+impl core::str::FromStr for DomainArg {
+    type Err = hybridland_policy::CpuListError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(Self::Auto),
+            "turbo" => Ok(Self::Turbo),
+            "none" => Ok(Self::None),
+            other => other.parse().map(Self::Policy),
+        }
+    }
+}
+
+/// Where power-profiles-daemon keeps its active profile.
+pub(crate) const PPD_STATE: &str = "/var/lib/power-profiles-daemon/state.ini";
+
+/// The `Profile=` of power-profiles-daemon's state file (`performance`, `balanced`,
+/// `power-saver`), if there is one.
+pub(crate) fn ppd_profile(state_ini: &str) -> Option<String> {
+    std::fs::read_to_string(state_ini)
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Profile=")
+                .map(|p| p.trim().to_owned())
+        })
+}
+
+impl DomainArg {
+    /// The policy's domain for this machine; `profile` is power-profiles-daemon's, if read.
+    pub(crate) fn resolve(&self, topo: &Topology, profile: Option<&str>) -> PrimaryDomain {
+        match self {
+            Self::Policy(d) => *d,
+            Self::None => PrimaryDomain::All,
+            Self::Auto => match profile {
+                Some("performance") => PrimaryDomain::Performance,
+                Some("power-saver") => PrimaryDomain::Powersave,
+                _ => PrimaryDomain::All,
+            },
+            Self::Turbo => {
+                let best = topo
+                    .cpus()
+                    .iter()
+                    .filter_map(|c| topo.info(c).map(|i| (i.capacity, i.rank)))
+                    .max();
+                let set: CpuSet = topo
+                    .cpus()
+                    .iter()
+                    .filter(|c| topo.info(*c).map(|i| (i.capacity, i.rank)) == best)
+                    .collect();
+                PrimaryDomain::Cpus(set)
+            }
+        }
+    }
+}
+
 impl Opts {
     /// The sysfs root in force: `--sysfs-root`, else `$SCX_SYSFS_PREFIX/sys`, else `/sys`.
     pub(crate) fn sysfs_root(&self) -> PathBuf {
@@ -116,7 +188,10 @@ mod test {
             "--dry-run",
         ])
         .unwrap();
-        assert_eq!(o.primary_domain, PrimaryDomain::Powersave);
+        assert_eq!(
+            o.primary_domain,
+            DomainArg::Policy(PrimaryDomain::Powersave)
+        );
         assert_eq!(o.cluster_balance, ClusterBalance::Off);
         assert_eq!(o.slice_us, 2000);
         assert_eq!(o.verbose, 2);
@@ -124,10 +199,54 @@ mod test {
         assert!(!o.fifo);
         assert!(Opts::try_parse_from(["x", "--fifo"]).unwrap().fifo);
         let mask = Opts::try_parse_from(["x", "--primary-domain", "0xf0"]).unwrap();
-        assert_eq!(mask.primary_domain.to_string(), "4-7");
+        assert_eq!(
+            mask.primary_domain,
+            DomainArg::Policy("4-7".parse().unwrap())
+        );
         assert!(Opts::try_parse_from(["x", "--cluster-balance", "sometimes"]).is_err());
         assert!(Opts::try_parse_from(["x", "--slice-us", "5"]).is_err());
         assert!(Opts::try_parse_from(["x", "-m", "3-1"]).is_err());
+    }
+
+    #[test]
+    fn auto_turbo_and_none_resolve_against_the_machine() {
+        use hybridland_policy::{CoreKind, CpuId, TopologyBuilder};
+        let mut b = TopologyBuilder::new();
+        // E-cores 0-1; P-cores 2-3, of which 3 is the favoured core (higher rank).
+        b.add_cpu(CpuId(0), CoreKind::Efficiency, 600, 0).unwrap();
+        b.add_cpu(CpuId(1), CoreKind::Efficiency, 600, 0).unwrap();
+        b.add_cpu(CpuId(2), CoreKind::Performance, 1024, 1).unwrap();
+        b.add_cpu(CpuId(3), CoreKind::Performance, 1024, 2).unwrap();
+        let topo = b.build().unwrap();
+        let m = |s: &str| Opts::try_parse_from(["x", "-m", s]).unwrap().primary_domain;
+        assert_eq!(m("none").resolve(&topo, None), PrimaryDomain::All);
+        assert_eq!(
+            m("turbo").resolve(&topo, None),
+            PrimaryDomain::Cpus(hybridland_policy::parse_cpu_list("3").unwrap())
+        );
+        let auto = m("auto");
+        assert_eq!(
+            auto.resolve(&topo, Some("performance")),
+            PrimaryDomain::Performance
+        );
+        assert_eq!(
+            auto.resolve(&topo, Some("power-saver")),
+            PrimaryDomain::Powersave
+        );
+        assert_eq!(auto.resolve(&topo, Some("balanced")), PrimaryDomain::All);
+        assert_eq!(auto.resolve(&topo, None), PrimaryDomain::All);
+        assert_eq!(
+            m("2-3").resolve(&topo, None),
+            PrimaryDomain::Cpus(hybridland_policy::parse_cpu_list("2-3").unwrap())
+        );
+        let dir = std::env::temp_dir().join(format!("hl-ppd-{}", std::process::id()));
+        std::fs::write(&dir, "[State]\nDriver=multiple\nProfile=power-saver\n").unwrap();
+        assert_eq!(
+            ppd_profile(dir.to_str().unwrap()).as_deref(),
+            Some("power-saver")
+        );
+        std::fs::remove_file(&dir).unwrap();
+        assert_eq!(ppd_profile("/nonexistent/state.ini"), None);
     }
 
     #[test]

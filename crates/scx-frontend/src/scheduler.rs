@@ -294,7 +294,8 @@ impl<O: SchedOps> Scheduler<O> {
             if now >= next_prune {
                 next_prune = now + 5_000_000_000;
                 let latest = self.tasks.latest_ns();
-                self.tasks.prune(latest.saturating_sub(30_000_000_000));
+                self.tasks
+                    .prune(&self.topo, latest.saturating_sub(30_000_000_000));
             }
         }
         Ok(())
@@ -533,7 +534,7 @@ impl<O: SchedOps> Scheduler<O> {
             .filter(|c| self.topo.info(*c).is_some());
         let idle = snap.idle.and_not(&queued_cpus);
 
-        let mut batch = Batch::new(&self.topo, &self.policy, &idle);
+        let mut batch = Batch::new(&self.topo, &self.policy, &idle).with_homes(self.tasks.homes());
         // Tasks whose slice ended were running a moment ago: they get their CPUs back before
         // any woken task is placed, so a short wake-up (often landing on the CPU this loop
         // just ran on) does not push a running task off its core.

@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use hybridland_policy::{CpuId, Run, TaskState, Topology, VtimeClock};
+use hybridland_policy::{CpuId, CpuState, Run, TaskState, Topology, VtimeClock};
 use std::collections::HashMap;
 
 /// What the loop needs from a queued task (a copy of the framework's fields).
@@ -28,13 +28,18 @@ pub(crate) struct Seen {
 struct Record {
     state: TaskState,
     seen_ns: u64,
+    /// The CPU whose core is its home in `TaskTable::homes`.
+    home: Option<CpuId>,
 }
 
-/// Every task's policy state, and the shared queue's vtime clock.
+/// Every task's policy state, the shared queue's vtime clock, and the tasks' homes (the
+/// cores they last ran on) in the form the policy reads them.
 #[derive(Default)]
 pub(crate) struct TaskTable {
     tasks: HashMap<i32, Record>,
     clock: VtimeClock,
+    /// Only its homes are used; created with the first task seen.
+    homes: Option<CpuState>,
 }
 
 impl TaskTable {
@@ -44,6 +49,11 @@ impl TaskTable {
         let rec = self.tasks.entry(t.pid).or_default();
         rec.seen_ns = rec.seen_ns.max(t.stop_ts).max(t.start_ts).max(now_ns);
         if let Some(cpu) = t.cpu.filter(|_| t.start_ts != 0) {
+            if rec.home != Some(cpu) {
+                let homes = self.homes.get_or_insert_with(|| CpuState::all_idle(topo));
+                homes.move_home(topo, rec.home, cpu);
+                rec.home = Some(cpu);
+            }
             let capacity = topo.info(cpu).map_or(0, |i| i.capacity);
             let _counted = rec.state.on_run(&Run {
                 cpu,
@@ -80,9 +90,21 @@ impl TaskTable {
         &self.clock
     }
 
-    /// Forgets tasks not seen since `before_ns` (kernel time).
-    pub(crate) fn prune(&mut self, before_ns: u64) {
-        self.tasks.retain(|_, r| r.seen_ns >= before_ns);
+    /// Forgets tasks not seen since `before_ns` (kernel time), and their homes.
+    pub(crate) fn prune(&mut self, topo: &Topology, before_ns: u64) {
+        let homes = &mut self.homes;
+        self.tasks.retain(|_, r| {
+            let keep = r.seen_ns >= before_ns;
+            if let (false, Some(home), Some(homes)) = (keep, r.home, homes.as_mut()) {
+                homes.leave_home(topo, home);
+            }
+            keep
+        });
+    }
+
+    /// The tasks' homes, for [`Batch::with_homes`](crate::adapter::Batch::with_homes).
+    pub(crate) fn homes(&self) -> Option<&CpuState> {
+        self.homes.as_ref()
     }
 
     /// Latest kernel timestamp seen.
@@ -202,8 +224,41 @@ mod test {
         };
         let _ = t.observe(&topo, &a, 2_000);
         let _ = t.observe(&topo, &Seen { pid: 2, ..a }, 50_000);
-        t.prune(40_000);
+        let homes = |t: &TaskTable| t.homes().unwrap().home_count(&topo, CpuId(0));
+        assert_eq!(homes(&t), 2);
+        t.prune(&topo, 40_000);
         assert_eq!(t.len(), 1);
         assert!(t.get(2).is_some());
+        assert_eq!(homes(&t), 1, "the forgotten task's home is released");
+    }
+
+    /// A task's home follows the CPU it last ran on, as the kernel reports it.
+    #[test]
+    fn homes_follow_the_last_run() {
+        let topo = machine();
+        let mut t = TaskTable::default();
+        let ran = |cpu: u16, at: u64| Seen {
+            pid: 9,
+            cpu: Some(CpuId(cpu)),
+            start_ts: at,
+            stop_ts: at + 1_000,
+            weight: 100,
+            wakeup: true,
+        };
+        let _ = t.observe(&topo, &ran(0, 1_000), 3_000);
+        let count = |t: &TaskTable, cpu: u16| t.homes().unwrap().home_count(&topo, CpuId(cpu));
+        assert_eq!((count(&t, 0), count(&t, 1)), (1, 0));
+        let _ = t.observe(&topo, &ran(1, 5_000), 7_000);
+        assert_eq!((count(&t, 0), count(&t, 1)), (0, 1));
+        // A dequeue that reports no run (never ran) leaves the home alone.
+        let _ = t.observe(
+            &topo,
+            &Seen {
+                start_ts: 0,
+                ..ran(0, 0)
+            },
+            9_000,
+        );
+        assert_eq!((count(&t, 0), count(&t, 1)), (0, 1));
     }
 }
