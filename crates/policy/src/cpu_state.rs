@@ -142,6 +142,13 @@ impl CpuState {
         }
     }
 
+    /// Takes the homes of `other` (kept across snapshots by a frontend that rebuilds its
+    /// state from each idle snapshot), leaving idle and busy CPUs as they are.
+    pub fn copy_homes(&mut self, other: &Self) {
+        self.home_count = other.home_count;
+        self.homes = other.homes;
+    }
+
     /// CPUs whose core is some task's home.
     #[inline]
     pub fn homes(&self) -> &CpuSet {
