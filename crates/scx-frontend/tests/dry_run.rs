@@ -221,3 +221,40 @@ fn without_sched_ext_one_line_and_exit_1() {
         "{stderr}"
     );
 }
+
+/// The systemd unit in `dist/` runs this binary with the flags of its `/etc/default` file, and
+/// the flags its examples show are ones the binary takes.
+#[test]
+fn the_service_files_match_the_binary() {
+    let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist");
+    let unit = std::fs::read_to_string(dist.join("scx_hybridland.service")).unwrap();
+    let default = std::fs::read_to_string(dist.join("scx_hybridland.default")).unwrap();
+    for want in [
+        "ConditionPathIsDirectory=/sys/kernel/sched_ext",
+        "Restart=on-failure",
+        "EnvironmentFile=-/etc/default/scx_hybridland",
+        "ExecStart=/usr/local/bin/scx_hybridland $SCX_HYBRIDLAND_FLAGS",
+    ] {
+        assert!(unit.lines().any(|l| l == want), "{want}");
+    }
+    assert!(
+        default
+            .lines()
+            .any(|l| l.starts_with("SCX_HYBRIDLAND_FLAGS="))
+    );
+    let laptop = fixture("i7-13800h");
+    for line in default.lines() {
+        let Some(example) = line
+            .strip_prefix("#   SCX_HYBRIDLAND_FLAGS=\"")
+            .and_then(|l| l.split('"').next())
+        else {
+            continue;
+        };
+        if example.contains("--topology") {
+            continue;
+        }
+        let mut args: Vec<&str> = example.split_whitespace().collect();
+        args.extend(["--sysfs-root", &laptop]);
+        dry_run(&args);
+    }
+}
