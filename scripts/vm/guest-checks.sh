@@ -204,12 +204,13 @@ unload_under() {
 pin_shell() { taskset -p "$1" $$ > /dev/null; }
 
 # stuck-lone-task: a lone task started while hogs held every P-core CPU (so it began on an
-# E-core) is on a P-core within 500 ms of the hogs ending, then stays (>= 90% of 20 samples).
-# The policy's up-migration rule moves it at a slice end or by a nudge (measured: 0-100 ms);
-# the default scheduler sees no imbalance in one task on one idle CPU and leaves it; --fifo has
-# no notion of a better CPU (measured: never within 1 s, though once it drifted there later).
-check_stuck() {
-  pin_shell 0x4
+# E-core) is on a P-core within 250 ms of the hogs ending and stays (>= 90% of 10 samples), in
+# each of 3 rounds. The policy's up-migration rule moves it at a slice end or by a nudge
+# (measured: 0-100 ms); the default scheduler sees no imbalance in one task on one idle CPU and
+# leaves it; under --fifo the CPU that frees first takes it from the shared queue, usually its
+# own, so it drifts to a P-core by chance (measured: in 1 of 8 runs within 500 ms): all three
+# rounds by chance is about 1 in 500.
+stuck_round() {  # -> ROUND_OK (yes/no), ROUND_SAID
   hogs=""
   n=0
   while [ $n -lt 4 ]; do taskset 0xf0 sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
@@ -219,23 +220,38 @@ check_stuck() {
   start_cpu=$(cpu_of $SPIN)
   for p in $hogs; do kill -9 "$p" 2>/dev/null; done
   for p in $hogs; do wait "$p" 2>/dev/null; done
-  # Poll every 50 ms for 500 ms, then sample 2 s more: it must get there and stay.
+  # Poll every 50 ms for 250 ms, then sample 1 s more: it must get there and stay.
   t=0; back=""
-  while [ $t -lt 10 ]; do
+  while [ $t -lt 5 ]; do
     if is_p "$(cpu_of $SPIN)"; then back=$((t * 50)); break; fi
     sleep 0.05; t=$((t + 1))
   done
-  sample_majority 20 0.1
-  pin_shell 0xff
+  sample_majority 10 0.1
+  ROUND_OK=no
   if ! is_e "$start_cpu"; then
-    verdict stuck-lone-task FAIL "set-up: the lone task started on cpu $start_cpu, not on an E-core, while the hogs ran"
-  elif [ -n "$back" ] && [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then
-    verdict stuck-lone-task PASS "started on E-core $start_cpu; on a P-core ${back} ms after the hogs ended; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+    ROUND_SAID="set-up: started on cpu $start_cpu, not an E-core"
   else
-    verdict stuck-lone-task FAIL "started on E-core $start_cpu; ${back:-not} on a P-core within 500 ms; then $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
+    ROUND_SAID="from E-core $start_cpu: ${back:-not} ms, then $SAMPLES_P/$SAMPLES_TOTAL on P"
+    if [ -n "$back" ] && [ $((SAMPLES_P * 100)) -ge $((SAMPLES_TOTAL * 90)) ]; then ROUND_OK=yes; fi
   fi
   spin_stop
   sleep 0.5
+}
+check_stuck() {
+  pin_shell 0x4
+  ok=0; r=0; said=""
+  while [ $r -lt 3 ]; do
+    stuck_round
+    [ $ROUND_OK = yes ] && ok=$((ok + 1))
+    said="$said [$ROUND_SAID]"
+    r=$((r + 1))
+  done
+  pin_shell 0xff
+  if [ $ok -eq 3 ]; then
+    verdict stuck-lone-task PASS "3 of 3 rounds on a P-core within 250 ms of the hogs ending:$said"
+  else
+    verdict stuck-lone-task FAIL "$ok of 3 rounds:$said"
+  fi
 }
 
 # powersave-on-e (--primary-domain powersave, the scheduler on the P-cores): four busy tasks
