@@ -5,7 +5,9 @@
 use core::hint::black_box;
 use core::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use hybridland_benches::{SIM_PRESET, large_trace_json};
+use hybridland_benches::{
+    SIM_PRESET, busy_cluster_trace_json, large_trace_json, single_cluster_machine,
+};
 use hybridland_sim::{Knobs, Trace, presets, replay};
 
 /// 20,000 tasks (200 entries x 100 copies), 4 run/sleep rounds each, on 32 CPUs.
@@ -29,6 +31,30 @@ fn replay_rate(c: &mut Criterion) {
     group.finish();
 }
 
+/// 1024 CPUs in one L2 cluster, 900 of them kept busy by insensitive tasks, beside 64 looping
+/// tasks (16 entries x 4 copies, cache sensitivities 0 to 96%) of 100 run/sleep rounds each:
+/// per-event work must not grow with the cluster (issue 13, defect 2; the full-cluster walk
+/// ran this at about 1,000 events/s). Compare its events/s with `replay-20k-tasks`.
+fn replay_rate_one_cluster(c: &mut Criterion) {
+    let text = busy_cluster_trace_json(900, 16, 4, 100);
+    let trace = Trace::from_json_str(&text, "small.json").expect("the fixture parses");
+    let machine = single_cluster_machine(1024);
+    let knobs = Knobs::new();
+    let events = replay(&machine, &trace, "hybridland", &knobs)
+        .expect("replays")
+        .summary
+        .events;
+    let mut group = c.benchmark_group("sim");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(4));
+    group.throughput(Throughput::Elements(events));
+    group.bench_function(format!("replay-one-cluster-1024/{events}-events"), |b| {
+        b.iter(|| black_box(replay(&machine, black_box(&trace), "hybridland", &knobs)))
+    });
+    group.finish();
+}
+
 /// A 2,000-entry trace of a few hundred kilobytes, parsed and validated.
 fn parse_rate(c: &mut Criterion) {
     let text = large_trace_json(2000, 10, 4);
@@ -46,6 +72,6 @@ fn parse_rate(c: &mut Criterion) {
 criterion_group! {
     name = sim;
     config = Criterion::default().warm_up_time(Duration::from_millis(500));
-    targets = replay_rate, parse_rate
+    targets = replay_rate, replay_rate_one_cluster, parse_rate
 }
 criterion_main!(sim);

@@ -216,8 +216,48 @@ pub fn large_trace_json(specs: usize, copies: u32, loops: u32) -> String {
     )
 }
 
+/// A trace for one big cluster: `background` insensitive tasks that each compute for 400 ms
+/// (keeping that many CPUs of the cluster busy) beside [`large_trace_json`]'s `specs` x
+/// `copies` run/sleep loopers of mixed cache sensitivity. Every looper event used to re-rate
+/// every busy CPU of the cluster, each re-rating summing the whole cluster.
+pub fn busy_cluster_trace_json(background: u32, specs: usize, copies: u32, loops: u32) -> String {
+    let loopers = large_trace_json(specs, copies, loops);
+    let background = format!(
+        r#"    {{"name": "background", "copies": {background}, "phases": [{{"run_ns": 400000000}}]}},
+"#
+    );
+    loopers.replacen(
+        "  \"tasks\": [\n",
+        &format!("  \"tasks\": [\n{background}"),
+        1,
+    )
+}
+
 /// The machine the simulator benchmarks run on: the 32-CPU Raptor Lake desktop preset.
 pub const SIM_PRESET: &str = "rpl-desktop";
+
+/// A valid machine of `cpus` identical E-cores (capacity 1024, no SMT) that all share one L2
+/// cluster: the shape where per-event work used to grow with the square of the cluster size
+/// (issue 13, defect 2), because every occupancy change re-rated the whole cluster.
+///
+/// # Panics
+/// If the topology builder refuses it (`cpus` of 0 or beyond the policy crate's CPU limit).
+pub fn single_cluster_machine(cpus: u16) -> hybridland_sim::Machine {
+    let spec = hybridland_sim::MachineSpec {
+        name: Some(format!("one-cluster-{cpus}")),
+        groups: vec![hybridland_sim::machine_file::CoreGroupSpec {
+            kind: CoreKind::Efficiency,
+            capacity: 1024,
+            cores: cpus,
+            smt: 1,
+            cores_per_cluster: cpus,
+            rank: 0,
+        }],
+        ..hybridland_sim::MachineSpec::default()
+    };
+    spec.build("one-cluster", &hybridland_sim::MachineModel::default())
+        .expect("one cluster of identical cores is a valid machine")
+}
 
 #[cfg(test)]
 mod test {
@@ -246,6 +286,22 @@ mod test {
             "{} events",
             report.summary.events
         );
+    }
+
+    #[test]
+    fn busy_cluster_trace_has_the_background_and_the_loopers() {
+        let text = busy_cluster_trace_json(900, 16, 4, 2);
+        let trace = hybridland_sim::Trace::from_json_str(&text, "busy.json").unwrap();
+        assert_eq!(trace.nr_tasks(), 900 + 64);
+        assert_eq!(trace.tasks[0].name, "background");
+    }
+
+    #[test]
+    fn single_cluster_machine_is_one_cluster_of_every_cpu() {
+        let m = single_cluster_machine(1024);
+        assert_eq!(m.topology.nr_cpus(), 1024);
+        assert_eq!(m.topology.nr_clusters(), 1);
+        assert_eq!(m.topology.cluster_cpus(0).len(), 1024);
     }
 
     #[test]

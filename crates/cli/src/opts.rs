@@ -66,6 +66,12 @@ pub(crate) struct ReplayArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+
+    /// Stop a replay that has run this many seconds of wall-clock time, with an error naming
+    /// the limit (exit status 2); 0 for no limit. The event and simulated-time limits still
+    /// apply (docs/trace-format.md, "Limits").
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) max_wall_secs: u64,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,8 @@ use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::table::Table;
 use anyhow::anyhow;
-use hybridland_sim::{PolicyKind, Report, SimError, policy_by_name};
+use hybridland_sim::{DecisionRecord, PolicyKind, Report, SimError, SimOptions, policy_by_name};
+use core::time::Duration;
 use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
@@ -29,11 +30,23 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     for name in &args.policy {
         policy_by_name(name, &knobs).map_err(|e| Failure::Input(e.into()))?;
     }
+    let base = SimOptions {
+        max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
+        ..SimOptions::default()
+    };
     let mut reports = Vec::new();
     for name in &args.policy {
         let started = Instant::now();
         tracing::info!(policy = %name, machine = %machine.name, trace = %source, "replay starts");
-        let report = hybridland_sim::replay(&machine, &trace, name, &knobs).map_err(classify)?;
+        let report = hybridland_sim::replay_observed(
+            &machine,
+            &trace,
+            name,
+            &knobs,
+            &base,
+            &mut |_: &DecisionRecord<'_>| {},
+        )
+        .map_err(|e| classify(e, &source))?;
         tracing::info!(
             policy = %name,
             events = report.summary.events,
@@ -53,10 +66,13 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     Ok(render(&args.policy, &reports))
 }
 
-fn classify(e: SimError) -> Failure {
+/// Whose fault a failed replay is. The limits name the trace file too: a trace's own `name`
+/// may not say which file it came from.
+fn classify(e: SimError, source: &str) -> Failure {
     match e {
-        SimError::Trace(_) | SimError::Policy(_) | SimError::TooManyEvents { .. } => {
-            Failure::Input(e.into())
+        SimError::Trace(_) | SimError::Policy(_) => Failure::Input(e.into()),
+        SimError::TooManyEvents { .. } | SimError::WallTimeExceeded { .. } => {
+            Failure::Input(anyhow::Error::from(e).context(source.to_owned()))
         }
         SimError::InvalidDecision { .. } | SimError::Stalled { .. } => Failure::Internal(e.into()),
     }

@@ -71,15 +71,35 @@ pub fn replay(
     policy: &str,
     knobs: &Knobs,
 ) -> Result<Report, SimError> {
+    replay_observed(
+        machine,
+        trace,
+        policy,
+        knobs,
+        &SimOptions::default(),
+        &mut |_: &DecisionRecord<'_>| {},
+    )
+}
+
+/// [`replay`] with `knobs` applied over `base` options (limits such as
+/// [`SimOptions::max_wall`]) and every decision shown to `observer`.
+pub fn replay_observed(
+    machine: &Machine,
+    trace: &Trace,
+    policy: &str,
+    knobs: &Knobs,
+    base: &SimOptions,
+    observer: &mut dyn DecisionObserver,
+) -> Result<Report, SimError> {
     let mut model = machine.model.clone();
     knobs
         .apply_model(&mut model)
         .map_err(|e| SimError::Policy(PolicyError::Knob(e)))?;
     let options = knobs
-        .sim_options(&SimOptions::default())
+        .sim_options(base)
         .map_err(|e| SimError::Policy(PolicyError::Knob(e)))?;
     let policy = policy_by_name(policy, knobs)?;
     let mut sim = Simulation::new(&machine.topology, &model, trace, policy, options)?;
     sim.set_machine_name(&machine.name);
-    sim.run()
+    sim.run_observed(observer)
 }

@@ -18,6 +18,10 @@ pub struct SimOptions {
     /// The replay stops with an error when simulated time passes this. Default 10^15 ns
     /// (about 11.6 days), far beyond any trace's horizon and far below overflow.
     pub max_time_ns: u64,
+    /// The replay stops with [`SimError::WallTimeExceeded`](crate::SimError) once it has run
+    /// this long in wall-clock time (checked every 4,096 events). Default none: the library's
+    /// results never depend on the host's speed; `hybrid-sim` sets 600 s (`--max-wall-secs`).
+    pub max_wall: Option<core::time::Duration>,
     /// Where the utilisation the policy sees comes from. Default: the policy crate's
     /// estimator over what each task actually ran, as the live scheduler does.
     pub util_source: UtilSource,
@@ -54,6 +58,7 @@ impl Default for SimOptions {
             seed: None,
             max_events: 200_000_000,
             max_time_ns: 1_000_000_000_000_000,
+            max_wall: None,
             util_source: UtilSource::Estimator,
         }
     }

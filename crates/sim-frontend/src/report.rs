@@ -62,6 +62,12 @@ pub struct Summary {
     /// slice end per CPU, one balance tick) plus a small constant, however long the replay.
     #[serde(default)]
     pub peak_queued_events: u64,
+    /// Times a running task's speed was recomputed (and its completion re-timed when it
+    /// changed). Per event this is the SMT width plus the cache-sensitive tasks running in
+    /// the cluster of a cache-sensitive task that started or stopped, never the cluster's
+    /// size: the figure that shows per-event work (see docs/machine-model.md).
+    #[serde(default)]
+    pub rate_refreshes: u64,
 }
 
 /// Latency percentiles (nearest-rank over every sample).

@@ -39,6 +39,7 @@ impl<'a> Simulation<'a> {
         observer.on_decision(&DecisionRecord {
             now_ns: self.now,
             task: t,
+            task_name: &self.tasks[t].name,
             reason,
             topo: self.topo,
             state: &self.state,

@@ -31,9 +31,11 @@ pub enum SimError {
     /// [`SimOptions::max_events`](crate::SimOptions::max_events) events or
     /// [`SimOptions::max_time_ns`](crate::SimOptions::max_time_ns) of simulated time.
     #[error(
-        "runaway replay stopped after {events} events at {now_ns} ns (limits: {limit} events, {max_time_ns} ns)"
+        "runaway replay of `{trace}` stopped after {events} events at {now_ns} ns (limits: {limit} events, {max_time_ns} ns of simulated time); busiest task: `{task}` ({wakeups} wake-ups)"
     )]
     TooManyEvents {
+        /// The trace's name.
+        trace: String,
         /// Events processed.
         events: u64,
         /// The event limit.
@@ -42,6 +44,25 @@ pub enum SimError {
         now_ns: u64,
         /// The simulated-time limit.
         max_time_ns: u64,
+        /// The task with the most wake-ups so far: usually the loop that runs away.
+        task: String,
+        /// Its wake-ups.
+        wakeups: u64,
+    },
+    /// The replay ran longer in wall-clock time than
+    /// [`SimOptions::max_wall`](crate::SimOptions::max_wall).
+    #[error(
+        "replay of `{trace}` stopped by the wall-time limit of {limit_secs} s after {events} events at {now_ns} ns of simulated time"
+    )]
+    WallTimeExceeded {
+        /// The trace's name.
+        trace: String,
+        /// The limit, seconds.
+        limit_secs: f64,
+        /// Events processed.
+        events: u64,
+        /// Simulated time.
+        now_ns: u64,
     },
     /// Tasks wait while no event can ever run them (a policy left them queued).
     #[error("replay stalled at {now_ns} ns with {waiting} tasks unable to run")]

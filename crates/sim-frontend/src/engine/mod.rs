@@ -19,6 +19,7 @@
 //! Nothing here reads a clock, iterates a hash map or draws a random number: the policy gets
 //! its own seeded generator, so the same inputs give the same bytes out.
 
+mod contention;
 mod dispatch;
 mod error;
 mod event_loop;
@@ -39,6 +40,7 @@ use crate::metrics::{FrameCounter, LatencySamples};
 use crate::options::SimOptions;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
+use contention::ClusterContention;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
 use power::CoreMeter;
 use program::Program;
@@ -110,6 +112,8 @@ struct Cpu {
     capacity: u16,
     core: usize,
     cluster: usize,
+    /// Index of this CPU in its cluster's [`Topology::cluster_cpus`].
+    cluster_pos: u16,
     running: Option<usize>,
     local: VecDeque<usize>,
     busy_ns: u64,
@@ -133,6 +137,12 @@ pub struct Simulation<'a> {
     tasks: Vec<Task<'a>>,
     allowed: Vec<CpuSet>,
     cpus: Vec<Cpu>,
+    /// Per L2 cluster: what its running tasks add to each other's contention.
+    contention: Vec<ClusterContention>,
+    /// Reused buffer of the cluster positions one event re-rates.
+    rerate_scratch: Vec<u16>,
+    /// Running tasks re-rated so far (see [`Summary::rate_refreshes`](crate::report::Summary)).
+    rate_refreshes: u64,
     cpu_ids: Vec<CpuId>,
     cores: Vec<CoreMeter>,
     state: CpuState,

@@ -13,6 +13,8 @@ pub struct DecisionRecord<'a> {
     pub now_ns: TimeNs,
     /// Task index.
     pub task: usize,
+    /// Task name (a copy's is `NAME.N`).
+    pub task_name: &'a str,
     /// Why it was placed.
     pub reason: Reason,
     /// The topology.

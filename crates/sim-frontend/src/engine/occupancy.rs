@@ -50,17 +50,19 @@ impl<'a> Simulation<'a> {
 
         self.state.occupy(self.topo, cpu);
         self.load[i] += 1;
+        let sensitivity = self.tasks[t].sensitivity;
         let c = &mut self.cpus[i];
         c.running = Some(t);
         c.busy_since = Some(now);
-        let core = c.core;
+        let (core, cluster, pos) = (c.core, c.cluster, c.cluster_pos);
+        self.contention[cluster].start(pos, sensitivity);
         self.meter(core, 1);
         self.events.push_keyed(
             slice_end_key(cpu),
             now.saturating_add(slice),
             Event::SliceEnd(cpu),
         );
-        self.refresh_around(cpu);
+        self.refresh_around(cpu, sensitivity);
     }
 
     /// Takes the running task off `cpu`; returns it.
@@ -68,6 +70,9 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         let i = cpu.index();
         let t = self.cpus[i].running.take().unwrap_or(usize::MAX);
+        let sensitivity = self.tasks.get(t).map_or(0, |task| task.sensitivity);
+        let (cluster, pos) = (self.cpus[i].cluster, self.cpus[i].cluster_pos);
+        self.contention[cluster].stop(pos, sensitivity);
         self.settle(t);
         self.events.cancel(work_done_key(cpu));
         self.events.cancel(slice_end_key(cpu));
@@ -92,7 +97,7 @@ impl<'a> Simulation<'a> {
                 });
             }
         }
-        self.refresh_around(cpu);
+        self.refresh_around(cpu, sensitivity);
         t
     }
 }

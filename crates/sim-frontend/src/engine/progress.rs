@@ -25,17 +25,41 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Recomputes the rates of the tasks running beside `cpu` (its core and its L2 cluster)
-    /// and re-issues their completion events.
-    pub(super) fn refresh_around(&mut self, cpu: CpuId) {
+    /// Re-rates the running tasks whose speed can have changed because a task of
+    /// `sensitivity` started or stopped on `cpu`, and re-issues their completion events:
+    /// `cpu` itself, its SMT siblings (one more or one fewer busy sibling), and, when the
+    /// task is cache-sensitive and the model has L2 contention, the cluster's running
+    /// cache-sensitive tasks (their co-runners' sum changed). No other task's rate depends on
+    /// this change: an insensitive task feels no contention and a task of sensitivity 0 adds
+    /// nothing to anyone's. So the work per event is O(SMT width) plus, for a sensitive task,
+    /// O(k log k) for the k sensitive tasks running in its cluster, never O(cluster size).
+    /// Those k re-ratings are inherent to the model: each of them gets a new completion time.
+    pub(super) fn refresh_around(&mut self, cpu: CpuId, sensitivity: u8) {
         let topo = self.topo;
-        let cluster = topo.info(cpu).map_or(0, |i| usize::from(i.cluster));
+        let cluster = self.cpus[cpu.index()].cluster;
         let members = topo.cluster_cpus(cluster);
-        for &c in members {
-            self.refresh(c);
+        // Visited in cluster order, as the full walk over the cluster did: equal-time
+        // completions keep their queue order and the replay its bytes.
+        let mut visit = core::mem::take(&mut self.rerate_scratch);
+        visit.clear();
+        if sensitivity > 0 && self.model.l2_contention_pct > 0 {
+            visit.extend(self.contention[cluster].sensitive.iter().copied());
         }
         for &s in topo.siblings(cpu) {
-            if !members.contains(&s) {
+            if self.cpus[s.index()].cluster == cluster {
+                visit.push(self.cpus[s.index()].cluster_pos);
+            }
+        }
+        visit.sort_unstable();
+        visit.dedup();
+        for &pos in &visit {
+            if let Some(&c) = members.get(usize::from(pos)) {
+                self.refresh(c);
+            }
+        }
+        self.rerate_scratch = visit;
+        for &s in topo.siblings(cpu) {
+            if self.cpus[s.index()].cluster != cluster {
                 self.refresh(s);
             }
         }
@@ -46,20 +70,16 @@ impl<'a> Simulation<'a> {
         let Some(t) = self.cpus[i].running else {
             return;
         };
+        self.rate_refreshes += 1;
         self.settle(t);
         let topo = self.topo;
         let sibling_busy = topo
             .siblings(cpu)
             .iter()
             .any(|s| *s != cpu && self.cpus[s.index()].running.is_some());
-        let cluster = self.cpus[i].cluster;
-        let others: u32 = topo
-            .cluster_cpus(cluster)
-            .iter()
-            .filter(|c| **c != cpu)
-            .filter_map(|c| self.cpus[c.index()].running)
-            .map(|o| u32::from(self.tasks[o].sensitivity))
-            .sum();
+        // The cluster's sum counts this task too (it is running).
+        let others = self.contention[self.cpus[i].cluster].sensitivity_sum
+            - u32::from(self.tasks[t].sensitivity);
         let task = &self.tasks[t];
         let rate = self.model.rate(
             self.cpus[i].capacity,

@@ -132,6 +132,7 @@ impl<'a> Simulation<'a> {
                 avg_power_w: ratio(energy_j, secs),
                 events: self.nr_events,
                 peak_queued_events: self.events.peak_stored() as u64,
+                rate_refreshes: self.rate_refreshes,
             },
             wake_latency: self.latency.stats(),
             fps,

@@ -1,6 +1,7 @@
 //! Setting a replay up: the trace checked against the machine, the policy bound, copies
 //! expanded into tasks and their arrivals scheduled.
 
+use super::contention::ClusterContention;
 use super::power::CoreMeter;
 use super::program::Program;
 use super::{Cpu, Event, SimError, Simulation, Status, Task};
@@ -39,11 +40,19 @@ impl<'a> Simulation<'a> {
                 capacity: info.map_or(1, |i| i.capacity),
                 core: info.map_or(0, |i| usize::from(i.core)),
                 cluster: info.map_or(0, |i| usize::from(i.cluster)),
+                cluster_pos: 0,
                 running: None,
                 local: VecDeque::new(),
                 busy_ns: 0,
                 busy_since: None,
             });
+        }
+        for cluster in 0..topo.nr_clusters() {
+            for (pos, cpu) in topo.cluster_cpus(cluster).iter().enumerate() {
+                if let Some(c) = cpus.get_mut(cpu.index()) {
+                    c.cluster_pos = pos as u16;
+                }
+            }
         }
         let cores = (0..topo.nr_cores())
             .map(|c| CoreMeter {
@@ -118,6 +127,9 @@ impl<'a> Simulation<'a> {
             tasks,
             allowed,
             cpus,
+            contention: vec![ClusterContention::default(); topo.nr_clusters().max(1)],
+            rerate_scratch: Vec::new(),
+            rate_refreshes: 0,
             cpu_ids,
             cores,
             state: CpuState::all_idle(topo),
