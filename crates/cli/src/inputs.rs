@@ -12,8 +12,7 @@ pub(crate) const DEFAULT_TOPOLOGY: &str = "i7-13800h";
 /// A preset name or a `.toml`/`.json` file.
 pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
     let path = Path::new(name_or_file);
-    let looks_like_file = path.extension().is_some() || name_or_file.contains('/');
-    if looks_like_file {
+    if looks_like_file(name_or_file) {
         return load_topology_file(path).map_err(|e| Failure::Input(e.into()));
     }
     presets::lookup(name_or_file).ok_or_else(|| {
@@ -23,6 +22,23 @@ pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
             known.join(", ")
         ))
     })
+}
+
+/// The machine a trace's own `machine` field names: a preset, or a topology file whose
+/// relative path is taken from the trace's directory (where whoever wrote the trace put it),
+/// not from the working directory.
+pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, Failure> {
+    let path = Path::new(named);
+    if !looks_like_file(named) || path.is_absolute() {
+        return machine(named);
+    }
+    let dir = trace_path.parent().unwrap_or(Path::new(""));
+    let resolved = dir.join(path);
+    machine(&resolved.to_string_lossy())
+}
+
+fn looks_like_file(name_or_file: &str) -> bool {
+    Path::new(name_or_file).extension().is_some() || name_or_file.contains('/')
 }
 
 /// Reads and validates a trace file; nothing runs if it is bad.

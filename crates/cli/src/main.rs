@@ -3,6 +3,7 @@
 //! Exit status: 0 on success, 2 when the input is at fault (a malformed trace or topology
 //! file, an unknown preset or policy, a bad `--set`), 1 when a replay fails for another reason.
 
+mod decision_log;
 mod failure;
 mod inputs;
 mod opts;
@@ -13,7 +14,7 @@ mod topology_cmd;
 use clap::Parser;
 use failure::Failure;
 use opts::{Command, Opts, TopologyCommand};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -42,9 +43,13 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colour codes only for a person at a terminal, never into a log file or pipe; NO_COLOR
+    // (no-color.org) turns them off there too.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .init();
 }
 

@@ -12,8 +12,9 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "hybrid-sim", version, propagate_version = true)]
 pub(crate) struct Opts {
-    /// More log output on stderr: -v says what each replay did, -vv and -vvv add debug detail.
-    /// `RUST_LOG` overrides it.
+    /// More log output on stderr: -v says what each replay did, -vv adds a line per placement
+    /// decision (time, task, reason, CPU, step), -vvv the idle CPUs each decision saw. Colour
+    /// only on a terminal (and not with NO_COLOR). `RUST_LOG` overrides the level.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
 
@@ -43,7 +44,8 @@ pub(crate) struct ReplayArgs {
     pub(crate) trace: PathBuf,
 
     /// A preset name (see `hybrid-sim topology list`) or a TOML/JSON topology file. Default:
-    /// the trace's `machine` field, else i7-13800h.
+    /// the trace's `machine` field (a file path there is relative to the trace's directory),
+    /// else i7-13800h.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 
@@ -63,7 +65,8 @@ pub(crate) struct ReplayArgs {
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     pub(crate) set: Vec<String>,
 
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table: always an array with one report per policy, in
+    /// --policy order.
     #[arg(long)]
     pub(crate) json: bool,
 

@@ -1,22 +1,22 @@
 //! `hybrid-sim replay`, `validate` and `policies`.
 
+use crate::decision_log;
 use crate::failure::Failure;
 use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::table::Table;
 use anyhow::anyhow;
-use hybridland_sim::{DecisionRecord, PolicyKind, Report, SimError, SimOptions, policy_by_name};
 use core::time::Duration;
+use hybridland_sim::{DecisionRecord, PolicyKind, Report, SimError, SimOptions, policy_by_name};
 use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace)?;
-    let topology = args
-        .topology
-        .as_deref()
-        .or(trace.machine.as_deref())
-        .unwrap_or(DEFAULT_TOPOLOGY);
-    let machine = inputs::machine(topology)?;
+    let machine = match (&args.topology, &trace.machine) {
+        (Some(topology), _) => inputs::machine(topology)?,
+        (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
+        (None, None) => inputs::machine(DEFAULT_TOPOLOGY)?,
+    };
     let knobs = inputs::knobs(&args.set)?;
     let source = args.trace.display().to_string();
     trace
@@ -34,19 +34,27 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
         ..SimOptions::default()
     };
+    // -vv: a line per decision; the check keeps a plain replay free of the formatting.
+    let log_decisions = tracing::enabled!(tracing::Level::DEBUG);
+    let mut observer = |r: &DecisionRecord<'_>| {
+        if log_decisions {
+            decision_log::log_decision(r);
+        }
+    };
+    // The replay would refuse these too, but naming the trace only by its `name` field.
+    let options = knobs
+        .sim_options(&base)
+        .map_err(|e| Failure::Input(e.into()))?;
+    trace
+        .check_replay_limits(&options, &source)
+        .map_err(|e| Failure::Input(e.into()))?;
     let mut reports = Vec::new();
     for name in &args.policy {
         let started = Instant::now();
         tracing::info!(policy = %name, machine = %machine.name, trace = %source, "replay starts");
-        let report = hybridland_sim::replay_observed(
-            &machine,
-            &trace,
-            name,
-            &knobs,
-            &base,
-            &mut |_: &DecisionRecord<'_>| {},
-        )
-        .map_err(|e| classify(e, &source))?;
+        let report =
+            hybridland_sim::replay_observed(&machine, &trace, name, &knobs, &base, &mut observer)
+                .map_err(|e| classify(e, &source))?;
         tracing::info!(
             policy = %name,
             events = report.summary.events,
@@ -56,11 +64,10 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         reports.push(report);
     }
     if args.json {
-        let text = if reports.len() == 1 {
-            reports[0].to_json_pretty()
-        } else {
-            serde_json::to_string_pretty(&reports).map_err(|e| Failure::Internal(e.into()))?
-        };
+        // Always an array, one report per policy in --policy order, so a program reads one
+        // shape whatever the command line.
+        let text =
+            serde_json::to_string_pretty(&reports).map_err(|e| Failure::Internal(e.into()))?;
         return Ok(text + "\n");
     }
     Ok(render(&args.policy, &reports))
@@ -81,6 +88,10 @@ fn classify(e: SimError, source: &str) -> Failure {
 pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace)?;
     let source = args.trace.display().to_string();
+    // The limits a replay would certainly hit are refused here too, not minutes into it.
+    trace
+        .check_replay_limits(&SimOptions::default(), &source)
+        .map_err(|e| Failure::Input(e.into()))?;
     let mut line = format!(
         "{source}: ok: trace version {}, {} task(s)",
         trace.version,
@@ -106,11 +117,13 @@ pub(crate) fn policies() -> String {
         t.row(vec![k.name().into(), k.description().into()]);
     }
     let mut out = t.render();
-    out += "\nKnobs for --set: ";
-    out += &hybridland_sim::knobs::POLICY_KEYS.join(", ");
-    out += "\nReplay options:  ";
-    out += &hybridland_sim::knobs::SIM_KEYS.join(", ");
-    out += "\nModel overrides: ";
+    out += "\nKnobs for --set (hybridland's, then the replay's):\n";
+    let mut t = Table::new(vec!["key".into(), "values".into(), "default".into()]);
+    for (key, values, default) in hybridland_sim::knobs::KNOB_HELP {
+        t.row(vec![(*key).into(), (*values).into(), (*default).into()]);
+    }
+    out += &t.render();
+    out += "\nModel overrides (default: the machine's own values, `hybrid-sim topology show`): ";
     out += &hybridland_sim::machine::MODEL_KEYS.join(", ");
     out += "\nA policy name may carry its own knobs: hybridland:primary_domain=powersave\n";
     out

@@ -56,7 +56,8 @@ fn tiny_runs_replay_within_a_memory_limit() {
         o.status
     );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
-    let summary = &report["summary"];
+    // --json is an array of reports, one per policy.
+    let summary = &report[0]["summary"];
     assert_eq!(summary["tasks_finished"], 60, "{summary}");
     assert!(summary["events"].as_u64() >= Some(12_000_000), "{summary}");
     // 60 tasks and 64 CPUs: a few hundred entries, not one per superseded slice.

@@ -3,7 +3,7 @@
 
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{SimOptions, UtilSource};
-use hybridland_policy::{ClusterBalance, PolicyConfig, PrimaryDomain};
+use hybridland_policy::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain};
 use std::collections::BTreeMap;
 
 /// Keys for the hybridland policy.
@@ -22,6 +22,28 @@ pub const SIM_KEYS: &[&str] = &[
     "fps_window_ms",
     "seed",
     "util_source",
+];
+
+/// What `hybrid-sim policies` says about each `--set` key: the values it takes and its default.
+pub const KNOB_HELP: &[(&str, &str, &str)] = &[
+    (
+        "primary_domain",
+        "all, performance, powersave, or CPUs as a list (0-7) or a mask (0xff)",
+        "all",
+    ),
+    ("cluster_balance", "off, on, auto", "auto"),
+    (
+        "auto_low_busy_pct",
+        "0..=100, at most auto_high_busy_pct",
+        "0",
+    ),
+    ("auto_high_busy_pct", "0..=100", "75"),
+    ("fit_margin_pct", "1..=100", "80"),
+    ("slice_us", "1..=1000000000", "5000"),
+    ("balance_interval_us", "1..=1000000000", "4000"),
+    ("fps_window_ms", "1..=1000000000", "1000"),
+    ("seed", "0..=18446744073709551615", "the trace's seed"),
+    ("util_source", "estimator, hint", "estimator"),
 ];
 
 /// A bad `--set` item.
@@ -130,7 +152,21 @@ impl Knobs {
                 _ => {}
             }
         }
-        c.validate().map_err(|e| bad("policy", "", e.to_string()))?;
+        // The policy crate checks the knobs together; name the key that was set (the low
+        // threshold is the one out of order unless only the high one was given).
+        c.validate().map_err(|e| {
+            let key = match e {
+                ConfigError::FitMargin { .. } => "fit_margin_pct",
+                ConfigError::AutoThresholds { .. }
+                    if self.get("auto_high_busy_pct").is_some()
+                        && self.get("auto_low_busy_pct").is_none() =>
+                {
+                    "auto_high_busy_pct"
+                }
+                _ => "auto_low_busy_pct",
+            };
+            bad(key, self.get(key).unwrap_or("(default)"), e.to_string())
+        })?;
         Ok(c)
     }
 
@@ -244,5 +280,55 @@ mod test {
         assert!(k.policy_config().is_err());
         let k = Knobs::parse(&["slice_us=0"]).unwrap();
         assert!(k.sim_options(&SimOptions::default()).is_err());
+    }
+
+    #[test]
+    fn policy_errors_name_the_key_and_value_given() {
+        let err = |item: &str| Knobs::parse(&[item]).unwrap().policy_config().unwrap_err();
+        assert!(matches!(
+            err("fit_margin_pct=0"),
+            KnobError::BadValue { key, value, .. } if key == "fit_margin_pct" && value == "0"
+        ));
+        assert!(matches!(
+            err("auto_low_busy_pct=90"),
+            KnobError::BadValue { key, value, .. } if key == "auto_low_busy_pct" && value == "90"
+        ));
+        let high = Knobs::parse(&["auto_low_busy_pct=50", "auto_high_busy_pct=40"])
+            .unwrap()
+            .policy_config()
+            .unwrap_err();
+        assert!(high.to_string().contains("`auto_low_busy_pct`"), "{high}");
+    }
+
+    #[test]
+    fn every_key_has_help_with_the_default_the_code_uses() {
+        let keys: Vec<&str> = KNOB_HELP.iter().map(|(k, _, _)| *k).collect();
+        let mut all: Vec<&str> = POLICY_KEYS.iter().chain(SIM_KEYS).copied().collect();
+        all.sort_unstable();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, all);
+        let c = PolicyConfig::default();
+        let o = SimOptions::default();
+        let default = |key: &str| KNOB_HELP.iter().find(|(k, _, _)| *k == key).unwrap().2;
+        assert_eq!(default("fit_margin_pct"), c.fit_margin_pct.to_string());
+        assert_eq!(
+            default("auto_low_busy_pct"),
+            c.auto_low_busy_pct.to_string()
+        );
+        assert_eq!(
+            default("auto_high_busy_pct"),
+            c.auto_high_busy_pct.to_string()
+        );
+        assert_eq!(default("slice_us"), (o.slice_ns / 1_000).to_string());
+        assert_eq!(
+            default("balance_interval_us"),
+            (o.balance_interval_ns / 1_000).to_string()
+        );
+        assert_eq!(
+            default("fps_window_ms"),
+            (o.fps_window_ns / 1_000_000).to_string()
+        );
+        assert_eq!(default("util_source"), o.util_source.name());
     }
 }

@@ -33,7 +33,9 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoreGroupSpec {
-    /// Kind of every core.
+    /// Kind of every core: `performance`, `efficiency` or `low-power-efficiency` (also
+    /// written `low_power_efficiency`, as the `[model]` table and `--set` keys spell it).
+    #[serde(deserialize_with = "core_kind")]
     pub kind: CoreKind,
     /// Capacity of every CPU, 1..=1024.
     pub capacity: u16,
@@ -55,13 +57,36 @@ fn one() -> u16 {
     1
 }
 
+/// The kinds files name, each in the policy crate's kebab-case and in the snake_case of the
+/// `[model]` table (a file naming `low_power_efficiency` in both places should just work).
+const KIND_NAMES: &[(&str, CoreKind)] = &[
+    ("performance", CoreKind::Performance),
+    ("efficiency", CoreKind::Efficiency),
+    ("low-power-efficiency", CoreKind::LowPowerEfficiency),
+    ("low_power_efficiency", CoreKind::LowPowerEfficiency),
+];
+
+fn core_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CoreKind, D::Error> {
+    let name = String::deserialize(d)?;
+    KIND_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown core kind `{name}`, expected performance, efficiency, low-power-efficiency or low_power_efficiency"
+            ))
+        })
+}
+
 /// One logical CPU described by hand.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuSpec {
     /// Logical CPU id.
     pub id: u16,
-    /// Core kind.
+    /// Core kind, spelt as in [`CoreGroupSpec::kind`].
+    #[serde(deserialize_with = "core_kind")]
     pub kind: CoreKind,
     /// Capacity, 1..=1024.
     pub capacity: u16,
@@ -418,6 +443,33 @@ cores_per_cluster = 4
 [model]
 smt_slowdown_pct = 30
 "#;
+
+    #[test]
+    fn low_power_kind_takes_both_spellings_and_bad_kinds_are_named() {
+        for kind in ["low-power-efficiency", "low_power_efficiency"] {
+            let text = format!(
+                "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 1\n[[groups]]\nkind = \"{kind}\"\ncapacity = 300\ncores = 2\n"
+            );
+            let m = MachineSpec::from_toml_str(&text, "lp.toml")
+                .unwrap()
+                .build("lp.toml", &MachineModel::default())
+                .unwrap();
+            assert_eq!(
+                m.topology.kind_mask(CoreKind::LowPowerEfficiency).count(),
+                2,
+                "{kind}"
+            );
+        }
+        let json = r#"{"cpus": [{"id": 0, "kind": "low_power_efficiency", "capacity": 300}]}"#;
+        assert!(MachineSpec::from_json_str(json, "lp.json").is_ok());
+        let err = MachineSpec::from_toml_str(
+            "[[groups]]\nkind = \"turbo\"\ncapacity = 1\ncores = 1\n",
+            "bad.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("unknown core kind `turbo`"), "{err}");
+    }
 
     #[test]
     fn groups_number_siblings_consecutively() {

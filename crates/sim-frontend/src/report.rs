@@ -28,6 +28,9 @@ pub struct Report {
     pub kinds: Vec<KindStats>,
     /// Per L2 cluster, by cluster index.
     pub clusters: Vec<ClusterStats>,
+    /// Per logical CPU, by CPU id.
+    #[serde(default)]
+    pub cpus: Vec<CpuStats>,
     /// Placement decisions by the policy crate's step (hybridland only), in step order.
     pub steps: Vec<StepCount>,
     /// Per task, in trace order with copies expanded.
@@ -136,6 +139,23 @@ pub struct ClusterStats {
     pub busy_ns: u64,
     /// Busy time over makespan: the average number of tasks running there.
     pub avg_running: f64,
+}
+
+/// One logical CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuStats {
+    /// CPU id.
+    pub cpu: u16,
+    /// Its kind.
+    pub kind: String,
+    /// Its core's index.
+    pub core: usize,
+    /// Its L2 cluster's index (as in [`Report::clusters`]).
+    pub cluster: usize,
+    /// Time it ran a task, ns.
+    pub busy_ns: u64,
+    /// Busy time over makespan, percent.
+    pub utilisation_pct: f64,
 }
 
 /// How often one step of the idle order chose.

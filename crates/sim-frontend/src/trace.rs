@@ -10,7 +10,9 @@
 use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 
+mod big_integer;
 mod objects;
+mod replay_limits;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -184,6 +186,23 @@ pub enum TraceError {
         /// Position in `tasks` of the earlier task with that name.
         first_index: usize,
     },
+    /// Valid, but a replay would certainly pass one of its limits
+    /// ([`SimOptions`](crate::SimOptions)'s events or simulated time).
+    #[error(
+        "{source_name}: tasks[{index}] \"{name}\": needs {needs}, more than the replay limit of {limit}"
+    )]
+    ExceedsReplayLimit {
+        /// File name.
+        source_name: String,
+        /// Position in `tasks` of the task that needs the most.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What it needs, with the unit.
+        needs: String,
+        /// The limit, with the unit.
+        limit: String,
+    },
     /// Well-formed but not a valid workload.
     #[error("{source_name}: {place}: `{field}` {message}")]
     Invalid {
@@ -247,7 +266,7 @@ impl Trace {
                 // read (an array where an object belongs); editors count from 1.
                 column: column.max(1),
                 path,
-                message: strip_position(&e.to_string()),
+                message: big_integer::reword(&strip_position(&e.to_string()), text, line, column),
             };
         let mut de = serde_json::Deserializer::from_str(text);
         let trace: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {

@@ -177,7 +177,7 @@ fn with_nothing_idle_tasks_wait_in_the_shared_queue_and_take_turns() {
 
 #[test]
 fn runaway_traces_stop_with_an_error() {
-    use hybridland_sim::{SimError, SimOptions, Simulation, policy_by_name};
+    use hybridland_sim::{SimError, SimOptions, Simulation, TraceError, policy_by_name};
     let machine = presets::lookup("tc2").unwrap();
     let sleepy = Trace::from_json_str(
         r#"{"version": 1, "tasks": [{"name": "s", "phases": [{"loop": {"times": 1000000,
@@ -186,18 +186,47 @@ fn runaway_traces_stop_with_an_error() {
     )
     .unwrap();
     let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
-    let sim = Simulation::new(
+    // Seen before it runs: its sleeps alone pass the simulated-time limit.
+    let refused = Simulation::new(
         &machine.topology,
         &machine.model,
         &sleepy,
         policy,
         SimOptions::default(),
+    );
+    assert!(matches!(
+        refused,
+        Err(SimError::Trace(TraceError::ExceedsReplayLimit {
+            index: 0,
+            ..
+        }))
+    ));
+    // Pool chunks may go to any task, so only the replay finds this one out (here past a
+    // simulated-time limit of 1 s).
+    let pooled = Trace::from_json_str(
+        r#"{"version": 1, "pools": [{"name": "p", "chunks": 100, "chunk_ns": 100000000}],
+            "tasks": [{"name": "s", "allowed_cpus": "0", "phases": [{"pool": "p"}]}]}"#,
+        "pooled.json",
     )
     .unwrap();
-    assert!(matches!(
-        sim.run(),
-        Err(SimError::TooManyEvents { now_ns, max_time_ns, .. }) if now_ns > max_time_ns
-    ));
+    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
+    let sim = Simulation::new(
+        &machine.topology,
+        &machine.model,
+        &pooled,
+        policy,
+        SimOptions {
+            max_time_ns: 1_000_000_000,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap();
+    let err = sim.run().unwrap_err();
+    assert!(
+        matches!(&err, SimError::TooManyEvents { now_ns, max_time_ns, task, .. }
+            if now_ns > max_time_ns && task == "s"),
+        "{err}"
+    );
 
     let busy = Trace::from_json_str(
         r#"{"version": 1, "tasks": [{"name": "b", "copies": 50, "phases": [{"run_ns": 1000000000}]}]}"#,

@@ -2,7 +2,7 @@
 //! counters into [`Report`] figures.
 
 use super::Simulation;
-use crate::report::{ClusterStats, KindStats, Report, StepCount, Summary, TaskReport};
+use crate::report::{ClusterStats, CpuStats, KindStats, Report, StepCount, Summary, TaskReport};
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Step};
 
 impl<'a> Simulation<'a> {
@@ -59,6 +59,21 @@ impl<'a> Simulation<'a> {
                     cpus: set.to_string(),
                     busy_ns: busy,
                     avg_running: ratio(busy as f64, makespan as f64),
+                }
+            })
+            .collect();
+        let cpus = self
+            .cpu_ids
+            .iter()
+            .map(|c| {
+                let cpu = &self.cpus[c.index()];
+                CpuStats {
+                    cpu: c.0,
+                    kind: cpu.kind.name().to_owned(),
+                    core: cpu.core,
+                    cluster: cpu.cluster,
+                    busy_ns: cpu.busy_ns,
+                    utilisation_pct: ratio(100.0 * cpu.busy_ns as f64, makespan as f64),
                 }
             })
             .collect();
@@ -138,6 +153,7 @@ impl<'a> Simulation<'a> {
             fps,
             kinds,
             clusters,
+            cpus,
             steps,
             tasks,
         }

@@ -27,6 +27,7 @@ impl<'a> Simulation<'a> {
         let trace_name = trace.name.clone().unwrap_or_else(|| "trace".into());
         trace.validate(&trace_name)?;
         trace.validate_for(topo, &trace_name)?;
+        trace.check_replay_limits(&options, &trace_name)?;
         let seed = options.seed.unwrap_or(trace.seed);
         policy.prepare(topo, seed)?;
 
