@@ -1,16 +1,50 @@
 //! A short replay of an arbitrary small trace on a preset machine under any policy: the trace
 //! goes through the JSON parser and validator first (as a file would); an accepted trace
 //! replays without a panic, within a bounded number of events, and twice gives the same bytes.
+//!
+//! One input in eight instead drives the engine towards its documented limits (issue 13,
+//! defect 6): up to 1,024 CPUs in one L2 cluster, up to 1,024 long-running tasks (up to 128 of
+//! them cache-sensitive) beside up to 64 tasks looping up to 10^9 times over runs and sleeps of
+//! a few nanoseconds, replayed for up to 250,000 events. Healthy, such a replay takes under a
+//! second (a few with coverage instrumentation) and tens of megabytes; under libFuzzer's
+//! `-timeout` and `-rss_limit_mb` (scripts/fuzz.sh), work that grows with the cluster
+//! (defect 2) or memory that grows with events (defect 1) is a crash.
 #![no_main]
 
 use arbitrary::Arbitrary;
-use hybridland_sim::{Knobs, Machine};
+use hybridland_sim::{Knobs, Machine, MachineModel, MachineSpec};
 use hybridland_sim::{PolicyKind, SimOptions, Simulation, Trace, policy_by_name, presets};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 
 /// Events one replay may take; a trace needing more ends with an error, which is fine.
 const MAX_EVENTS: u64 = 20_000;
+
+/// Events a replay near the limits may take: enough for per-event work that grows with the
+/// cluster to pass `-timeout`, or memory that grows with events to pass `-rss_limit_mb`.
+const LIMITS_MAX_EVENTS: u64 = 250_000;
+
+/// A workload at the engine's limits on a machine that is one big L2 cluster.
+#[derive(Debug, Arbitrary)]
+struct LimitsIn {
+    /// CPUs in the one cluster: 1..=1024, mostly large.
+    cpus: u16,
+    /// SMT threads per core: 1 or 2.
+    smt: bool,
+    /// Long-running tasks that keep CPUs of the cluster busy: 0..=1024 (cache-sensitive only up
+    /// to 128 of them).
+    background: u16,
+    background_pct: u8,
+    /// Tasks looping over tiny runs and sleeps: 1..=64.
+    loopers: u8,
+    looper_pct: u8,
+    /// Outer and inner repetitions: up to 10^6 x 10^3.
+    times: u32,
+    inner: u16,
+    run_ns: u8,
+    sleep_ns: u8,
+    slice_us: Option<u8>,
+}
 
 #[derive(Debug, Arbitrary)]
 enum PhaseIn {
@@ -42,6 +76,10 @@ struct TaskIn {
 
 #[derive(Debug, Arbitrary)]
 struct Input {
+    /// 0-223: a small trace on a preset; 224-255: the limits workload (one input in eight:
+    /// it takes up to a second or two, the small ones milliseconds).
+    shape: u8,
+    limits: LimitsIn,
     preset: u8,
     policy: u8,
     balance: u8,
@@ -121,6 +159,89 @@ fn trace_json(input: &Input, cpus: usize) -> String {
     trace.to_string()
 }
 
+/// One L2 cluster of `l.cpus` CPUs (as a topology file would describe it).
+fn one_cluster(l: &LimitsIn) -> Option<Machine> {
+    let smt: u16 = if l.smt { 2 } else { 1 };
+    let cpus = 1 + l.cpus % 1024;
+    let cores = (cpus / smt).max(1);
+    let toml = format!(
+        "[[groups]]\nkind = \"efficiency\"\ncapacity = 1024\ncores = {cores}\nsmt = {smt}\ncores_per_cluster = {cores}\n"
+    );
+    MachineSpec::from_toml_str(&toml, "one-cluster.toml")
+        .ok()?
+        .build("one-cluster.toml", &MachineModel::default())
+        .ok()
+}
+
+fn limits_json(l: &LimitsIn) -> String {
+    let mut tasks = vec![json!({
+        "name": "loop",
+        "copies": 1 + l.loopers % 64,
+        "cache_sensitivity_pct": l.looper_pct % 101,
+        "phases": [{ "loop": { "times": 1 + l.times % 1_000_000, "phases": [{ "loop": {
+            "times": 1 + l.inner % 1_000,
+            "phases": [
+                { "run_ns": 1 + u64::from(l.run_ns) },
+                { "sleep_ns": 1 + u64::from(l.sleep_ns) },
+            ],
+        }}]}}],
+    })];
+    let background = l.background % 1025;
+    if background > 0 {
+        tasks.push(json!({
+            "name": "background",
+            "copies": background,
+            // Insensitive beyond 128 copies: each event of a sensitive task re-rates every
+            // sensitive task running in its cluster, which the model needs (their completion
+            // times all move); 1,024 of them over a million events would be minutes of
+            // legitimate work, not a defect.
+            "cache_sensitivity_pct": if background <= 128 { l.background_pct % 101 } else { 0 },
+            "phases": [{ "run_ns": 10_000_000_000u64 }],
+        }));
+    }
+    // A horizon (the format's longest) so the static limit check, which a horizon excuses,
+    // lets the loops run into the event limit at run time.
+    json!({ "version": 1, "name": "limits", "duration_ns": 100_000_000_000_000u64, "tasks": tasks })
+        .to_string()
+}
+
+/// The limits workload: one replay (it is the slow part of this target), which must stay
+/// within the memory bound the report documents.
+fn replay_limits(l: &LimitsIn) {
+    let Some(machine) = one_cluster(l) else {
+        return;
+    };
+    let Ok(trace) = Trace::from_json_str(&limits_json(l), "limits.json") else {
+        return;
+    };
+    let mut knobs = Knobs::new();
+    if let Some(us) = l.slice_us {
+        knobs
+            .set("slice_us", &(1 + u32::from(us)).to_string())
+            .expect("a known knob");
+    }
+    let Ok(options) = knobs.sim_options(&SimOptions {
+        max_events: LIMITS_MAX_EVENTS,
+        ..SimOptions::default()
+    }) else {
+        return;
+    };
+    let policy = policy_by_name("hybridland", &knobs).expect("hybridland builds");
+    let sim = Simulation::new(&machine.topology, &machine.model, &trace, policy, options)
+        .expect("the limits workload fits its machine");
+    if let Ok(report) = sim.run() {
+        // docs/machine-model.md: twice the live events (a wake-up per task, two timers per
+        // CPU, one tick) plus 64.
+        let cpus = machine.topology.nr_cpus() as u64;
+        let bound = 2 * (report.summary.tasks as u64 + 2 * cpus + 1) + 64;
+        assert!(
+            report.summary.peak_queued_events <= bound,
+            "event queue held {} entries, more than {bound}",
+            report.summary.peak_queued_events
+        );
+    }
+}
+
 fn replay(machine: &Machine, trace: &Trace, policy: &str, knobs: &Knobs) -> String {
     let Ok(policy) = policy_by_name(policy, knobs) else {
         return "policy refused".into();
@@ -140,6 +261,10 @@ fn replay(machine: &Machine, trace: &Trace, policy: &str, knobs: &Knobs) -> Stri
 }
 
 fuzz_target!(|input: Input| {
+    if input.shape >= 224 {
+        replay_limits(&input.limits);
+        return;
+    }
     let list = presets::list();
     let name = list[usize::from(input.preset) % list.len()].name;
     let machine = presets::lookup(name).expect("every listed preset builds");
