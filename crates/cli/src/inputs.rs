@@ -2,6 +2,7 @@
 
 use crate::failure::Failure;
 use anyhow::anyhow;
+use hybridland_sim::import::rt_app;
 use hybridland_sim::trace::MAX_TRACE_BYTES;
 use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
 use std::path::Path;
@@ -41,8 +42,10 @@ fn looks_like_file(name_or_file: &str) -> bool {
     Path::new(name_or_file).extension().is_some() || name_or_file.contains('/')
 }
 
-/// Reads and validates a trace file; nothing runs if it is bad.
-pub(crate) fn trace(path: &Path) -> Result<Trace, Failure> {
+/// Reads and validates a trace file, or imports an rt-app file (told apart by shape); nothing
+/// runs if it is bad. What an rt-app import drops or approximates is one warning, or with
+/// `strict` an input error.
+pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
     let meta =
         std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
@@ -54,7 +57,44 @@ pub(crate) fn trace(path: &Path) -> Result<Trace, Failure> {
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    if rt_app::is_rt_app(&text) {
+        return rt_app_trace(&text, path, strict);
+    }
     Trace::from_json_str(&text, &name).map_err(|e| Failure::Input(e.into()))
+}
+
+/// Imports an rt-app file into a trace named after the file.
+pub(crate) fn rt_app_trace(text: &str, path: &Path, strict: bool) -> Result<Trace, Failure> {
+    let name = path.display().to_string();
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "rt-app".to_owned(), |s| s.to_string_lossy().into_owned());
+    let imported = rt_app::import(text, &name, &stem).map_err(|e| Failure::Input(e.into()))?;
+    if !imported.unmodelled.is_empty() {
+        let list: Vec<String> = imported
+            .unmodelled
+            .iter()
+            .map(|n| format!("  {n}"))
+            .collect();
+        let head = format!(
+            "{name}: {} rt-app item(s) the simulator cannot model exactly:\n{}",
+            imported.unmodelled.len(),
+            list.join("\n")
+        );
+        if strict {
+            return Err(Failure::Input(anyhow!("{head}\n(--strict refuses them)")));
+        }
+        tracing::warn!("{head}");
+    }
+    Ok(imported.trace)
+}
+
+/// Reads a file that must be rt-app's (for `import rt-app`).
+pub(crate) fn rt_app_file(path: &Path, strict: bool) -> Result<Trace, Failure> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    rt_app_trace(&text, path, strict)
 }
 
 /// `--set KEY=VALUE` items.

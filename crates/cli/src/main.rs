@@ -13,7 +13,7 @@ mod topology_cmd;
 
 use clap::Parser;
 use failure::Failure;
-use opts::{Command, Opts, TopologyCommand};
+use opts::{Command, ImportCommand, Opts, TopologyCommand};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -53,11 +53,32 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// `import rt-app`: the trace to a file (with one line saying so) or to standard output.
+fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
+    let trace = inputs::rt_app_file(&args.file, args.strict)?;
+    let text = trace.to_json_string() + "\n";
+    match &args.output {
+        None => Ok(text),
+        Some(out) => {
+            std::fs::write(out, &text).map_err(|e| {
+                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
+            })?;
+            Ok(format!(
+                "{}: {} task(s) from rt-app file {}\n",
+                out.display(),
+                trace.nr_tasks(),
+                args.file.display()
+            ))
+        }
+    }
+}
+
 fn run(opts: Opts) -> Result<String, Failure> {
     match opts.command {
         Command::Replay(args) => replay_cmd::replay(&args),
         Command::Validate(args) => replay_cmd::validate(&args),
         Command::Policies => Ok(replay_cmd::policies()),
+        Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }

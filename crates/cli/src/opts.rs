@@ -36,12 +36,45 @@ pub(crate) enum Command {
     Topology(TopologyCommand),
     /// List the policies `replay --policy` accepts, with the seed each baseline reproduces.
     Policies,
+    /// Turn another tool's workload file into a trace.
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ImportCommand {
+    /// An rt-app JSON workload (rt-app's doc/tutorial.txt format): tasks, phases, run /
+    /// runtime / sleep / timer events, loops, instances, delays, cpus, priorities, uclamps.
+    ///
+    /// Events the simulator cannot model (lock, barrier, fork, ...) are listed in one warning
+    /// with their task and phase. `hybrid-sim replay` reads an rt-app file directly too.
+    RtApp(ImportRtAppArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportRtAppArgs {
+    /// The rt-app file.
+    pub(crate) file: PathBuf,
+
+    /// Where to write the trace; standard output when not given.
+    #[arg(short, long, value_name = "TRACE")]
+    pub(crate) output: Option<PathBuf>,
+
+    /// Refuse (exit status 2) a file with anything the simulator drops or approximates.
+    #[arg(long)]
+    pub(crate) strict: bool,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
-    /// The trace file (JSON; see docs/trace-format.md).
+    /// The trace file (JSON; see docs/trace-format.md), or an rt-app workload file, which is
+    /// imported first (see `hybrid-sim import rt-app`).
     pub(crate) trace: PathBuf,
+
+    /// With an rt-app file: refuse (exit status 2) one with anything the simulator drops or
+    /// approximates, instead of warning.
+    #[arg(long)]
+    pub(crate) strict: bool,
 
     /// A preset name (see `hybrid-sim topology list`) or a TOML/JSON topology file. Default:
     /// the trace's `machine` field (a file path there is relative to the trace's directory),
@@ -79,8 +112,12 @@ pub(crate) struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
-    /// The trace file.
+    /// The trace file, or an rt-app workload file.
     pub(crate) trace: PathBuf,
+
+    /// With an rt-app file: refuse one with anything the simulator drops or approximates.
+    #[arg(long)]
+    pub(crate) strict: bool,
 
     /// Also check the trace against this preset or topology file.
     #[arg(short, long, value_name = "NAME|FILE")]

@@ -11,7 +11,7 @@ use hybridland_sim::{DecisionRecord, PolicyKind, Report, SimError, SimOptions, p
 use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
-    let trace = inputs::trace(&args.trace)?;
+    let trace = inputs::trace(&args.trace, args.strict)?;
     let machine = match (&args.topology, &trace.machine) {
         (Some(topology), _) => inputs::machine(topology)?,
         (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
@@ -86,7 +86,7 @@ fn classify(e: SimError, source: &str) -> Failure {
 }
 
 pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
-    let trace = inputs::trace(&args.trace)?;
+    let trace = inputs::trace(&args.trace, args.strict)?;
     let source = args.trace.display().to_string();
     // The limits a replay would certainly hit are refused here too, not minutes into it.
     trace

@@ -38,6 +38,7 @@ pub mod baselines;
 pub mod engine;
 pub mod event_queue;
 pub mod hybridland;
+pub mod import;
 pub mod knobs;
 pub mod machine;
 pub mod machine_file;
