@@ -1,6 +1,7 @@
 //! `KEY=VALUE` settings from command lines (`--set`), sorted into policy knobs, replay options
 //! and machine-model overrides.
 
+use crate::baselines::AsymCapacity;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{SimOptions, UtilSource};
 use hybridland_policy::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain};
@@ -14,6 +15,9 @@ pub const POLICY_KEYS: &[&str] = &[
     "auto_high_busy_pct",
     "fit_margin_pct",
 ];
+
+/// Keys for the baselines.
+pub const BASELINE_KEYS: &[&str] = &["kernel_asym_capacity"];
 
 /// Keys for the replay.
 pub const SIM_KEYS: &[&str] = &[
@@ -44,6 +48,11 @@ pub const KNOB_HELP: &[(&str, &str, &str)] = &[
     ("fps_window_ms", "1..=1000000000", "1000"),
     ("seed", "0..=18446744073709551615", "the trace's seed"),
     ("util_source", "estimator, hint", "estimator"),
+    (
+        "kernel_asym_capacity",
+        "auto (on when capacities differ), on, off: kernel-default's asymmetric-capacity wake-up",
+        "auto",
+    ),
 ];
 
 /// A bad `--set` item.
@@ -56,7 +65,7 @@ pub enum KnobError {
         item: String,
     },
     /// No such key.
-    #[error("unknown setting `{key}` (policy: {}; replay: {}; model: {})", POLICY_KEYS.join(", "), SIM_KEYS.join(", "), MODEL_KEYS.join(", "))]
+    #[error("unknown setting `{key}` (policy: {}; baselines: {}; replay: {}; model: {})", POLICY_KEYS.join(", "), BASELINE_KEYS.join(", "), SIM_KEYS.join(", "), MODEL_KEYS.join(", "))]
     UnknownKey {
         /// The key.
         key: String,
@@ -107,7 +116,11 @@ impl Knobs {
 
     /// Sets one key.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), KnobError> {
-        if !POLICY_KEYS.contains(&key) && !SIM_KEYS.contains(&key) && !MODEL_KEYS.contains(&key) {
+        if !POLICY_KEYS.contains(&key)
+            && !BASELINE_KEYS.contains(&key)
+            && !SIM_KEYS.contains(&key)
+            && !MODEL_KEYS.contains(&key)
+        {
             return Err(KnobError::UnknownKey {
                 key: key.to_owned(),
             });
@@ -124,6 +137,18 @@ impl Knobs {
     /// Every setting, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.items.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// `kernel-default`'s asymmetric-capacity mode (`kernel_asym_capacity`, default auto).
+    pub fn kernel_asym_capacity(&self) -> Result<AsymCapacity, KnobError> {
+        match self.get("kernel_asym_capacity") {
+            None => Ok(AsymCapacity::default()),
+            Some(v) => AsymCapacity::parse(v).ok_or_else(|| KnobError::BadValue {
+                key: "kernel_asym_capacity".to_owned(),
+                value: v.to_owned(),
+                reason: "expected auto, on or off".to_owned(),
+            }),
+        }
     }
 
     /// The hybridland knobs over [`PolicyConfig::default`].
@@ -303,7 +328,12 @@ mod test {
     #[test]
     fn every_key_has_help_with_the_default_the_code_uses() {
         let keys: Vec<&str> = KNOB_HELP.iter().map(|(k, _, _)| *k).collect();
-        let mut all: Vec<&str> = POLICY_KEYS.iter().chain(SIM_KEYS).copied().collect();
+        let mut all: Vec<&str> = POLICY_KEYS
+            .iter()
+            .chain(BASELINE_KEYS)
+            .chain(SIM_KEYS)
+            .copied()
+            .collect();
         all.sort_unstable();
         let mut sorted = keys.clone();
         sorted.sort_unstable();
@@ -330,5 +360,9 @@ mod test {
             (o.fps_window_ns / 1_000_000).to_string()
         );
         assert_eq!(default("util_source"), o.util_source.name());
+        assert_eq!(
+            AsymCapacity::parse(default("kernel_asym_capacity")),
+            Some(AsymCapacity::default())
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The policies by name: what a command line's `--policy` turns into. The one module that
 //! knows every concrete policy, so adding one touches nothing the engine depends on.
 
-use crate::baselines::{CapacityBlind, CountCluster, Spread, SummedCapacity};
+use crate::baselines::{CapacityBlind, CountCluster, KernelDefault, Spread, SummedCapacity};
 use crate::hybridland::Hybridland;
 use crate::knobs::Knobs;
 use crate::sim_policy::{PolicyError, SimPolicy};
@@ -19,16 +19,19 @@ pub enum PolicyKind {
     SummedCapacity,
     /// Capacity-blind spread over every CPU (seed 004).
     Spread,
+    /// The default scheduler's wake-up path (`select_idle_sibling`).
+    KernelDefault,
 }
 
 impl PolicyKind {
     /// Every policy, hybridland first.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Hybridland,
         Self::CapacityBlind,
         Self::CountCluster,
         Self::SummedCapacity,
         Self::Spread,
+        Self::KernelDefault,
     ];
 
     /// The name on command lines.
@@ -39,6 +42,7 @@ impl PolicyKind {
             Self::CountCluster => "count-cluster",
             Self::SummedCapacity => "summed-capacity",
             Self::Spread => "spread",
+            Self::KernelDefault => "kernel-default",
         }
     }
 
@@ -60,6 +64,9 @@ impl PolicyKind {
             Self::Spread => {
                 "any idle CPU at random on every wake-up, fast or slow, like the default EEVDF spread (seed 004)"
             }
+            Self::KernelDefault => {
+                "the default scheduler's wake-up path: previous CPU if idle, wake-affine, idle core then idle CPU in the LLC, idle SMT sibling; capacity-aware only with asymmetric capacity (kernel_asym_capacity)"
+            }
         }
     }
 
@@ -71,7 +78,8 @@ impl PolicyKind {
 
 /// Builds a policy from its name and the `--set` knobs. A name may carry its own knobs after
 /// colons, which win over `knobs`: `hybridland:primary_domain=powersave:cluster_balance=on`.
-/// Baselines ignore the hybridland knobs (so one `--set` can serve a comparison).
+/// Baselines ignore the hybridland knobs (so one `--set` can serve a comparison);
+/// `kernel-default` reads `kernel_asym_capacity`.
 pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, PolicyError> {
     let mut parts = name.split(':');
     let base = parts.next().unwrap_or("").trim();
@@ -89,5 +97,6 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
         PolicyKind::CountCluster => Box::new(CountCluster),
         PolicyKind::SummedCapacity => Box::new(SummedCapacity),
         PolicyKind::Spread => Box::new(Spread::default()),
+        PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),
     })
 }

@@ -3,10 +3,10 @@
 //! must give each preset's CPU count, capacities and core-kind CPU lists, the policy table
 //! must name every policy; the presets' figures are pinned with an insta snapshot.
 
+use core::fmt::Write as _;
 use hybridland_policy::CoreKind;
 use hybridland_sim::machine::CorePower;
 use hybridland_sim::{MachineModel, PolicyKind, presets};
-use core::fmt::Write as _;
 use std::path::PathBuf;
 
 fn model_doc() -> String {
