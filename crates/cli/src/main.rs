@@ -9,6 +9,7 @@ mod inputs;
 mod opts;
 mod replay_cmd;
 mod table;
+mod timeline;
 mod topology_cmd;
 
 use clap::Parser;

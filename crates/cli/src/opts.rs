@@ -108,6 +108,13 @@ pub(crate) struct ReplayArgs {
     /// apply (docs/trace-format.md, "Limits").
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub(crate) max_wall_secs: u64,
+
+    /// Also write the replay as a Chrome trace-event JSON file for Perfetto or
+    /// chrome://tracing: one process per policy, one track per CPU (sorted by core kind and
+    /// cluster), one slice per run (task, placing step, util), counters for busy CPUs per
+    /// cluster and power. Written as the replay runs, not held in memory.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) timeline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

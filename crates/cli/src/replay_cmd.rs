@@ -5,9 +5,13 @@ use crate::failure::Failure;
 use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::table::Table;
+use crate::timeline::TimelineWriter;
 use anyhow::anyhow;
 use core::time::Duration;
-use hybridland_sim::{DecisionRecord, PolicyKind, Report, SimError, SimOptions, policy_by_name};
+use hybridland_sim::{
+    DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, Report, RunRecord, SimError,
+    SimOptions, policy_by_name,
+};
 use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
@@ -34,12 +38,12 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
         ..SimOptions::default()
     };
-    // -vv: a line per decision; the check keeps a plain replay free of the formatting.
-    let log_decisions = tracing::enabled!(tracing::Level::DEBUG);
-    let mut observer = |r: &DecisionRecord<'_>| {
-        if log_decisions {
-            decision_log::log_decision(r);
-        }
+    let mut timeline = match &args.timeline {
+        None => None,
+        Some(path) => Some(
+            TimelineWriter::create(path)
+                .map_err(|e| Failure::Input(anyhow!("{}: cannot create: {e}", path.display())))?,
+        ),
     };
     // The replay would refuse these too, but naming the trace only by its `name` field.
     let options = knobs
@@ -49,9 +53,17 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         .check_replay_limits(&options, &source)
         .map_err(|e| Failure::Input(e.into()))?;
     let mut reports = Vec::new();
-    for name in &args.policy {
+    for (index, name) in args.policy.iter().enumerate() {
         let started = Instant::now();
         tracing::info!(policy = %name, machine = %machine.name, trace = %source, "replay starts");
+        if let Some(t) = &mut timeline {
+            t.begin_policy(index, name, &machine.topology);
+        }
+        let mut observer = ReplayObserver {
+            // -vv: a line per decision; the check keeps a plain replay free of the formatting.
+            log_decisions: tracing::enabled!(tracing::Level::DEBUG),
+            timeline: timeline.as_mut(),
+        };
         let report =
             hybridland_sim::replay_observed(&machine, &trace, name, &knobs, &base, &mut observer)
                 .map_err(|e| classify(e, &source))?;
@@ -63,6 +75,9 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         );
         reports.push(report);
     }
+    if let Some(t) = timeline {
+        t.finish().map_err(Failure::Internal)?;
+    }
     if args.json {
         // Always an array, one report per policy in --policy order, so a program reads one
         // shape whatever the command line.
@@ -71,6 +86,36 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         return Ok(text + "\n");
     }
     Ok(render(&args.policy, &reports))
+}
+
+/// What `replay` watches a replay for: decisions for `-vv`, runs for `--timeline`.
+struct ReplayObserver<'w> {
+    log_decisions: bool,
+    timeline: Option<&'w mut TimelineWriter>,
+}
+
+impl DecisionObserver for ReplayObserver<'_> {
+    fn on_decision(&mut self, r: &DecisionRecord<'_>) {
+        if self.log_decisions {
+            decision_log::log_decision(r);
+        }
+    }
+
+    fn wants_runs(&self) -> bool {
+        self.timeline.is_some()
+    }
+
+    fn on_run(&mut self, r: &RunRecord<'_>) {
+        if let Some(t) = &mut self.timeline {
+            t.run(r);
+        }
+    }
+
+    fn on_occupancy(&mut self, o: &OccupancyRecord) {
+        if let Some(t) = &mut self.timeline {
+            t.occupancy(o);
+        }
+    }
 }
 
 /// Whose fault a failed replay is. The limits name the trace file too: a trace's own `name`

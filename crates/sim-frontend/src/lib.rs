@@ -52,7 +52,9 @@ pub mod rng;
 pub mod sim_policy;
 pub mod trace;
 
-pub use engine::{DecisionObserver, DecisionRecord, SimError, Simulation};
+pub use engine::{
+    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation,
+};
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
 pub use machine::{CorePower, MachineModel, ModelError};

@@ -52,6 +52,12 @@ impl<'a> Simulation<'a> {
         if let Some(p) = decision.placement {
             self.count_step(&p);
         }
+        let task = &mut self.tasks[t];
+        task.placed_util = util;
+        task.placed_by = match decision.target {
+            Target::Run(_) => decision.placement.map(|p| p.step),
+            Target::QueueOn(_) | Target::QueueShared => None,
+        };
         let invalid = |cpu: CpuId, reason: &'static str, s: &Self| SimError::InvalidDecision {
             policy: s.policy.name().to_owned(),
             task: t,

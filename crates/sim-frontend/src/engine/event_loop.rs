@@ -2,7 +2,9 @@
 //! and wake-up, work done, slice end, balance tick).
 
 use super::program::{Action, Program};
-use super::{DecisionObserver, DecisionRecord, Event, SimError, Simulation, Status};
+use super::{
+    DecisionObserver, DecisionRecord, Event, Pending, RunRecord, SimError, Simulation, Status,
+};
 use crate::machine::WORK_SCALE;
 use crate::report::Report;
 use crate::sim_policy::{MachineView, Move, QueuedTask, Reason};
@@ -21,6 +23,7 @@ impl<'a> Simulation<'a> {
     pub fn run_observed(mut self, observer: &mut dyn DecisionObserver) -> Result<Report, SimError> {
         let horizon = self.trace.duration_ns;
         let started = std::time::Instant::now();
+        self.record_runs = observer.wants_runs();
         while let Some((time, event)) = self.events.pop() {
             if horizon.is_some_and(|h| time > h) {
                 self.now = horizon.unwrap_or(time);
@@ -54,6 +57,9 @@ impl<'a> Simulation<'a> {
                 Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
             }
+            if !self.pending.is_empty() {
+                self.hand_over(observer);
+            }
         }
         if horizon.is_none() && self.alive > 0 {
             return Err(SimError::Stalled {
@@ -61,7 +67,46 @@ impl<'a> Simulation<'a> {
                 waiting: self.alive,
             });
         }
+        if self.record_runs {
+            // What still runs at the end ends there: `finish` would stop it the same way,
+            // but with nobody to show the runs to.
+            for i in 0..self.cpus.len() {
+                if self.cpus[i].running.is_some() {
+                    self.stop(CpuId(i as u16));
+                }
+            }
+            self.hand_over(observer);
+        }
         Ok(self.finish())
+    }
+
+    /// Shows the current event's runs and occupancy changes to the observer.
+    fn hand_over(&mut self, observer: &mut dyn DecisionObserver) {
+        let mut pending = core::mem::take(&mut self.pending);
+        for p in pending.drain(..) {
+            match p {
+                Pending::Run {
+                    start_ns,
+                    cpu,
+                    task,
+                    step,
+                    util,
+                } => {
+                    observer.on_run(&RunRecord {
+                        start_ns,
+                        end_ns: self.now,
+                        cpu,
+                        task,
+                        task_name: &self.tasks[task].name,
+                        step,
+                        util,
+                    });
+                }
+                Pending::Occupancy(o) => observer.on_occupancy(&o),
+            }
+        }
+        // The buffer keeps its capacity: no allocation per event.
+        self.pending = pending;
     }
 
     /// The runaway error, naming the trace and the task that woke up most often.

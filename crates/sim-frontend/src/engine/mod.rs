@@ -32,7 +32,7 @@ mod report_build;
 mod setup;
 
 pub use error::SimError;
-pub use observer::{DecisionObserver, DecisionRecord};
+pub use observer::{DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord};
 
 use crate::event_queue::{EventQueue, TimeNs};
 use crate::machine::MachineModel;
@@ -41,7 +41,7 @@ use crate::options::SimOptions;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
 use contention::ClusterContention;
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Step, TaskState, Topology, VtimeClock};
 use power::CoreMeter;
 use program::Program;
 use progress::RunInfo;
@@ -104,6 +104,23 @@ struct Task<'t> {
     wakeups: u64,
     finish_ns: Option<TimeNs>,
     frames: Option<FrameCounter>,
+    /// The step and utilisation of the decision that put it on its CPU (for run records).
+    placed_by: Option<Step>,
+    placed_util: u16,
+}
+
+/// A run or occupancy change waiting to be shown to the observer after the current event.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    Run {
+        start_ns: TimeNs,
+        cpu: CpuId,
+        task: usize,
+        /// Taken at the stop: a slice end places the task again within the same event.
+        step: Option<Step>,
+        util: u16,
+    },
+    Occupancy(OccupancyRecord),
 }
 
 #[derive(Clone, Debug)]
@@ -158,6 +175,10 @@ pub struct Simulation<'a> {
     latency: LatencySamples,
     migrations: u64,
     steps: [[u64; 2]; 4],
+    /// Whether the observer wants runs and occupancy ([`DecisionObserver::wants_runs`]).
+    record_runs: bool,
+    /// Records of the current event, handed over when it is done (a few at most).
+    pending: Vec<Pending>,
 }
 
 impl<'a> Simulation<'a> {

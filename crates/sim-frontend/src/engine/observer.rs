@@ -3,7 +3,7 @@
 
 use crate::event_queue::TimeNs;
 use crate::sim_policy::{Decision, Reason};
-use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Topology};
+use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Step, Topology};
 
 /// Everything about one placement decision, for observers (the tests check each against the
 /// policy crate's invariants).
@@ -33,10 +33,58 @@ pub struct DecisionRecord<'a> {
     pub core: Option<&'a Policy>,
 }
 
-/// Sees every decision of a replay.
+/// One stretch of a task on a CPU, shown when it ends (a timeline's slice).
+#[derive(Debug)]
+pub struct RunRecord<'a> {
+    /// When the task started on the CPU.
+    pub start_ns: TimeNs,
+    /// When it left (it blocked, finished, was moved or preempted, or the replay ended).
+    pub end_ns: TimeNs,
+    /// The CPU.
+    pub cpu: CpuId,
+    /// Task index.
+    pub task: usize,
+    /// Task name (a copy's is `NAME.N`).
+    pub task_name: &'a str,
+    /// The idle-order step that put it on this CPU; `None` when it came off a queue or the
+    /// policy names no steps.
+    pub step: Option<Step>,
+    /// The utilisation the policy was given for that placement.
+    pub util: u16,
+}
+
+/// A cluster's occupancy and the machine's power right after a task started or stopped on
+/// one of its CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OccupancyRecord {
+    /// Simulated time.
+    pub now_ns: TimeNs,
+    /// The L2 cluster (the topology's cluster index).
+    pub cluster: usize,
+    /// Its CPUs running a task.
+    pub busy_cpus: u32,
+    /// The whole machine's power draw from now on, package included, in milliwatts.
+    pub power_mw: u64,
+}
+
+/// Sees every decision of a replay and, when it asks for them with
+/// [`wants_runs`](Self::wants_runs), every run and occupancy change.
 pub trait DecisionObserver {
     /// Called after the policy answered and before the engine acts on it.
     fn on_decision(&mut self, record: &DecisionRecord<'_>);
+
+    /// Whether to call [`on_run`](Self::on_run) and [`on_occupancy`](Self::on_occupancy):
+    /// asked once when the replay starts, so a replay nobody watches pays nothing for them.
+    fn wants_runs(&self) -> bool {
+        false
+    }
+
+    /// Called once per run, when it ends, in time order of the ends: a few per event at
+    /// most, so an observer that writes them out keeps the replay's memory bounded.
+    fn on_run(&mut self, _record: &RunRecord<'_>) {}
+
+    /// Called after every start and stop of a task, in time order.
+    fn on_occupancy(&mut self, _record: &OccupancyRecord) {}
 }
 
 impl<F: FnMut(&DecisionRecord<'_>)> DecisionObserver for F {

@@ -2,7 +2,7 @@
 //! the run handed to the task's utilisation estimate.
 
 use super::progress::RunInfo;
-use super::{Event, Simulation, Status, slice_end_key, work_done_key};
+use super::{Event, OccupancyRecord, Pending, Simulation, Status, slice_end_key, work_done_key};
 use crate::machine::WORK_SCALE;
 use hybridland_policy::{CpuId, Run, slice_ns as sized_slice};
 
@@ -63,6 +63,32 @@ impl<'a> Simulation<'a> {
             Event::SliceEnd(cpu),
         );
         self.refresh_around(cpu, sensitivity);
+        if self.record_runs {
+            self.record_occupancy(cluster);
+        }
+    }
+
+    /// Queues the occupancy of `cluster` and the machine's power for the observer.
+    fn record_occupancy(&mut self, cluster: usize) {
+        let busy_cpus = self
+            .topo
+            .cluster_cpus(cluster)
+            .iter()
+            .filter(|c| self.cpus[c.index()].running.is_some())
+            .count() as u32;
+        let model = self.model;
+        let power_mw = self
+            .cores
+            .iter()
+            .map(|m| model.core_power_mw(m.kind, m.busy_threads))
+            .sum::<u64>()
+            + u64::from(model.package_mw);
+        self.pending.push(Pending::Occupancy(OccupancyRecord {
+            now_ns: self.now,
+            cluster,
+            busy_cpus,
+            power_mw,
+        }));
     }
 
     /// Takes the running task off `cpu`; returns it.
@@ -87,6 +113,15 @@ impl<'a> Simulation<'a> {
         let capacity = self.cpus[i].capacity;
         if let Some(task) = self.tasks.get_mut(t) {
             if let Some(run) = task.run.take() {
+                if self.record_runs {
+                    self.pending.push(Pending::Run {
+                        start_ns: run.since_ns,
+                        cpu,
+                        task: t,
+                        step: task.placed_by,
+                        util: task.placed_util,
+                    });
+                }
                 task.ran_by_kind[kind.index()] += now - run.since_ns;
                 let _counted = task.state.on_run(&Run {
                     cpu,
@@ -98,6 +133,9 @@ impl<'a> Simulation<'a> {
             }
         }
         self.refresh_around(cpu, sensitivity);
+        if self.record_runs {
+            self.record_occupancy(cluster);
+        }
         t
     }
 }

@@ -105,6 +105,8 @@ impl<'a> Simulation<'a> {
                     state: TaskState::new(),
                     runnable_since: None,
                     ran_by_kind: [0; 3],
+                    placed_by: None,
+                    placed_util: 0,
                     migrations: 0,
                     wakeups: 0,
                     finish_ns: None,
@@ -145,6 +147,8 @@ impl<'a> Simulation<'a> {
             latency: LatencySamples::default(),
             migrations: 0,
             steps: [[0; 2]; 4],
+            record_runs: false,
+            pending: Vec::new(),
         })
     }
 }
