@@ -8,6 +8,7 @@ mod failure;
 mod inputs;
 mod opts;
 mod replay_cmd;
+mod sweep_cmd;
 mod table;
 mod timeline;
 mod topology_cmd;
@@ -79,6 +80,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Replay(args) => replay_cmd::replay(&args),
         Command::Validate(args) => replay_cmd::validate(&args),
         Command::Policies => Ok(replay_cmd::policies()),
+        Command::Sweep(args) => sweep_cmd::sweep(&args),
         Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)

@@ -36,9 +36,72 @@ pub(crate) enum Command {
     Topology(TopologyCommand),
     /// List the policies `replay --policy` accepts, with the seed each baseline reproduces.
     Policies,
+    /// Replay one trace over a grid of knob values, copy counts and policies, in parallel,
+    /// and print one row per replay.
+    ///
+    /// Rows run through every combination of --copies (outermost), each --set key in the
+    /// order given, and --policy (innermost). The last column is the throughput gain over the
+    /// row that differs only in the first --set key's first value (or the first policy):
+    /// reference makespan / makespan - 1. A progress bar shows on a terminal.
+    Sweep(SweepArgs),
     /// Turn another tool's workload file into a trace.
     #[command(subcommand)]
     Import(ImportCommand),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SweepArgs {
+    /// The trace file, or an rt-app workload file.
+    pub(crate) trace: PathBuf,
+
+    /// A preset name or topology file; default as for `replay`.
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub(crate) topology: Option<String>,
+
+    /// Policies, comma-separated; each is a dimension of the grid.
+    #[arg(
+        short,
+        long,
+        value_name = "NAME[,NAME...]",
+        value_delimiter = ',',
+        default_value = "hybridland"
+    )]
+    pub(crate) policy: Vec<String>,
+
+    /// A knob and the values to sweep it over, e.g. `cluster_balance=off,on,auto`; any
+    /// `replay --set` key. Repeatable, one --set per key. Values are split at commas, so
+    /// give a primary domain as a hex mask, not a CPU list.
+    #[arg(short, long = "set", value_name = "KEY=V1[,V2...]")]
+    pub(crate) set: Vec<String>,
+
+    /// Replicate the trace's tasks: each task gets N times its copies, for each N listed.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    pub(crate) copies: Vec<u32>,
+
+    /// Seed for every replay (default: the trace's `seed`); printed in the report.
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+
+    /// Replays run at once (worker threads).
+    #[arg(short, long, value_name = "N", default_value_t = 2)]
+    pub(crate) jobs: usize,
+
+    /// CSV instead of a table: one row per replay, raw figures, a header row.
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) csv: bool,
+
+    /// JSON instead of a table: an array with one object per replay (its grid point, seed,
+    /// gain and full report).
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// With an rt-app file: refuse one with anything the simulator drops or approximates.
+    #[arg(long)]
+    pub(crate) strict: bool,
+
+    /// Stop any replay that has run this many seconds of wall-clock time; 0 for no limit.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) max_wall_secs: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,6 +160,11 @@ pub(crate) struct ReplayArgs {
     /// `smt_slowdown_pct=30`. Repeatable. `hybrid-sim policies` lists the keys.
     #[arg(short, long = "set", value_name = "KEY=VALUE")]
     pub(crate) set: Vec<String>,
+
+    /// Seed for every random choice of the replay (default: the trace's `seed`; the same as
+    /// `--set seed=N`). Every report prints the seed it ran with.
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
 
     /// Print JSON instead of a table: always an array with one report per policy, in
     /// --policy order.

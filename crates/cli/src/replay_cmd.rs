@@ -21,7 +21,11 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
         (None, None) => inputs::machine(DEFAULT_TOPOLOGY)?,
     };
-    let knobs = inputs::knobs(&args.set)?;
+    let mut items = args.set.clone();
+    if let Some(seed) = args.seed {
+        items.push(format!("seed={seed}"));
+    }
+    let knobs = inputs::knobs(&items)?;
     let source = args.trace.display().to_string();
     trace
         .validate_for(&machine.topology, &source)

@@ -1,0 +1,187 @@
+//! `hybrid-sim sweep`: seed 002's four rows in one command, agreeing with the replays it
+//! stands for; CSV and JSON forms; the seed in every report; inputs checked before any replay.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn hybrid_sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run hybrid-sim")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = hybrid_sim(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stderr.is_empty(), "no progress bar off a terminal");
+    String::from_utf8(o.stdout).unwrap()
+}
+
+const SEED002: [&str; 8] = [
+    "sweep",
+    "examples/traces/seed002-mcf-1.json",
+    "--set",
+    "cluster_balance=off,on,auto",
+    "--copies",
+    "1,6,12,24",
+    "--csv",
+    "--jobs",
+];
+
+fn makespan(trace: &str, balance: &str) -> u64 {
+    let text = ok(&[
+        "replay",
+        trace,
+        "--set",
+        &format!("cluster_balance={balance}"),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v[0]["summary"]["makespan_ns"].as_u64().unwrap()
+}
+
+#[test]
+fn seed_002_in_one_command_matches_the_separate_replays() {
+    let mut args = SEED002.to_vec();
+    args.push("2");
+    let csv = ok(&args);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..4],
+        ["copies", "cluster_balance", "policy", "seed"]
+    );
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 12);
+    for (i, copies) in [1, 6, 12, 24].iter().enumerate() {
+        let trace = format!("examples/traces/seed002-mcf-{copies}.json");
+        let off = makespan(&trace, "off");
+        let on = makespan(&trace, "on");
+        for (j, (balance, want)) in [("off", off), ("on", on), ("auto", on)].iter().enumerate() {
+            let row = &rows[i * 3 + j];
+            assert_eq!(row[0], copies.to_string());
+            assert_eq!(row[1], *balance);
+            assert_eq!(row[col("seed")], "2");
+            assert_eq!(
+                row[col("makespan_ns")],
+                want.to_string(),
+                "{copies} copies {balance}"
+            );
+            let gain: f64 = row[col("gain_pct")].parse().unwrap();
+            let expected = (off as f64 / *want as f64 - 1.0) * 100.0;
+            assert!((gain - expected).abs() < 1e-3, "{gain} vs {expected}");
+        }
+    }
+    // The seed's shape: a gain at 6 and 12 copies, none at 1 and 24.
+    let gain = |i: usize| -> f64 { rows[i][col("gain_pct")].parse().unwrap() };
+    assert!(gain(4) > 10.0 && gain(7) > 5.0, "{csv}");
+    assert!(gain(1).abs() < 0.5 && gain(10).abs() < 0.5, "{csv}");
+}
+
+#[test]
+fn worker_count_changes_nothing_but_the_header() {
+    let mut one = SEED002.to_vec();
+    one.push("1");
+    let mut three = SEED002.to_vec();
+    three.push("3");
+    assert_eq!(ok(&one), ok(&three));
+}
+
+#[test]
+fn the_readme_shows_the_sweep_as_it_prints() {
+    let table = ok(&[
+        "sweep",
+        "examples/traces/seed002-mcf-1.json",
+        "--set",
+        "cluster_balance=off,on,auto",
+        "--copies",
+        "1,6,12,24",
+    ]);
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&table),
+        "README.md must show the sweep's output as it prints now:\n{table}"
+    );
+}
+
+#[test]
+fn seed_is_printed_in_every_report_and_json_is_an_array() {
+    let text = ok(&[
+        "sweep",
+        "examples/traces/seed003-lone.json",
+        "--policy",
+        "hybridland,capacity-blind",
+        "--seed",
+        "41",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let all = v.as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    for o in all {
+        assert_eq!(o["seed"], 41);
+        assert_eq!(o["report"]["seed"], 41);
+    }
+    assert_eq!(all[0]["gain_pct"], 0.0);
+    let table = ok(&[
+        "sweep",
+        "examples/traces/seed003-lone.json",
+        "--policy",
+        "hybridland,capacity-blind",
+        "--seed",
+        "41",
+    ]);
+    assert!(
+        table.starts_with("sweep seed003-lone on tc2 (seed 41): 2 replay(s)"),
+        "{table}"
+    );
+    assert!(table.contains("gain vs hybridland"), "{table}");
+    let replay = ok(&[
+        "replay",
+        "examples/traces/seed003-lone.json",
+        "--seed",
+        "41",
+    ]);
+    assert!(
+        replay.starts_with("trace seed003-lone on tc2 (seed 41)"),
+        "{replay}"
+    );
+}
+
+#[test]
+fn bad_grids_exit_2_before_any_replay() {
+    for (args, says) in [
+        (vec!["--set", "cluster_balance=off,sideways"], "sideways"),
+        (
+            vec![
+                "--set",
+                "cluster_balance=off",
+                "--set",
+                "cluster_balance=on",
+            ],
+            "given twice",
+        ),
+        (vec!["--set", "cluster_balance=off,"], "no empty value"),
+        (vec!["--copies", "0"], "--copies 0"),
+        (vec!["--policy", "hybridland,nosuch"], "nosuch"),
+    ] {
+        let mut all = vec!["sweep", "examples/traces/seed002-mcf-1.json"];
+        all.extend(args.iter());
+        let o = hybrid_sim(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
+}
