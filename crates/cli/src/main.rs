@@ -7,6 +7,7 @@ mod decision_log;
 mod failure;
 mod inputs;
 mod opts;
+mod plots;
 mod replay_cmd;
 mod sweep_cmd;
 mod table;

@@ -183,6 +183,12 @@ pub(crate) struct ReplayArgs {
     /// cluster and power. Written as the replay runs, not held in memory.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) timeline: Option<PathBuf>,
+
+    /// Also draw SVG charts into this directory (created if missing): CPU time per core kind
+    /// per policy, busy CPUs per cluster over time, fps over time for a frame task, and the
+    /// wake-up latency CDF.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) plot: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ use crate::decision_log;
 use crate::failure::Failure;
 use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::{ReplayArgs, ValidateArgs};
+use crate::plots::PolicyPlot;
 use crate::table::Table;
 use crate::timeline::TimelineWriter;
 use anyhow::anyhow;
@@ -56,6 +57,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     trace
         .check_replay_limits(&options, &source)
         .map_err(|e| Failure::Input(e.into()))?;
+    let mut plots = Vec::new();
     let mut reports = Vec::new();
     for (index, name) in args.policy.iter().enumerate() {
         let started = Instant::now();
@@ -63,14 +65,23 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         if let Some(t) = &mut timeline {
             t.begin_policy(index, name, &machine.topology);
         }
+        let mut plot = args
+            .plot
+            .as_ref()
+            .map(|_| PolicyPlot::new(name, &machine.topology, &trace, options.fps_window_ns));
         let mut observer = ReplayObserver {
             // -vv: a line per decision; the check keeps a plain replay free of the formatting.
             log_decisions: tracing::enabled!(tracing::Level::DEBUG),
             timeline: timeline.as_mut(),
+            plot: plot.as_mut(),
         };
         let report =
             hybridland_sim::replay_observed(&machine, &trace, name, &knobs, &base, &mut observer)
                 .map_err(|e| classify(e, &source))?;
+        if let Some(mut p) = plot {
+            p.finish(&report);
+            plots.push(p);
+        }
         tracing::info!(
             policy = %name,
             events = report.summary.events,
@@ -81,6 +92,10 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     }
     if let Some(t) = timeline {
         t.finish().map_err(Failure::Internal)?;
+    }
+    if let Some(dir) = &args.plot {
+        let files = crate::plots::write_all(dir, &plots).map_err(Failure::Internal)?;
+        tracing::info!(dir = %dir.display(), files = %files.join(" "), "charts written");
     }
     if args.json {
         // Always an array, one report per policy in --policy order, so a program reads one
@@ -96,6 +111,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
 struct ReplayObserver<'w> {
     log_decisions: bool,
     timeline: Option<&'w mut TimelineWriter>,
+    plot: Option<&'w mut PolicyPlot>,
 }
 
 impl DecisionObserver for ReplayObserver<'_> {
@@ -106,18 +122,24 @@ impl DecisionObserver for ReplayObserver<'_> {
     }
 
     fn wants_runs(&self) -> bool {
-        self.timeline.is_some()
+        self.timeline.is_some() || self.plot.is_some()
     }
 
     fn on_run(&mut self, r: &RunRecord<'_>) {
         if let Some(t) = &mut self.timeline {
             t.run(r);
         }
+        if let Some(p) = &mut self.plot {
+            p.run(r);
+        }
     }
 
     fn on_occupancy(&mut self, o: &OccupancyRecord) {
         if let Some(t) = &mut self.timeline {
             t.occupancy(o);
+        }
+        if let Some(p) = &mut self.plot {
+            p.occupancy(o);
         }
     }
 }

@@ -91,6 +91,8 @@ impl<'a> Simulation<'a> {
                     task,
                     step,
                     util,
+                    latency_ns,
+                    frame_done,
                 } => {
                     observer.on_run(&RunRecord {
                         start_ns,
@@ -100,6 +102,8 @@ impl<'a> Simulation<'a> {
                         task_name: &self.tasks[task].name,
                         step,
                         util,
+                        latency_ns,
+                        frame_done,
                     });
                 }
                 Pending::Occupancy(o) => observer.on_occupancy(&o),
@@ -198,6 +202,7 @@ impl<'a> Simulation<'a> {
             if let Some(f) = &mut self.tasks[t].frames {
                 f.complete(released, now, missed);
             }
+            self.tasks[t].frame_done = true;
             // A render loop blocks once per frame (on the GPU fence or the frame clock) even
             // when it is late, so every frame is a fresh wake-up and placement.
             self.stop(cpu);

@@ -107,6 +107,10 @@ struct Task<'t> {
     /// The step and utilisation of the decision that put it on its CPU (for run records).
     placed_by: Option<Step>,
     placed_util: u16,
+    /// The wait before the current run (for run records).
+    run_latency: Option<u64>,
+    /// Set just before the stop that completes a frame (for run records).
+    frame_done: bool,
 }
 
 /// A run or occupancy change waiting to be shown to the observer after the current event.
@@ -119,6 +123,8 @@ enum Pending {
         /// Taken at the stop: a slice end places the task again within the same event.
         step: Option<Step>,
         util: u16,
+        latency_ns: Option<u64>,
+        frame_done: bool,
     },
     Occupancy(OccupancyRecord),
 }

@@ -51,6 +51,12 @@ pub struct RunRecord<'a> {
     pub step: Option<Step>,
     /// The utilisation the policy was given for that placement.
     pub util: u16,
+    /// How long the task waited between becoming runnable and this run's start (the
+    /// report's wake-up latency sample); `None` when the run continued straight from the
+    /// previous one.
+    pub latency_ns: Option<u64>,
+    /// Whether the run ended because a frame of a frame task completed.
+    pub frame_done: bool,
 }
 
 /// A cluster's occupancy and the machine's power right after a task started or stopped on

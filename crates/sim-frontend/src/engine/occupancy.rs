@@ -31,8 +31,9 @@ impl<'a> Simulation<'a> {
                 .remaining
                 .saturating_add(u128::from(cost) * u128::from(WORK_SCALE));
         }
-        if let Some(since) = task.runnable_since.take() {
-            self.latency.record(now - since);
+        task.run_latency = task.runnable_since.take().map(|since| now - since);
+        if let Some(waited) = task.run_latency {
+            self.latency.record(waited);
         }
         task.status = Status::Running;
         // Its home moves with it: the policy keeps other tasks off it while it sleeps.
@@ -112,6 +113,7 @@ impl<'a> Simulation<'a> {
         self.load[i] -= 1;
         let capacity = self.cpus[i].capacity;
         if let Some(task) = self.tasks.get_mut(t) {
+            let frame_done = core::mem::take(&mut task.frame_done);
             if let Some(run) = task.run.take() {
                 if self.record_runs {
                     self.pending.push(Pending::Run {
@@ -120,6 +122,8 @@ impl<'a> Simulation<'a> {
                         task: t,
                         step: task.placed_by,
                         util: task.placed_util,
+                        latency_ns: task.run_latency,
+                        frame_done,
                     });
                 }
                 task.ran_by_kind[kind.index()] += now - run.since_ns;

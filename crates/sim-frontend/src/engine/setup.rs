@@ -107,6 +107,8 @@ impl<'a> Simulation<'a> {
                     ran_by_kind: [0; 3],
                     placed_by: None,
                     placed_util: 0,
+                    run_latency: None,
+                    frame_done: false,
                     migrations: 0,
                     wakeups: 0,
                     finish_ns: None,

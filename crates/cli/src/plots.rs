@@ -1,0 +1,535 @@
+//! `replay --plot DIR`: SVG charts of a replay for people who would rather look than read,
+//! drawn with plotters' SVG backend (text as SVG `<text>`, no font files read):
+//!
+//! - `cpu-time-by-kind.svg`: CPU seconds per core kind, a group of bars per policy;
+//! - `cluster-occupancy-POLICY.svg`: busy CPUs per L2 cluster over time, one line each;
+//! - `fps.svg`: the first frame task's frames per second per fps window, a line per policy
+//!   (only when the trace has a frame task);
+//! - `wakeup-latency-cdf.svg`: the share of wake-ups served within a latency, a line per
+//!   policy.
+//!
+//! The data comes from the engine's observer hooks as the replay runs and is kept in bounded
+//! form: occupancy in at most [`MAX_BUCKETS`] time buckets (two merge into one when time
+//! outgrows them), latencies in a fixed log-scale histogram, frames as a count per window.
+
+use anyhow::Context as _;
+use hybridland_policy::Topology;
+use hybridland_sim::{OccupancyRecord, Report, RunRecord, Trace};
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Most time buckets per occupancy series.
+const MAX_BUCKETS: usize = 256;
+/// Latency histogram: exact below 8 ns, then 8 buckets per power of two.
+const LATENCY_BUCKETS: usize = 8 + 61 * 8;
+
+const COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn colour(i: usize) -> RGBColor {
+    COLOURS[i % COLOURS.len()]
+}
+
+/// Busy-CPU time per cluster integrated into time buckets that double in width when needed.
+struct Occupancy {
+    width_ns: u64,
+    /// Per cluster: busy CPU-nanoseconds per bucket.
+    buckets: Vec<Vec<u128>>,
+    /// Per cluster: busy CPUs now and since when.
+    busy: Vec<(u32, u64)>,
+}
+
+impl Occupancy {
+    fn new(clusters: usize) -> Self {
+        Self {
+            width_ns: 1_000_000,
+            buckets: vec![vec![0; MAX_BUCKETS]; clusters],
+            busy: vec![(0, 0); clusters],
+        }
+    }
+
+    fn merge(&mut self) {
+        for series in &mut self.buckets {
+            for i in 0..MAX_BUCKETS / 2 {
+                series[i] = series[2 * i] + series[2 * i + 1];
+            }
+            for b in &mut series[MAX_BUCKETS / 2..] {
+                *b = 0;
+            }
+        }
+        self.width_ns *= 2;
+    }
+
+    /// Integrates `cluster`'s current busy count up to `now`.
+    fn advance(&mut self, cluster: usize, now: u64) {
+        while now > self.width_ns.saturating_mul(MAX_BUCKETS as u64) {
+            self.merge();
+        }
+        let (n, mut t) = self.busy[cluster];
+        while t < now {
+            let i = (t / self.width_ns) as usize;
+            let end = now.min((i as u64 + 1) * self.width_ns);
+            self.buckets[cluster][i.min(MAX_BUCKETS - 1)] += u128::from(n) * u128::from(end - t);
+            t = end;
+        }
+        self.busy[cluster].1 = now;
+    }
+
+    fn record(&mut self, o: &OccupancyRecord) {
+        if o.cluster < self.busy.len() {
+            self.advance(o.cluster, o.now_ns);
+            self.busy[o.cluster].0 = o.busy_cpus;
+        }
+    }
+}
+
+/// Frame completions per fps window of the first frame task.
+struct Frames {
+    task: usize,
+    start_ns: u64,
+    window_ns: u64,
+    per_window: Vec<u32>,
+}
+
+/// What one policy's replay looked like, for the charts.
+pub(crate) struct PolicyPlot {
+    policy: String,
+    occupancy: Occupancy,
+    frames: Option<Frames>,
+    latency: Vec<u64>,
+    kinds: Vec<(String, u64)>,
+    cluster_names: Vec<String>,
+    end_ns: u64,
+}
+
+impl PolicyPlot {
+    pub(crate) fn new(policy: &str, topo: &Topology, trace: &Trace, fps_window_ns: u64) -> Self {
+        // The report's fps is the first frame task's: the task index counts copies.
+        let mut index = 0usize;
+        let mut frames = None;
+        for spec in &trace.tasks {
+            if spec.frames.is_some() {
+                frames = Some(Frames {
+                    task: index,
+                    start_ns: spec.start_ns,
+                    window_ns: fps_window_ns.max(1),
+                    per_window: Vec::new(),
+                });
+                break;
+            }
+            index += spec.copies as usize;
+        }
+        let cluster_names = (0..topo.nr_clusters())
+            .map(|c| {
+                let first = topo.cluster_cpus(c).first().and_then(|cpu| topo.info(*cpu));
+                format!("cluster {c} ({})", first.map_or("?", |i| i.kind.name()))
+            })
+            .collect();
+        Self {
+            policy: policy.to_owned(),
+            occupancy: Occupancy::new(topo.nr_clusters()),
+            frames,
+            latency: vec![0; LATENCY_BUCKETS],
+            kinds: Vec::new(),
+            cluster_names,
+            end_ns: 0,
+        }
+    }
+
+    pub(crate) fn run(&mut self, r: &RunRecord<'_>) {
+        if let Some(ns) = r.latency_ns {
+            self.latency[latency_bucket(ns)] += 1;
+        }
+        if let Some(f) = &mut self.frames {
+            if r.frame_done && r.task == f.task {
+                let w = (r.end_ns.saturating_sub(f.start_ns) / f.window_ns) as usize;
+                if f.per_window.len() <= w {
+                    f.per_window.resize(w + 1, 0);
+                }
+                f.per_window[w] += 1;
+            }
+        }
+    }
+
+    pub(crate) fn occupancy(&mut self, o: &OccupancyRecord) {
+        self.occupancy.record(o);
+    }
+
+    /// Closes the series at the report's end and takes its per-kind busy time.
+    pub(crate) fn finish(&mut self, report: &Report) {
+        self.end_ns = report.summary.makespan_ns;
+        for c in 0..self.occupancy.busy.len() {
+            self.occupancy.advance(c, self.end_ns);
+        }
+        self.kinds = report
+            .kinds
+            .iter()
+            .map(|k| (k.kind.clone(), k.busy_ns))
+            .collect();
+    }
+}
+
+/// Exact below 8 ns, then 8 buckets per power of two (12.5% wide at most).
+fn latency_bucket(ns: u64) -> usize {
+    if ns < 8 {
+        return ns as usize;
+    }
+    let b = 63 - ns.leading_zeros() as usize;
+    let mant = ((ns >> (b - 3)) & 7) as usize;
+    (8 + (b - 3) * 8 + mant).min(LATENCY_BUCKETS - 1)
+}
+
+/// The largest latency a bucket holds.
+fn latency_bucket_top(i: usize) -> u64 {
+    if i < 8 {
+        return i as u64;
+    }
+    let b = (i - 8) / 8 + 3;
+    let mant = ((i - 8) % 8) as u128;
+    let top = ((8 + mant + 1) << (b - 3)) - 1;
+    u64::try_from(top).unwrap_or(u64::MAX)
+}
+
+/// Writes every chart into `dir` (created if missing); returns the files written.
+pub(crate) fn write_all(dir: &Path, plots: &[PolicyPlot]) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut written = Vec::new();
+    let mut out = |name: String, draw: &dyn Fn(&Path) -> anyhow::Result<()>| {
+        let path = dir.join(&name);
+        draw(&path).with_context(|| format!("{}: cannot draw", path.display()))?;
+        written.push(name);
+        anyhow::Ok(())
+    };
+    out("cpu-time-by-kind.svg".into(), &|p| cpu_time(p, plots))?;
+    for plot in plots {
+        out(
+            format!("cluster-occupancy-{}.svg", file_part(&plot.policy)),
+            &|p| occupancy(p, plot),
+        )?;
+    }
+    if plots.iter().any(|p| p.frames.is_some()) {
+        out("fps.svg".into(), &|p| fps(p, plots))?;
+    }
+    out("wakeup-latency-cdf.svg".into(), &|p| latency_cdf(p, plots))?;
+    Ok(written)
+}
+
+/// A policy name as a file name part: `hybridland:primary_domain=powersave` ->
+/// `hybridland_primary_domain_powersave`.
+fn file_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn err<E: core::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow::anyhow!("{e:?}")
+}
+
+fn cpu_time(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+    let kinds: Vec<String> = plots
+        .first()
+        .map(|p| p.kinds.iter().map(|k| k.0.clone()).collect())
+        .unwrap_or_default();
+    let nk = kinds.len().max(1);
+    let max_s = plots
+        .iter()
+        .flat_map(|p| p.kinds.iter().map(|k| k.1 as f64 / 1e9))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let n = plots.len();
+    let mut chart = ChartBuilder::on(&root)
+        .caption("CPU time per core kind", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..n as f64, 0f64..max_s * 1.4)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(1))
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            plots.get(i).map_or_else(String::new, |p| p.policy.clone())
+        })
+        .y_desc("CPU seconds")
+        .draw()
+        .map_err(err)?;
+    for (k, kind) in kinds.iter().enumerate() {
+        let c = colour(k);
+        let bar_w = 0.8 / nk as f64;
+        chart
+            .draw_series(plots.iter().enumerate().map(|(i, p)| {
+                let secs = p.kinds.get(k).map_or(0.0, |x| x.1 as f64 / 1e9);
+                let x0 = i as f64 + 0.1 + k as f64 * bar_w;
+                Rectangle::new([(x0, 0.0), (x0 + bar_w * 0.9, secs)], c.filled())
+            }))
+            .map_err(err)?
+            .label(kind.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn occupancy(path: &Path, plot: &PolicyPlot) -> anyhow::Result<()> {
+    let occ = &plot.occupancy;
+    let used = ((plot.end_ns.div_ceil(occ.width_ns)) as usize).clamp(1, MAX_BUCKETS);
+    let series: Vec<Vec<(f64, f64)>> = occ
+        .buckets
+        .iter()
+        .map(|b| {
+            (0..used)
+                .map(|i| {
+                    let start = i as u64 * occ.width_ns;
+                    let len = plot
+                        .end_ns
+                        .min(start + occ.width_ns)
+                        .saturating_sub(start)
+                        .max(1);
+                    let mid_s = (start as f64 + len as f64 / 2.0) / 1e9;
+                    (mid_s, b[i] as f64 / len as f64)
+                })
+                .collect()
+        })
+        .collect();
+    let max_y = series
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let end_s = (plot.end_ns as f64 / 1e9).max(1e-9);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Busy CPUs per cluster: {}", plot.policy),
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0f64..end_s, 0f64..max_y * 1.5)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("busy CPUs (bucket average)")
+        .draw()
+        .map_err(err)?;
+    for (c, points) in series.into_iter().enumerate() {
+        let col = colour(c);
+        chart
+            .draw_series(LineSeries::new(points, col.stroke_width(2)))
+            .map_err(err)?
+            .label(plot.cluster_names[c].clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn fps(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = plots
+        .iter()
+        .filter_map(|p| {
+            let f = p.frames.as_ref()?;
+            let scale = 1e9 / f.window_ns as f64;
+            let w_s = f.window_ns as f64 / 1e9;
+            Some((
+                p.policy.clone(),
+                f.per_window
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| ((i as f64 + 0.5) * w_s, f64::from(*n) * scale))
+                    .collect(),
+            ))
+        })
+        .collect();
+    let max_x = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let max_y = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Frames per second", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0f64..max_x * 1.02, 0f64..max_y * 1.3)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("fps (per window)")
+        .draw()
+        .map_err(err)?;
+    for (i, (name, points)) in series.into_iter().enumerate() {
+        let col = colour(i);
+        chart
+            .draw_series(LineSeries::new(points, col.stroke_width(2)))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+fn latency_cdf(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = plots
+        .iter()
+        .map(|p| {
+            let total: u64 = p.latency.iter().sum();
+            let mut acc = 0u64;
+            let mut points = Vec::new();
+            for (i, n) in p.latency.iter().enumerate() {
+                if *n == 0 {
+                    continue;
+                }
+                acc += n;
+                points.push((
+                    latency_bucket_top(i) as f64 / 1e3,
+                    acc as f64 / total.max(1) as f64,
+                ));
+            }
+            if points.is_empty() {
+                points.push((0.0, 1.0));
+            }
+            (p.policy.clone(), points)
+        })
+        .collect();
+    let max_x = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Wake-up latency CDF", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..1.3f64)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (us)")
+        .y_desc("share of wake-ups")
+        .draw()
+        .map_err(err)?;
+    for (i, (name, points)) in series.into_iter().enumerate() {
+        let col = colour(i);
+        // A step from 0 to the first bucket, so a replay with no waiting shows a line too.
+        let mut line = vec![(0.0, 0.0)];
+        line.extend(points);
+        chart
+            .draw_series(LineSeries::new(line, col.stroke_width(2)))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn latency_buckets_hold_their_values() {
+        for ns in [
+            0u64,
+            1,
+            7,
+            8,
+            9,
+            15,
+            16,
+            100,
+            1_000,
+            123_456,
+            10_000_000_000,
+            u64::MAX,
+        ] {
+            let i = latency_bucket(ns);
+            assert!(latency_bucket_top(i) >= ns, "{ns} -> bucket {i}");
+            if i > 0 {
+                assert!(latency_bucket_top(i - 1) < ns, "{ns} -> bucket {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn occupancy_integrates_and_merges_without_losing_time() {
+        let mut o = Occupancy::new(1);
+        let rec = |now_ns, busy_cpus| OccupancyRecord {
+            now_ns,
+            cluster: 0,
+            busy_cpus,
+            power_mw: 0,
+        };
+        o.record(&rec(0, 2));
+        o.record(&rec(500_000_000, 1));
+        o.advance(0, 1_000_000_000);
+        // 2 CPUs for 0.5 s and 1 for 0.5 s, whatever the bucket width became.
+        let total: u128 = o.buckets[0].iter().sum();
+        assert_eq!(total, 1_500_000_000);
+        assert!(o.width_ns * MAX_BUCKETS as u64 >= 1_000_000_000);
+    }
+}
