@@ -76,6 +76,97 @@ fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
     }
 }
 
+/// `import ftrace`: like `import rt-app`, with what was skipped said.
+fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
+    let name = args.file.display().to_string();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| Failure::Input(anyhow::anyhow!("{name}: cannot read: {e}")))?;
+    let topology = args
+        .topology
+        .clone()
+        .unwrap_or_else(|| inputs::DEFAULT_TOPOLOGY.to_owned());
+    let machine = inputs::machine(&topology)?;
+    let stem = args.file.file_stem().map_or_else(
+        || "recording".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let imported = hybridland_sim::import::ftrace::import(
+        &text,
+        &name,
+        &stem,
+        &machine.topology,
+        args.pin_observed,
+    )
+    .map_err(|e| Failure::Input(e.into()))?;
+    let mut trace = imported.trace;
+    // A trace names its machine file relative to its own directory (`replay` reads it so).
+    trace.machine = Some(match &args.output {
+        Some(out) if std::path::Path::new(&topology).is_file() => {
+            relative_to(std::path::Path::new(&topology), out).unwrap_or(topology)
+        }
+        _ => topology,
+    });
+    let skipped: Vec<String> = imported
+        .skipped
+        .iter()
+        .map(|(event, n)| format!("{event} {n}"))
+        .collect();
+    let skipped = if skipped.is_empty() {
+        "none".to_owned()
+    } else {
+        skipped.join(", ")
+    };
+    if !imported.folded.is_empty() {
+        tracing::warn!(
+            "{name}: more bursts than a trace task holds ({} phases), folded into a loop of \
+             their average run and sleep: {}",
+            hybridland_sim::trace::MAX_PHASES,
+            imported.folded.join(", ")
+        );
+    }
+    let text = trace.to_json_string() + "\n";
+    match &args.output {
+        None => {
+            tracing::info!("{name}: events skipped: {skipped}");
+            Ok(text)
+        }
+        Some(out) => {
+            std::fs::write(out, &text).map_err(|e| {
+                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
+            })?;
+            Ok(format!(
+                "{}: {} task(s) from recording {name} on {}; events skipped: {skipped}\n",
+                out.display(),
+                trace.nr_tasks(),
+                machine.name
+            ))
+        }
+    }
+}
+
+/// `file`'s path as seen from the directory `beside` is in, when both resolve.
+fn relative_to(file: &std::path::Path, beside: &std::path::Path) -> Option<String> {
+    let file = std::fs::canonicalize(file).ok()?;
+    let dir = match beside.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let common = file
+        .components()
+        .zip(dir.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut rel = std::path::PathBuf::new();
+    for _ in dir.components().skip(common) {
+        rel.push("..");
+    }
+    for c in file.components().skip(common) {
+        rel.push(c);
+    }
+    Some(rel.to_string_lossy().into_owned())
+}
+
 fn run(opts: Opts) -> Result<String, Failure> {
     match opts.command {
         Command::Replay(args) => replay_cmd::replay(&args),
@@ -83,6 +174,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Policies => Ok(replay_cmd::policies()),
         Command::Sweep(args) => sweep_cmd::sweep(&args),
         Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
+        Command::Import(ImportCommand::Ftrace(args)) => import_ftrace(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }

@@ -112,6 +112,34 @@ pub(crate) enum ImportCommand {
     /// Events the simulator cannot model (lock, barrier, fork, ...) are listed in one warning
     /// with their task and phase. `hybrid-sim replay` reads an rt-app file directly too.
     RtApp(ImportRtAppArgs),
+    /// A scheduler recording: the text `trace-cmd report` or /sys/kernel/tracing/trace
+    /// prints (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
+    /// sched_process_exit), or `perf sched script` output.
+    ///
+    /// Each task's run bursts become reference work by the capacity of the CPU they ran on
+    /// (from --topology), its blocked stretches sleeps. Other events are skipped and counted;
+    /// a malformed line is an error naming its number.
+    Ftrace(ImportFtraceArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportFtraceArgs {
+    /// The recording (text).
+    pub(crate) file: PathBuf,
+
+    /// The machine it was recorded on: a preset name or a topology file (default
+    /// i7-13800h). Its capacities scale the bursts; the trace names it.
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub(crate) topology: Option<String>,
+
+    /// Where to write the trace; standard output when not given.
+    #[arg(short, long, value_name = "TRACE")]
+    pub(crate) output: Option<PathBuf>,
+
+    /// Restrict each task to the CPUs it was seen running on (a recording cannot tell a
+    /// pinned task from one that never moved, so this is off by default).
+    #[arg(long)]
+    pub(crate) pin_observed: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,10 @@
 //! Importers: workloads written for other tools, turned into a [`Trace`](crate::Trace).
 //!
 //! - [`rt_app`]: rt-app's JSON workload description (`tasks`, `phases`, `run`/`sleep`/`timer`
-//!   events), as the scheduler community writes it.
+//!   events), as the scheduler community writes it;
+//! - [`ftrace`]: scheduler recordings, as `trace-cmd report`, tracefs and `perf sched script`
+//!   print them.
 
 mod json_tree;
+pub mod ftrace;
 pub mod rt_app;

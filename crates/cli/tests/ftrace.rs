@@ -1,0 +1,70 @@
+//! `hybrid-sim import ftrace` on the VM recording, and a malformed recording.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn hybrid_sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run hybrid-sim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn the_vm_recording_imports_and_replays_on_its_machine() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ftrace-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("vm-busybox.json");
+    let o = hybrid_sim(&[
+        "import",
+        "ftrace",
+        "examples/recordings/vm-busybox.trace",
+        "--topology",
+        "examples/recordings/vm-2p-smt-4e.toml",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("56 task(s) from recording examples/recordings/vm-busybox.trace on vm-2p-smt-4e; events skipped: none"),
+        "{}",
+        text(&o.stdout)
+    );
+    // The trace names its machine file relative to itself, so replay finds it.
+    let o = hybrid_sim(&[
+        "replay",
+        out.to_str().unwrap(),
+        "--policy",
+        "hybridland,spread",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("trace vm-busybox on vm-2p-smt-4e (seed 0)"));
+}
+
+#[test]
+fn a_malformed_recording_names_the_line() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ftrace-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.trace");
+    std::fs::write(
+        &bad,
+        "# tracer: nop\n  a-1 [000] 1.000000: sched_wakeup: comm=a pid=1\ngarbage here\n",
+    )
+    .unwrap();
+    let o = hybrid_sim(&["import", "ftrace", bad.to_str().unwrap(), "-t", "tc2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("bad.trace:3: not an event line"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -1,0 +1,519 @@
+//! Scheduler recordings turned into a [`Trace`]: the text that `trace-cmd report` and
+//! `/sys/kernel/tracing/trace` print (with or without the `(tgid)` column, `success=1` or
+//! not) and `perf sched script` (raw `prev_comm=` fields or its `comm:pid [prio] S ==> ...`
+//! form).
+//!
+//! Per task (every pid but 0, the idle task): each stretch from being switched in to being
+//! switched out is a run burst, turned into reference work by the capacity of the CPU it ran
+//! on (a burst of 10 ms on a capacity-512 CPU is 5 ms of reference work); a switch-out in any
+//! state but `R` (runnable: preempted) starts a sleep, which ends at the task's next wake-up
+//! (`sched_wakeup`, `sched_waking` or, failing those, its next switch-in). Consecutive bursts
+//! with only preemptions between them are one run. The task starts at its first event and
+//! ends at `sched_process_exit` or the end of the recording; the trace's horizon is the
+//! recording's length. The CPUs each task ran on are kept ([`FtraceImport::observed_cpus`])
+//! and become its `allowed_cpus` only when asked, since a recording cannot tell a pinned task
+//! from one that never moved.
+//!
+//! Lines: `#` comments and the tools' headers are skipped; an event line with an event this
+//! importer does not use is skipped and counted ([`FtraceImport::skipped`]); a line of neither
+//! shape, or one of the used events whose fields do not parse, is an error naming its line.
+
+use crate::trace::{LoopSpec, MAX_PHASES, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError};
+use hybridland_policy::{CpuId, Topology};
+use std::collections::BTreeMap;
+
+/// A recording turned into a trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FtraceImport {
+    /// The trace (valid: it passed [`Trace::validate_for`] on the topology given).
+    pub trace: Trace,
+    /// Event lines skipped because this importer does not use their event, by event name.
+    pub skipped: BTreeMap<String, u64>,
+    /// Per task (by its name in the trace): the CPUs it was seen running on, as a CPU list.
+    pub observed_cpus: BTreeMap<String, String>,
+    /// Tasks whose phases were more than a trace task holds, folded into a loop of their
+    /// average run and sleep.
+    pub folded: Vec<String>,
+}
+
+/// Why a recording cannot be imported.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FtraceError {
+    /// A line that is not a header, a comment or an event line, or a used event whose fields
+    /// do not parse.
+    #[error("{source_name}:{line}: {message}")]
+    Line {
+        /// File name.
+        source_name: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// No task ran in the recording.
+    #[error("{source_name}: no task ran in the recording (no sched_switch to a pid other than 0)")]
+    Empty {
+        /// File name.
+        source_name: String,
+    },
+    /// The trace it became breaks a trace rule.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// The events this importer reads.
+const USED: [&str; 6] = [
+    "sched_switch",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_waking",
+    "sched_migrate_task",
+    "sched_process_exit",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Running { since_ns: u64, cpu: u16 },
+    Runnable,
+    Sleeping { since_ns: u64 },
+    Done,
+}
+
+struct TaskTrack {
+    comm: String,
+    first_ns: u64,
+    state: State,
+    /// Reference work of the run being built, in ns x 1024 (capacity units).
+    run_acc: u128,
+    phases: Vec<Phase>,
+    cpus: Vec<u16>,
+}
+
+impl TaskTrack {
+    fn new(comm: &str, now: u64, state: State) -> Self {
+        Self {
+            comm: comm.to_owned(),
+            first_ns: now,
+            state,
+            run_acc: 0,
+            phases: Vec::new(),
+            cpus: Vec::new(),
+        }
+    }
+
+    fn flush_run(&mut self) {
+        let ns = u64::try_from(self.run_acc / 1024).unwrap_or(u64::MAX);
+        if ns > 0 {
+            match self.phases.last_mut() {
+                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
+                _ => self.phases.push(Phase::RunNs(ns)),
+            }
+        }
+        self.run_acc = 0;
+    }
+
+    fn sleep_until(&mut self, now: u64) {
+        if let State::Sleeping { since_ns } = self.state {
+            let ns = now.saturating_sub(since_ns);
+            if ns > 0 {
+                self.phases.push(Phase::SleepNs(ns));
+            }
+        }
+    }
+}
+
+/// One parsed event line.
+struct Line<'a> {
+    cpu: u16,
+    ts_ns: u64,
+    event: &'a str,
+    fields: &'a str,
+}
+
+/// Imports a recording. `topo` gives each CPU's capacity; `pin_observed` makes the CPUs a
+/// task ran on its `allowed_cpus`.
+pub fn import(
+    text: &str,
+    source_name: &str,
+    trace_name: &str,
+    topo: &Topology,
+    pin_observed: bool,
+) -> Result<FtraceImport, FtraceError> {
+    let err = |line: usize, message: String| FtraceError::Line {
+        source_name: source_name.to_owned(),
+        line,
+        message,
+    };
+    let mut tasks: BTreeMap<u32, TaskTrack> = BTreeMap::new();
+    let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
+    let mut first_ns: Option<u64> = None;
+    let mut last_ns = 0u64;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = raw.trim();
+        if is_header(line) {
+            continue;
+        }
+        let Some(ev) = parse_line(line) else {
+            return Err(err(
+                n,
+                "not an event line (`COMM-PID [CPU] ... SECONDS: EVENT: FIELDS`), a comment or a header"
+                    .into(),
+            ));
+        };
+        if !USED.contains(&ev.event) {
+            *skipped.entry(ev.event.to_owned()).or_default() += 1;
+            continue;
+        }
+        if topo.info(CpuId(ev.cpu)).is_none() {
+            return Err(err(
+                n,
+                format!(
+                    "cpu {} is not in the topology ({} CPUs): give the recorded machine with --topology",
+                    ev.cpu,
+                    topo.nr_cpus()
+                ),
+            ));
+        }
+        if ev.ts_ns < last_ns {
+            return Err(err(
+                n,
+                "timestamps go backwards: sort the events by time (trace-cmd report does)".into(),
+            ));
+        }
+        let now = ev.ts_ns;
+        first_ns.get_or_insert(now);
+        last_ns = now;
+        match ev.event {
+            "sched_switch" => {
+                let (prev, next) = parse_switch(ev.fields).ok_or_else(|| {
+                    err(
+                        n,
+                        format!("sched_switch fields do not parse: `{}`", ev.fields),
+                    )
+                })?;
+                if prev.pid != 0 {
+                    let t = tasks
+                        .entry(prev.pid)
+                        .or_insert_with(|| TaskTrack::new(&prev.comm, now, State::Runnable));
+                    if let State::Running { since_ns, cpu } = t.state {
+                        let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
+                        t.run_acc += u128::from(now - since_ns) * u128::from(cap);
+                    }
+                    if t.state != State::Done {
+                        if prev.state.starts_with('R') {
+                            t.state = State::Runnable;
+                        } else {
+                            t.flush_run();
+                            t.state = State::Sleeping { since_ns: now };
+                        }
+                    }
+                }
+                if next.pid != 0 {
+                    let t = tasks
+                        .entry(next.pid)
+                        .or_insert_with(|| TaskTrack::new(&next.comm, now, State::Runnable));
+                    // A wake-up the recording missed: the sleep ends here.
+                    t.sleep_until(now);
+                    t.comm.clone_from(&next.comm);
+                    t.state = State::Running {
+                        since_ns: now,
+                        cpu: ev.cpu,
+                    };
+                    if !t.cpus.contains(&ev.cpu) {
+                        t.cpus.push(ev.cpu);
+                    }
+                }
+            }
+            "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
+                let f = fields(ev.fields);
+                let (Some(comm), Some(pid)) = (
+                    f.get("comm"),
+                    f.get("pid").and_then(|p| p.parse::<u32>().ok()),
+                ) else {
+                    return Err(err(
+                        n,
+                        format!("{} needs comm= and pid=: `{}`", ev.event, ev.fields),
+                    ));
+                };
+                if pid != 0 {
+                    let t = tasks
+                        .entry(pid)
+                        .or_insert_with(|| TaskTrack::new(comm, now, State::Runnable));
+                    if matches!(t.state, State::Sleeping { .. }) {
+                        t.sleep_until(now);
+                        t.state = State::Runnable;
+                    }
+                }
+            }
+            "sched_migrate_task" => {
+                let f = fields(ev.fields);
+                if f.get("pid").and_then(|p| p.parse::<u32>().ok()).is_none() {
+                    return Err(err(
+                        n,
+                        format!("sched_migrate_task needs pid=: `{}`", ev.fields),
+                    ));
+                }
+                // Where it runs shows in its switches; a migration changes nothing else.
+            }
+            _ => {
+                // sched_process_exit
+                let f = fields(ev.fields);
+                let Some(pid) = f.get("pid").and_then(|p| p.parse::<u32>().ok()) else {
+                    return Err(err(
+                        n,
+                        format!("sched_process_exit needs pid=: `{}`", ev.fields),
+                    ));
+                };
+                if let Some(t) = tasks.get_mut(&pid) {
+                    if let State::Running { since_ns, cpu } = t.state {
+                        let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
+                        t.run_acc += u128::from(now - since_ns) * u128::from(cap);
+                    }
+                    t.flush_run();
+                    t.state = State::Done;
+                }
+            }
+        }
+    }
+    let start = first_ns.unwrap_or(0);
+    let mut specs = Vec::new();
+    let mut observed = BTreeMap::new();
+    let mut folded = Vec::new();
+    for (pid, mut t) in tasks {
+        if let State::Running { since_ns, cpu } = t.state {
+            let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
+            t.run_acc += u128::from(last_ns - since_ns) * u128::from(cap);
+        }
+        t.flush_run();
+        // A trailing sleep is the recording ending, not the task.
+        while matches!(t.phases.last(), Some(Phase::SleepNs(_))) {
+            t.phases.pop();
+        }
+        if !t.phases.iter().any(|p| matches!(p, Phase::RunNs(_))) {
+            continue;
+        }
+        let name = format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_"));
+        let mut cpus = t.cpus.clone();
+        cpus.sort_unstable();
+        let list = cpus
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        if t.phases.len() > MAX_PHASES {
+            t.phases = fold(&t.phases);
+            folded.push(name.clone());
+        }
+        observed.insert(name.clone(), list.clone());
+        specs.push(TaskSpec {
+            name,
+            copies: 1,
+            start_ns: t.first_ns - start,
+            weight: 100,
+            allowed_cpus: pin_observed.then_some(list),
+            util: None,
+            cache_sensitivity_pct: 0,
+            phases: t.phases,
+            frames: None,
+        });
+    }
+    if specs.is_empty() {
+        return Err(FtraceError::Empty {
+            source_name: source_name.to_owned(),
+        });
+    }
+    let trace = Trace {
+        version: TRACE_VERSION,
+        name: Some(trace_name.to_owned()),
+        description: Some(format!(
+            "imported from the scheduler recording {source_name}"
+        )),
+        machine: None,
+        seed: 0,
+        duration_ns: Some((last_ns - start).max(1)),
+        pools: Vec::new(),
+        tasks: specs,
+    };
+    trace.validate(source_name)?;
+    trace.validate_for(topo, source_name)?;
+    Ok(FtraceImport {
+        trace,
+        skipped,
+        observed_cpus: observed,
+        folded,
+    })
+}
+
+/// More phases than a task holds: a loop of the average run and sleep, same totals.
+fn fold(phases: &[Phase]) -> Vec<Phase> {
+    let (mut run, mut sleep, mut runs) = (0u128, 0u128, 0u64);
+    for p in phases {
+        match p {
+            Phase::RunNs(n) => {
+                run += u128::from(*n);
+                runs += 1;
+            }
+            Phase::SleepNs(n) => sleep += u128::from(*n),
+            _ => {}
+        }
+    }
+    let times = runs.max(1);
+    let avg = |total: u128| u64::try_from(total / u128::from(times)).unwrap_or(u64::MAX);
+    let mut body = vec![Phase::RunNs(avg(run).max(1))];
+    if avg(sleep) > 0 {
+        body.push(Phase::SleepNs(avg(sleep)));
+    }
+    vec![Phase::Loop(LoopSpec {
+        times: times.min(crate::trace::MAX_LOOP_TIMES),
+        phases: body,
+    })]
+}
+
+fn is_header(line: &str) -> bool {
+    line.is_empty()
+        || line.starts_with('#')
+        || line.starts_with("cpus=")
+        || line.starts_with("version")
+        || line.starts_with("CPU ")
+        || line.starts_with("CPU:")
+        || line.starts_with("trace-cmd")
+}
+
+/// `COMM-PID [ (TGID)] [CPU] [FLAGS] SECONDS: EVENT: FIELDS`, or perf's
+/// `COMM PID [CPU] SECONDS: sched:EVENT: FIELDS`.
+fn parse_line(line: &str) -> Option<Line<'_>> {
+    // The CPU is the first `[digits]` group; a comm may hold brackets, so search for digits.
+    let mut search = 0;
+    let (cpu, after) = loop {
+        let open = search + line[search..].find('[')?;
+        let close = open + line[open..].find(']')?;
+        let inner = &line[open + 1..close];
+        if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
+            break (inner.parse::<u16>().ok()?, &line[close + 1..]);
+        }
+        search = close + 1;
+    };
+    // Then the timestamp: the first token `SECONDS.FRACTION:`.
+    let mut rest = after;
+    let ts_ns = loop {
+        let tok_start = rest.len() - rest.trim_start().len();
+        let tok = rest[tok_start..].split_whitespace().next()?;
+        rest = &rest[tok_start + tok.len()..];
+        if let Some(num) = tok.strip_suffix(':') {
+            if let Some(ns) = seconds_to_ns(num) {
+                break ns;
+            }
+        }
+    };
+    let rest = rest.trim_start();
+    let colon = rest
+        .find(": ")
+        .or_else(|| rest.strip_suffix(':').map(str::len))?;
+    let event_full = &rest[..colon];
+    if event_full.contains(char::is_whitespace) {
+        return None;
+    }
+    let event = event_full.rsplit(':').next()?;
+    let fields = rest.get(colon + 1..).unwrap_or("").trim();
+    Some(Line {
+        cpu,
+        ts_ns,
+        event,
+        fields,
+    })
+}
+
+fn seconds_to_ns(s: &str) -> Option<u64> {
+    let (whole, frac) = s.split_once('.')?;
+    if whole.is_empty() || frac.is_empty() || frac.len() > 9 {
+        return None;
+    }
+    if !whole.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let w: u64 = whole.parse().ok()?;
+    let f: u64 = format!("{frac:0<9}").parse().ok()?;
+    w.checked_mul(1_000_000_000)?.checked_add(f)
+}
+
+/// `key=value` fields; a value runs to the next ` key=` (comms may hold spaces) or ` ==>`.
+fn fields(s: &str) -> BTreeMap<&str, &str> {
+    let mut keys: Vec<(usize, usize)> = Vec::new(); // (key start, '=' position)
+    let bytes = s.as_bytes();
+    for (eq, _) in s.match_indices('=') {
+        let mut k = eq;
+        while k > 0 && (bytes[k - 1].is_ascii_alphanumeric() || bytes[k - 1] == b'_') {
+            k -= 1;
+        }
+        if k < eq && (k == 0 || bytes[k - 1] == b' ') {
+            keys.push((k, eq));
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (i, &(k, eq)) in keys.iter().enumerate() {
+        let end = keys.get(i + 1).map_or(s.len(), |next| next.0);
+        let value = s[eq + 1..end].trim_end();
+        let value = value.strip_suffix("==>").unwrap_or(value).trim_end();
+        out.insert(&s[k..eq], value);
+    }
+    out
+}
+
+struct SwitchSide {
+    comm: String,
+    pid: u32,
+    state: String,
+}
+
+/// `prev_comm=.. prev_pid=.. prev_prio=.. prev_state=.. ==> next_comm=.. next_pid=.. ..` or
+/// perf's `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]`.
+fn parse_switch(s: &str) -> Option<(SwitchSide, SwitchSide)> {
+    let f = fields(s);
+    if let (Some(pc), Some(pp), Some(nc), Some(np)) = (
+        f.get("prev_comm"),
+        f.get("prev_pid"),
+        f.get("next_comm"),
+        f.get("next_pid"),
+    ) {
+        return Some((
+            SwitchSide {
+                comm: (*pc).to_owned(),
+                pid: pp.parse().ok()?,
+                state: f.get("prev_state").copied().unwrap_or("R").to_owned(),
+            },
+            SwitchSide {
+                comm: (*nc).to_owned(),
+                pid: np.parse().ok()?,
+                state: String::new(),
+            },
+        ));
+    }
+    let (left, right) = s.split_once(" ==> ")?;
+    let side = |part: &str| -> Option<(String, u32, String)> {
+        let open = part.rfind(" [")?;
+        let (who, tail) = part.split_at(open);
+        let close = tail.find(']')?;
+        let state = tail[close + 1..].trim().to_owned();
+        let colon = who.rfind(':')?;
+        Some((
+            who[..colon].trim().to_owned(),
+            who[colon + 1..].trim().parse().ok()?,
+            state,
+        ))
+    };
+    let (pc, pp, ps) = side(left)?;
+    let (nc, np, _) = side(right)?;
+    Some((
+        SwitchSide {
+            comm: pc,
+            pid: pp,
+            state: if ps.is_empty() { "R".into() } else { ps },
+        },
+        SwitchSide {
+            comm: nc,
+            pid: np,
+            state: String::new(),
+        },
+    ))
+}
