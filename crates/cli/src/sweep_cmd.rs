@@ -227,8 +227,9 @@ fn run_all(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Report, String>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
-    // A bar only for a person watching a terminal; a pipe or a log gets nothing.
-    let bar = if std::io::stderr().is_terminal() {
+    // A bar only for a person watching a terminal; a pipe or a log gets nothing, and -v's
+    // lines would tear it.
+    let bar = if std::io::stderr().is_terminal() && !tracing::enabled!(tracing::Level::INFO) {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{spinner} sweep [{bar:30}] {pos}/{len} replays {elapsed}",
@@ -246,6 +247,8 @@ fn run_all(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
                     let p = &points[i];
+                    let started = std::time::Instant::now();
+                    tracing::info!(point = %describe(p), trace = %source, "replay starts");
                     let r = hybridland_sim::replay_observed(
                         machine,
                         &job.trace,
@@ -255,6 +258,15 @@ fn run_all(
                         &mut |_: &hybridland_sim::DecisionRecord<'_>| {},
                     )
                     .map_err(|e| format!("{source}: {}: {e}", describe(p)));
+                    if let Ok(report) = &r {
+                        tracing::info!(
+                            point = %describe(p),
+                            seed = report.seed,
+                            events = report.summary.events,
+                            wall_ms = started.elapsed().as_millis() as u64,
+                            "replay done"
+                        );
+                    }
                     let failed = r.is_err();
                     if let Ok(mut all) = results.lock() {
                         all[i] = Some(r);
