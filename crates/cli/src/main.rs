@@ -11,7 +11,6 @@ mod plots;
 mod replay_cmd;
 mod sweep_cmd;
 mod table;
-mod timeline;
 mod topology_cmd;
 
 use clap::Parser;

@@ -6,13 +6,15 @@ use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::plots::PolicyPlot;
 use crate::table::Table;
-use crate::timeline::TimelineWriter;
 use anyhow::anyhow;
 use core::time::Duration;
+use hybridland_sim::timeline::TimelineWriter;
 use hybridland_sim::{
     DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, Report, RunRecord, SimError,
     SimOptions, policy_by_name,
 };
+use std::fs::File;
+use std::io::BufWriter;
 use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
@@ -46,7 +48,8 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     let mut timeline = match &args.timeline {
         None => None,
         Some(path) => Some(
-            TimelineWriter::create(path)
+            File::create(path)
+                .and_then(|f| TimelineWriter::new(BufWriter::new(f)))
                 .map_err(|e| Failure::Input(anyhow!("{}: cannot create: {e}", path.display())))?,
         ),
     };
@@ -90,8 +93,9 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         );
         reports.push(report);
     }
-    if let Some(t) = timeline {
-        t.finish().map_err(Failure::Internal)?;
+    if let (Some(t), Some(path)) = (timeline, &args.timeline) {
+        t.finish()
+            .map_err(|e| Failure::Internal(anyhow!("{}: cannot write: {e}", path.display())))?;
     }
     if let Some(dir) = &args.plot {
         let files = crate::plots::write_all(dir, &plots).map_err(Failure::Internal)?;
@@ -110,7 +114,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
 /// What `replay` watches a replay for: decisions for `-vv`, runs for `--timeline`.
 struct ReplayObserver<'w> {
     log_decisions: bool,
-    timeline: Option<&'w mut TimelineWriter>,
+    timeline: Option<&'w mut TimelineWriter<BufWriter<File>>>,
     plot: Option<&'w mut PolicyPlot>,
 }
 

@@ -50,6 +50,7 @@ pub mod registry;
 pub mod report;
 pub mod rng;
 pub mod sim_policy;
+pub mod timeline;
 pub mod trace;
 
 pub use engine::{

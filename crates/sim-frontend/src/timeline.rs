@@ -1,5 +1,6 @@
-//! `replay --timeline FILE.json`: the replay as a Chrome trace-event file, which Perfetto
-//! (ui.perfetto.dev, "Open trace file") and chrome://tracing open.
+//! Replays as Chrome trace-event JSON (the Trace Event Format's JSON object form), which
+//! Perfetto (ui.perfetto.dev, "Open trace file") and chrome://tracing open; `hybrid-sim
+//! replay --timeline FILE.json` writes one.
 //!
 //! Layout: one process per policy, in `--policy` order, so several policies sit one above
 //! the other in one file; in each, one thread (track) per CPU, named `cpu N <kind> cluster C`
@@ -9,19 +10,20 @@
 //! policy was given as arguments. Counter (`C`) tracks give each cluster's busy CPUs and the
 //! machine's power in watts. A CPU runs one task at a time, so slices on a track never overlap.
 //!
-//! Events are written as the replay produces them (through the engine's observer hook) into a
-//! buffered file, never gathered in memory: a long replay's timeline costs disk, not RAM.
+//! Events are written as the replay produces them (through the engine's observer hook,
+//! [`DecisionObserver::on_run`](crate::DecisionObserver::on_run) and
+//! [`on_occupancy`](crate::DecisionObserver::on_occupancy)), never gathered in memory: a long
+//! replay's timeline costs output, not RAM. Call [`begin_policy`](TimelineWriter::begin_policy)
+//! before each replay, hand it the replay's runs and occupancy changes, then
+//! [`finish`](TimelineWriter::finish).
 
+use crate::engine::{OccupancyRecord, RunRecord};
 use hybridland_policy::{CpuId, Topology};
-use hybridland_sim::{OccupancyRecord, RunRecord};
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 
-/// A trace-event file being written.
-pub(crate) struct TimelineWriter {
-    out: BufWriter<File>,
-    path: PathBuf,
+/// A trace-event document being written to `W` (give it a buffered writer).
+pub struct TimelineWriter<W: Write> {
+    out: W,
     first: bool,
     /// The first write error; later writes are skipped and it is reported at the end.
     error: Option<std::io::Error>,
@@ -39,13 +41,15 @@ fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".to_owned())
 }
 
-impl TimelineWriter {
-    pub(crate) fn create(path: &Path) -> std::io::Result<Self> {
-        let mut out = BufWriter::new(File::create(path)?);
+impl<W: Write> TimelineWriter<W> {
+    /// Starts the document.
+    ///
+    /// # Errors
+    /// The writer's.
+    pub fn new(mut out: W) -> std::io::Result<Self> {
         out.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n")?;
         Ok(Self {
             out,
-            path: path.to_owned(),
             first: true,
             error: None,
             cluster_names: Vec::new(),
@@ -69,7 +73,7 @@ impl TimelineWriter {
     }
 
     /// Starts the process of the next policy: its name and one named track per CPU.
-    pub(crate) fn begin_policy(&mut self, index: usize, policy: &str, topo: &Topology) {
+    pub fn begin_policy(&mut self, index: usize, policy: &str, topo: &Topology) {
         self.pid = index as u32 + 1;
         let pid = self.pid;
         self.event(&format!(
@@ -114,7 +118,8 @@ impl TimelineWriter {
         }
     }
 
-    pub(crate) fn run(&mut self, r: &RunRecord<'_>) {
+    /// One run: a slice on its CPU's track.
+    pub fn run(&mut self, r: &RunRecord<'_>) {
         let step = r.step.map_or("queued", |s| s.name());
         let line = format!(
             "{{\"ph\":\"X\",\"name\":{},\"cat\":\"{step}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"task\":{},\"step\":\"{step}\",\"util\":{}}}}}",
@@ -129,7 +134,8 @@ impl TimelineWriter {
         self.event(&line);
     }
 
-    pub(crate) fn occupancy(&mut self, o: &OccupancyRecord) {
+    /// A cluster's busy CPUs and the machine's power: counter samples.
+    pub fn occupancy(&mut self, o: &OccupancyRecord) {
         let pid = self.pid;
         let ts = micros(o.now_ns);
         if let Some(name) = self.cluster_names.get(o.cluster).map(|n| quoted(n)) {
@@ -145,17 +151,77 @@ impl TimelineWriter {
         ));
     }
 
-    /// Closes the event list and flushes; the first error of the whole file, if any.
-    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+    /// Closes the event list and flushes; returns the writer.
+    ///
+    /// # Errors
+    /// The first write error of the whole document, if any.
+    pub fn finish(mut self) -> std::io::Result<W> {
         if let Some(e) = self.error.take() {
-            return Err(anyhow::anyhow!(
-                "{}: cannot write: {e}",
-                self.path.display()
-            ));
+            return Err(e);
         }
-        self.out
-            .write_all(b"\n]}\n")
-            .and_then(|()| self.out.flush())
-            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", self.path.display()))
+        self.out.write_all(b"\n]}\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// A writer is an observer itself, for a replay that only wants its timeline:
+/// `sim.run_observed(&mut writer)` after [`begin_policy`](TimelineWriter::begin_policy).
+impl<W: Write> crate::DecisionObserver for TimelineWriter<W> {
+    fn on_decision(&mut self, _record: &crate::DecisionRecord<'_>) {}
+
+    fn wants_runs(&self) -> bool {
+        true
+    }
+
+    fn on_run(&mut self, record: &RunRecord<'_>) {
+        self.run(record);
+    }
+
+    fn on_occupancy(&mut self, record: &OccupancyRecord) {
+        self.occupancy(record);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::{Knobs, SimOptions, Simulation, Trace, policy_by_name, presets};
+
+    #[test]
+    fn a_replay_observed_by_a_writer_is_one_json_document() {
+        let machine = presets::lookup("tc2").unwrap();
+        let trace = Trace::from_json_str(
+            r#"{"version": 1, "tasks": [{"name": "a \"quoted\"", "copies": 2,
+                "phases": [{"run_ns": 1000000}, {"sleep_ns": 500000}, {"run_ns": 2000}]}]}"#,
+            "t.json",
+        )
+        .unwrap();
+        let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
+        let sim = Simulation::new(
+            &machine.topology,
+            &machine.model,
+            &trace,
+            policy,
+            SimOptions::default(),
+        )
+        .unwrap();
+        let mut w = TimelineWriter::new(Vec::new()).unwrap();
+        w.begin_policy(0, "hybridland", &machine.topology);
+        let report = sim.run_observed(&mut w).unwrap();
+        let bytes = w.finish().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let slices: Vec<&serde_json::Value> = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .collect();
+        // Two copies, two runs each.
+        assert_eq!(slices.len(), 4);
+        assert_eq!(slices[0]["name"], "a \"quoted\".0");
+        let busy: f64 = slices.iter().map(|s| s["dur"].as_f64().unwrap()).sum();
+        let reported: u64 = report.cpus.iter().map(|c| c.busy_ns).sum();
+        assert_eq!((busy * 1000.0).round() as u64, reported);
     }
 }
