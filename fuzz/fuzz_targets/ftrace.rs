@@ -10,7 +10,13 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let lossy = String::from_utf8_lossy(data);
     let machine = presets::lookup("tc2").expect("preset");
-    match import(&lossy, "fuzz.trace", "fuzz", &machine.topology, data.first() == Some(&b' ')) {
+    match import(
+        &lossy,
+        "fuzz.trace",
+        "fuzz",
+        &machine.topology,
+        data.first() == Some(&b' '),
+    ) {
         Err(e) => assert!(!e.to_string().is_empty()),
         Ok(imported) => {
             let trace = imported.trace;

@@ -5,6 +5,6 @@
 //! - [`ftrace`]: scheduler recordings, as `trace-cmd report`, tracefs and `perf sched script`
 //!   print them.
 
-mod json_tree;
 pub mod ftrace;
+mod json_tree;
 pub mod rt_app;
