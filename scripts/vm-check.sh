@@ -8,9 +8,10 @@
 # little-first) through
 # scripts/vm/guest-checks.sh. Three placement checks (a lone task stuck on an E-core goes back
 # to a P-core when the P-cores free up; --primary-domain powersave keeps four tasks on E-cores;
-# the cluster knob changed at run time moves new tasks between clusters) run under the policy, under `scx_hybridland --fifo`
+# with cluster balance switched on at run time a task leaves the loaded E cluster, and with it off it stays) run under the policy, under `scx_hybridland --fifo`
 # and under the kernel's default scheduler in the same VM: each must pass with the policy and
-# fail with both controls (`<check>-discriminates`). Then: SIGINT unloads; a kernel ejection
+# fail with both controls (`<check>-discriminates`). Then: `scx_hybridland --monitor 1` beside
+# the scheduler prints live figures (and none with no scheduler loaded); SIGINT unloads; a kernel ejection
 # (sysrq-S) is reported with exit status 2; a hackbench + short-task stress; SIGKILL mid-load
 # (workers shown running at the kill) leaves a working system. Prints the placements, a check x
 # scheduler table and stats, and exits non-zero if any check fails or does not report.
@@ -65,7 +66,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
-EXPECTED+=(sigint-disables control-file-removed ejection-reported stress sigkill-recovers no-ejection)
+EXPECTED+=(monitor sigint-disables control-file-removed ejection-reported stress sigkill-recovers no-ejection)
 RC=$VM_RC
 failed=0
 echo
