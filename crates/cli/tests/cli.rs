@@ -1,20 +1,11 @@
 //! The `hybrid-sim` binary end to end: output shape, determinism, and exit status 2 with a
 //! message naming the place for every kind of bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run hybrid-sim")
-}
+mod common;
+use common::{hybrid_sim, root};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

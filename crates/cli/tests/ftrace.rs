@@ -1,23 +1,9 @@
 //! `hybrid-sim import ftrace` on the VM recording, and a malformed recording.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run hybrid-sim")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{hybrid_sim, text};
 
 #[test]
 fn the_vm_recording_imports_and_replays_on_its_machine() {

@@ -3,19 +3,9 @@
 
 use resvg::{tiny_skia, usvg};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run hybrid-sim")
-}
+mod common;
+use common::hybrid_sim;
 
 /// Renders an SVG (without text: no fonts are loaded) and counts the pixels that are neither
 /// transparent nor white; the PNG goes beside it for a person to look at.

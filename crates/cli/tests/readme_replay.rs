@@ -3,12 +3,10 @@
 //! that output verbatim, so the figures a reader sees first cannot drift from what the
 //! simulator gives.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 #[test]
 fn readme_replay_is_what_the_command_prints() {

@@ -1,23 +1,14 @@
 //! `hybrid-sim import rt-app` and `hybrid-sim replay` of an rt-app file.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::text;
 
+/// Without colour, whatever the terminal.
 fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run hybrid-sim")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::hybrid_sim_env(args, &[("NO_COLOR", "1")])
 }
 
 fn scratch(name: &str) -> PathBuf {

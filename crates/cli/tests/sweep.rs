@@ -2,20 +2,9 @@
 //! stands for; CSV and JSON forms; the seed in every report; inputs checked before any replay.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run hybrid-sim")
-}
+mod common;
+use common::{hybrid_sim, root};
 
 fn ok(args: &[&str]) -> String {
     let o = hybrid_sim(args);

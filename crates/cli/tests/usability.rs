@@ -2,21 +2,10 @@
 //! --json shape, per-CPU busy time, validate's replay limits, --set errors naming the key,
 //! 2^64 as an integer, a trace's machine file beside the trace, knob ranges and defaults.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
-fn hybrid_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run hybrid-sim")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{hybrid_sim, text};
 
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
