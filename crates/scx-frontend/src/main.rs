@@ -226,6 +226,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
             slice_ns,
             stats_ns,
             fifo: opts.fifo,
+            fixed_slice: opts.fixed_slice,
             nr_possible,
         },
         control,

@@ -71,6 +71,12 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) fifo: bool,
 
+    /// Give every task the full slice (`--slice-us`), as `--fifo` does, instead of dividing it
+    /// by the number of waiting tasks: compares the policy's placement with `--fifo` under one
+    /// slice rule (scripts/vm-bench.sh).
+    #[arg(long)]
+    pub(crate) fixed_slice: bool,
+
     /// Size of the kernel's exit dump buffer, in bytes (0: none).
     #[arg(long, default_value_t = 0)]
     pub(crate) exit_dump_len: u32,

@@ -72,6 +72,8 @@ pub(crate) struct LoopConfig {
     pub(crate) stats_ns: Option<u64>,
     /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
     pub(crate) fifo: bool,
+    /// `--fixed-slice`: the full slice for every task, not divided by the queue depth.
+    pub(crate) fixed_slice: bool,
     /// Possible CPUs: a task allowed on that many may run anywhere.
     pub(crate) nr_possible: u64,
 }
@@ -500,7 +502,11 @@ impl<O: SchedOps> Scheduler<O> {
     /// The policy's decision for each queued task, into `self.outgoing`.
     fn decide_batch(&mut self, now: u64) -> Result<()> {
         let nr_waiting = self.ops.nr_queued() + self.queued.len() as u64;
-        let slice_ns = hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting);
+        let slice_ns = if self.cfg.fixed_slice {
+            self.cfg.slice_ns
+        } else {
+            hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting)
+        };
         let Some(snap) = self.snapshot(now)? else {
             // Blind: every task to the shared queue, with its vtime and slice as usual.
             for i in 0..self.queued.len() {
@@ -770,6 +776,7 @@ mod test {
             LoopConfig {
                 slice_ns: 5_000_000,
                 stats_ns: None,
+                fixed_slice: false,
                 fifo,
                 nr_possible: 8,
             },
@@ -780,6 +787,22 @@ mod test {
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
         tasks.iter().map(|t| t.pid).collect()
+    }
+
+    #[test]
+    fn fixed_slice_gives_the_full_slice_where_policy_mode_divides_it() {
+        // Six tasks in one batch: the default rule divides the slice by the six waiting.
+        let slices = |fixed| {
+            let mut s = sched(64, false);
+            s.cfg.fixed_slice = fixed;
+            s.ops.incoming.extend((1..=6).map(|p| Ok(wakeup(p))));
+            s.schedule_batch().unwrap();
+            s.ops.ring.iter().map(|t| t.slice_ns).collect::<Vec<_>>()
+        };
+        let divided = hybridland_policy::slice_ns(5_000_000, 6);
+        assert!(divided < 5_000_000);
+        assert_eq!(slices(false), [divided; 6]);
+        assert_eq!(slices(true), [5_000_000; 6]);
     }
 
     #[test]
@@ -940,6 +963,7 @@ mod test {
         let cfg = |fifo| LoopConfig {
             slice_ns: 5_000_000,
             stats_ns: None,
+            fixed_slice: false,
             fifo,
             nr_possible: 8,
         };
