@@ -1,38 +1,169 @@
 #!/bin/sh
 # guest-bench.sh: runs inside the VM that scripts/vm-bench.sh boots (busybox sh, as root).
 #
-# The same loads three times: under the kernel's default scheduler (no sched_ext), under
-# `scx_hybridland --fifo` (no policy) and under `scx_hybridland` (the policy), both with the
-# topology file vm-check uses. Everything was copied into a tmpfs first. Each figure is printed
-# as `VMBENCH: <mode> <metric> <value>`; the host makes the table.
+# The same loads under each scheduler of $BENCH_SCHEDS, one after the other: `default` (the
+# kernel's own, no sched_ext), `fifo` (`scx_hybridland --fifo`: no policy), `hybridland` (the
+# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule) and the
+# peers (scx_bpfland, scx_cosmos, ... from bench.env), which detect the machine through
+# scx_utils from the fake sysfs tree $HL/fakesys (SCX_SYSFS_PREFIX): the same hybrid view that
+# scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
+# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table.
 #
+# The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
+# 4-5 and 6-7 (SMT pairs); the guest kernel sees 4 equal cores x 2 threads (0-1 ... 6-7).
+#
+#   lone       one spinning task on an idle machine: % of 20 samples (every 0.1 s) on a P-core
+#   spin4      four spinners: tasks on P-cores, on E-cores per cluster; the policy puts one
+#              on each P-core and one in each E cluster
+#   spin6      six spinners: tasks on P-cores, P SMT pairs with both threads busy (the policy
+#              fills the E-cores before a second P thread: 0)
+#   ebalance   hogs on the four P CPUs, then two spinners: in how many of 3 rounds do they sit
+#              in different E clusters (balanced)? one per kernel core, the default's rule,
+#              can put both in one cluster
+#   frame      a 30 fps render loop ($BENCH_FRAME_MS ms of work a frame, frame-task.c) beside
+#              $BENCH_FRAME_HOGS CPU hogs for $BENCH_FRAME_SECS s: fps, stdev of the frame
+#              interval, missed deadlines, % of its work samples on P-cores
 #   hackbench  $BENCH_HACKBENCH, $BENCH_REPS times: seconds (the host takes the median)
 #   switch     stress-ng --switch 4 (pipe ping-pong), $BENCH_SWITCH_SECS s, $BENCH_REPS times:
 #              context switches per second (bogo ops/s, real time)
-#   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s, on the
-#              otherwise idle guest, then with 4 and with 8 CPU hogs (stress-ng --cpu N):
-#              wake-up latency p50 / p99 / max in us, from cyclictest's histogram (1 us
-#              buckets up to 100 ms; beyond that a percentile reads ">100000")
+#   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s beside 4 and
+#              beside 8 CPU hogs (stress-ng --cpu N): wake-up latency p50 / p99 / max in us,
+#              from cyclictest's histogram (1 us buckets up to 100 ms)
+#   cost       (fifo, hybridland, hybridland-fixed) one more hackbench run, measured from outside: the
+#              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
+#              `fw user` counter in its stats lines) and its system calls by number (a
+#              kernel histogram trigger on raw_syscalls:sys_enter); batches = sched_yield
+#              calls, one at the end of each batch (scx_rustland_core's notify_complete)
 
 HL=${HL:-/run/hl}
 . "$HL/bench.env"
 SCX="$HL/scx_hybridland"
 TOPO="$HL/topology.toml"
+FAKESYS="$HL/fakesys"
 LOG=/run/sched.log
 SCHED_PID=""
+SPIN=""
 HIST_US=100000
+TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
 state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
 ops() { cat /sys/kernel/sched_ext/root/ops 2>/dev/null || echo none; }
+is_e() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
+is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
+core_of() { echo $(( $1 / 2 )); }
+cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }
 wait_state() {  # wait_state WANT SECONDS
   i=0
-  while [ "$(state)" != "$1" ] && [ $i -lt $(( $2 * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
+  while [ "$(state)" != "$1" ] && [ $i -lt $(( $2 * 10 )) ]; do
+    if [ "$1" = enabled ] && [ -n "$SCHED_PID" ] && ! kill -0 "$SCHED_PID" 2>/dev/null; then break; fi
+    sleep 0.1; i=$((i + 1))
+  done
   [ "$(state)" = "$1" ]
 }
+cpu_of() {
+  read -r line < "/proc/$1/stat" 2>/dev/null || { echo -1; return; }
+  set -- $line
+  echo "${39}"
+}
 
-# cyclic_run MODE LABEL: cyclictest, then p50/p99/max over both threads from the histogram.
-cyclic_run() {
+spin_start() {  # spin_start N [GAP] [MASK]
+  SPIN=""
+  n=0
+  while [ $n -lt "$1" ]; do
+    taskset "${3:-0xff}" sh -c 'while :; do :; done' &
+    SPIN="$SPIN $!"
+    n=$((n + 1))
+    sleep "${2:-0.3}"
+  done
+}
+spin_stop() {
+  for p in $SPIN; do kill -9 "$p" 2>/dev/null; done
+  for p in $SPIN; do wait "$p" 2>/dev/null; done
+  SPIN=""
+}
+# sample_majority SAMPLES INTERVAL: each task's most frequent CPU into $MAJ; P samples overall.
+sample_majority() {
+  SAMPLES_P=0; SAMPLES_TOTAL=0
+  rm -f /run/samples.*
+  s=0
+  while [ $s -lt "$1" ]; do
+    for p in $SPIN; do
+      c=$(cpu_of "$p")
+      echo "$c" >> "/run/samples.$p"
+      SAMPLES_TOTAL=$((SAMPLES_TOTAL + 1))
+      if is_p "$c"; then SAMPLES_P=$((SAMPLES_P + 1)); fi
+    done
+    sleep "$2"
+    s=$((s + 1))
+  done
+  MAJ=""
+  for p in $SPIN; do
+    MAJ="$MAJ $(sort "/run/samples.$p" | uniq -c | sort -rn | head -n1 | awk '{print $2}')"
+  done
+}
+classify() {  # counts over $MAJ
+  NP=0; NE=0; EA=0; EB=0; PCORES=""; DOUBLE=0
+  for c in $MAJ; do
+    if is_p "$c"; then
+      NP=$((NP + 1)); k=$(core_of "$c")
+      case " $PCORES " in *" $k "*) DOUBLE=$((DOUBLE + 1)) ;; esac
+      PCORES="$PCORES $k"
+    elif is_e "$c"; then
+      NE=$((NE + 1))
+      if [ "$(cluster_of "$c")" = A ]; then EA=$((EA + 1)); else EB=$((EB + 1)); fi
+    fi
+  done
+}
+
+placement() {  # placement SCHED
+  spin_start 1 0
+  sleep 1
+  sample_majority 20 0.1
+  say "VMBENCH: $1 lone p_pct=$((SAMPLES_P * 100 / SAMPLES_TOTAL)) cpus=$(echo $MAJ)"
+  spin_stop; sleep 0.5
+
+  spin_start 4
+  sleep 1
+  sample_majority 10 0.2; classify
+  say "VMBENCH: $1 spin4 on_p=$NP e02=$EA e13=$EB cpus=$(echo $MAJ | tr ' ' ,)"
+  spin_stop; sleep 0.5
+
+  spin_start 6
+  sleep 1
+  sample_majority 10 0.2; classify
+  say "VMBENCH: $1 spin6 on_p=$NP p_pairs_full=$DOUBLE on_e=$NE cpus=$(echo $MAJ | tr ' ' ,)"
+  spin_stop; sleep 0.5
+
+  ok=0; seen=""; r=0
+  while [ $r -lt 3 ]; do
+    hogs=""; n=0
+    while [ $n -lt 4 ]; do taskset 0xf0 sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
+    sleep 0.5
+    spin_start 2 0.3
+    sleep 1
+    sample_majority 6 0.2; classify
+    [ $EA -eq 1 ] && [ $EB -eq 1 ] && ok=$((ok + 1))
+    seen="$seen$(echo $MAJ | tr ' ' +);"
+    spin_stop
+    for p in $hogs; do kill -9 "$p" 2>/dev/null; done
+    for p in $hogs; do wait "$p" 2>/dev/null; done
+    sleep 0.3
+    r=$((r + 1))
+  done
+  say "VMBENCH: $1 ebalance balanced=$ok/3 cpus=$seen"
+}
+
+frame() {  # frame SCHED
+  "$HL/stress-ng" --cpu "$BENCH_FRAME_HOGS" -t $((BENCH_FRAME_SECS + 3)) > /dev/null 2>&1 &
+  hogs=$!
+  sleep 1
+  r=$("$HL/frame-task" 30 "$FRAME_ITERS" "$BENCH_FRAME_SECS" f0 2>&1)
+  say "VMBENCH: $1 frame $r"
+  wait "$hogs"
+}
+
+cyclic_run() {  # cyclic_run SCHED LABEL
   "$HL/cyclictest" -q -m -t 2 -i 1000 -D "$BENCH_CYCLIC_SECS" -h "$HIST_US" > /run/cyclic.out 2>&1
   awk -v mode="$1" -v label="$2" -v hmax="$HIST_US" '
     /^[0-9]+[ \t]/ { for (t = 2; t <= NF; t++) if ($t > 0) { n[$1 + 0] += $t; total += $t } }
@@ -40,8 +171,7 @@ cyclic_run() {
     /^# Histogram Overflows:/ { for (t = 4; t <= NF; t++) over += $t; total += over }
     END {
       if (total == 0) { print "VMBENCH: " mode " " label " none"; exit }
-      p50 = pct(0.50); p99 = pct(0.99)
-      printf "VMBENCH: %s %s p50=%s p99=%s max=%d samples=%d\n", mode, label, p50, p99, max, total
+      printf "VMBENCH: %s %s p50=%s p99=%s max=%d samples=%d\n", mode, label, pct(0.50), pct(0.99), max, total
     }
     function pct(q,   need, acc, us) {
       need = q * total; acc = 0
@@ -50,18 +180,19 @@ cyclic_run() {
     }' /run/cyclic.out
 }
 
-bench_mode() {  # bench_mode MODE: the loads, under whatever scheduler is in charge now
-  say "--- $1: sched_ext state $(state), ops $(ops)"
+throughput() {  # throughput SCHED
   r=0
   while [ $r -lt "$BENCH_REPS" ]; do
     t=$("$HL/hackbench" $BENCH_HACKBENCH 2>&1 | awk '/^Time:/ { print $2 }')
     say "VMBENCH: $1 hackbench ${t:-failed}"
     s=$("$HL/stress-ng" --switch 4 -t "$BENCH_SWITCH_SECS" --metrics-brief < /dev/null 2>&1 |
-      awk '/metrc:.* switch / { print $9 }')
+      awk '/metrc:.* switch / { print $9; exit }')
     say "VMBENCH: $1 switch ${s:-failed}"
     r=$((r + 1))
   done
-  cyclic_run "$1" cyclic-idle
+}
+
+latency() {  # latency SCHED
   for nhogs in 4 8; do
     "$HL/stress-ng" --cpu "$nhogs" -t $((BENCH_CYCLIC_SECS + 3)) > /dev/null 2>&1 &
     hogs=$!
@@ -69,39 +200,102 @@ bench_mode() {  # bench_mode MODE: the loads, under whatever scheduler is in cha
     cyclic_run "$1" "cyclic-${nhogs}hogs"
     wait "$hogs"
   done
-  if [ -n "$SCHED_PID" ] && [ "$(state)" != enabled ]; then
-    say "VMBENCH: $1 error scheduler no longer loaded (state $(state))"
-  fi
 }
 
-start_sched() {  # start_sched MODE [ARGS]
+fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
+cpu_ticks() {  # utime + stime of the whole process, in clock ticks
+  read -r line < "/proc/$1/stat" 2>/dev/null || { echo 0; return; }
+  set -- $line
+  echo $(( ${14} + ${15} ))
+}
+# cost SCHED: one hackbench run, measured from outside the scheduler (see the header).
+cost() {
+  [ -n "$SCHED_PID" ] || return 0
+  hist=$TRACE/events/raw_syscalls/sys_enter/trigger
+  filter=""
+  for t in /proc/$SCHED_PID/task/*; do
+    filter="${filter:+$filter || }common_pid == ${t##*/}"
+  done
+  trig="hist:keys=id.syscall:vals=hitcount:size=256 if $filter"
+  traced=no
+  if echo "$trig" > "$hist" 2>/dev/null; then traced=yes; fi
+  u0=$(fw_user_sum); c0=$(cpu_ticks "$SCHED_PID"); read -r t0 _ < /proc/uptime
+  "$HL/hackbench" $BENCH_HACKBENCH > /dev/null 2>&1
+  sleep 1.2   # one more stats line, so every dispatch of the run is counted
+  u1=$(fw_user_sum); c1=$(cpu_ticks "$SCHED_PID"); read -r t1 _ < /proc/uptime
+  calls=""
+  if [ $traced = yes ]; then
+    calls=$(awk '/^\{ id:/ { gsub(/[{}:,]/, " "); name = $2; for (i = 1; i <= NF; i++) if ($i == "hitcount") print name "=" $(i + 1) }' "$TRACE/events/raw_syscalls/sys_enter/hist" | sort -t= -k2 -rn | head -n 8 | tr '\n' ' ')
+    echo "!$trig" > "$hist" 2>/dev/null
+  fi
+  say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
+}
+
+start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the default)
   : > "$LOG"
-  mode=$1; shift
-  "$SCX" --topology "$TOPO" "$@" >> "$LOG" 2>&1 &
+  SCHED_PID=""
+  case "$1" in
+    default) return 0 ;;
+    fifo) "$SCX" --topology "$TOPO" --stats 1 --fifo >> "$LOG" 2>&1 & ;;
+    hybridland) "$SCX" --topology "$TOPO" --stats 1 >> "$LOG" 2>&1 & ;;
+    hybridland-fixed) "$SCX" --topology "$TOPO" --stats 1 --fixed-slice >> "$LOG" 2>&1 & ;;
+    *)
+      [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
+      eval "args=\${PEER_ARGS_$1}"
+      # shellcheck disable=SC2086
+      SCX_SYSFS_PREFIX="$FAKESYS" "$HL/$1" $args >> "$LOG" 2>&1 &
+      ;;
+  esac
   SCHED_PID=$!
-  if wait_state enabled 60; then return 0; fi
-  say "VMBENCH: $mode error scheduler did not load; log: $(tail -n 5 "$LOG" | tr '\n' ' ')"
+  if wait_state enabled 90; then
+    sleep 1
+    say "--- $1: ops $(ops); its startup log:"
+    head -n "${BENCH_STARTUP_LINES:-25}" "$LOG" | grep -v "stats:" | sed 's/^/    /'
+    return 0
+  fi
+  say "VMBENCH: $1 error did not load: $(tail -n 5 "$LOG" | tr '\n' ' ')"
   kill -9 "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null; SCHED_PID=""
   return 1
 }
 
-stop_sched() {  # stop_sched MODE
-  kill -INT "$SCHED_PID" 2>/dev/null
-  wait "$SCHED_PID"; rc=$?
-  SCHED_PID=""
-  wait_state disabled 20
-  if [ $rc -ne 0 ] || grep -q "ejected\|ended scx_hybridland" "$LOG"; then
-    say "VMBENCH: $1 error exit status $rc: $(grep -i "error\|eject" "$LOG" | head -n 3 | tr '\n' ' ')"
+stop_sched() {  # stop_sched SCHED
+  [ -n "$SCHED_PID" ] || return 0
+  if [ "$(state)" != enabled ]; then
+    say "VMBENCH: $1 error no longer loaded (state $(state)): $(grep -i "error\|eject\|stall" "$LOG" | head -n 3 | tr '\n' ' ')"
   fi
+  kill -INT "$SCHED_PID" 2>/dev/null
+  i=0
+  while kill -0 "$SCHED_PID" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -9 "$SCHED_PID" 2>/dev/null
+  wait "$SCHED_PID"
+  SCHED_PID=""
+  wait_state disabled 20 || say "VMBENCH: $1 error sched_ext state $(state) after stopping it"
 }
 
 say "guest kernel $(uname -r), $(nproc) CPUs, SMT siblings of cpu0: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)"
-say "loads: hackbench $BENCH_HACKBENCH x$BENCH_REPS; stress-ng --switch 4 ${BENCH_SWITCH_SECS}s x$BENCH_REPS; cyclictest -t 2 -i 1000 ${BENCH_CYCLIC_SECS}s idle, with 4 and with 8 hogs"
-t0=$(date +%s)
+say "schedulers: $BENCH_SCHEDS"
+# Device interrupts to the P-cores, as guest-checks.sh does: an interrupt burst on CPU 0 would
+# move the placement loads' tasks for every scheduler alike.
+for f in /proc/irq/*/smp_affinity; do echo f0 > "$f" 2>/dev/null; done
+FRAME_ITERS=$(( $("$HL/frame-task" calibrate) * BENCH_FRAME_MS ))
+say "frame task: $BENCH_FRAME_MS ms of work a frame on an idle CPU ($FRAME_ITERS iterations)"
 [ "$(state)" = disabled ] || say "VMBENCH: default error sched_ext state is $(state), not disabled"
-bench_mode default
-if start_sched fifo --fifo; then bench_mode fifo; stop_sched fifo; fi
-if start_sched hybridland; then bench_mode hybridland; stop_sched hybridland; fi
-say "guest bench took $(( $(date +%s) - t0 ))s"
-dmesg | grep -i "sched_ext" | tail -n 6
+# The functions share the shell's globals (s, r, t0 ...): the loop's own names are not reused.
+bench_t0=$(date +%s)
+for sched_name in $BENCH_SCHEDS; do
+  sched_t0=$(date +%s)
+  if start_sched "$sched_name"; then
+    case "$sched_name" in
+      hybridland-fixed) throughput "$sched_name"; cost "$sched_name" ;;
+      *)
+        placement "$sched_name"; frame "$sched_name"; throughput "$sched_name"; latency "$sched_name"
+        case "$sched_name" in fifo | hybridland) cost "$sched_name" ;; esac
+        ;;
+    esac
+    stop_sched "$sched_name"
+  fi
+  say "--- $sched_name took $(( $(date +%s) - sched_t0 ))s"
+done
+say "guest bench took $(( $(date +%s) - bench_t0 ))s"
+dmesg | grep -i "sched_ext" | tail -n 12
 exit 0
