@@ -50,7 +50,7 @@
 //! intel_pstate reports per-CPU capacities), unless `kernel_asym_capacity=off` asks for the
 //! symmetric path that x86 hybrid kernels took before that, with capacity unknown at wake-up.
 
-use super::policy_rng;
+use super::{policy_rng, pull_from_busiest};
 use crate::sim_policy::{
     Decision, MachineView, Move, PolicyError, QueuedTask, Reason, SimPolicy, Target, TaskView,
 };
@@ -500,27 +500,6 @@ impl SimPolicy for KernelDefault {
 
     fn balance(&mut self, machine: &MachineView<'_>, queued: &[QueuedTask<'_>]) -> Vec<Move> {
         // An idle CPU pulls a task waiting on the busiest queue it may take one from.
-        let mut moves = Vec::new();
-        let mut taken = vec![false; queued.len()];
-        for idle in machine.state.idle().iter() {
-            let mut pick: Option<(u32, usize)> = None;
-            for (i, q) in queued.iter().enumerate() {
-                if taken[i] || !q.allowed.contains(idle) {
-                    continue;
-                }
-                let l = machine.load.get(q.cpu.index()).copied().unwrap_or(0);
-                if pick.is_none_or(|(bl, _)| l > bl) {
-                    pick = Some((l, i));
-                }
-            }
-            if let Some((_, i)) = pick {
-                taken[i] = true;
-                moves.push(Move {
-                    task: queued[i].id,
-                    to: idle,
-                });
-            }
-        }
-        moves
+        pull_from_busiest(machine, queued, |_, _| true)
     }
 }

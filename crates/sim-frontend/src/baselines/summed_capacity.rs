@@ -12,6 +12,7 @@
 //! CPU pull a waiting task from a busier CPU of its own cluster, never across clusters, because
 //! by the summed-capacity measure the clusters are already balanced.
 
+use super::pull_from_busiest;
 use crate::sim_policy::{
     Decision, MachineView, Move, PolicyError, QueuedTask, SimPolicy, Target, TaskView,
 };
@@ -95,35 +96,11 @@ impl SimPolicy for SummedCapacity {
     }
 
     fn balance(&mut self, machine: &MachineView<'_>, queued: &[QueuedTask<'_>]) -> Vec<Move> {
+        // The waiting task whose CPU is the busiest in the idle CPU's cluster.
         let topo = machine.topo;
-        let mut moves = Vec::new();
-        let mut taken = vec![false; queued.len()];
-        for idle in machine.state.idle().iter() {
-            let Some(info) = topo.info(idle) else {
-                continue;
-            };
-            // The waiting task whose CPU is the busiest in the idle CPU's cluster.
-            let mut pick: Option<(u32, usize)> = None;
-            for (i, q) in queued.iter().enumerate() {
-                let same = topo
-                    .info(q.cpu)
-                    .is_some_and(|qi| qi.cluster == info.cluster);
-                if taken[i] || !same || !q.allowed.contains(idle) {
-                    continue;
-                }
-                let l = machine.load.get(q.cpu.index()).copied().unwrap_or(0);
-                if pick.is_none_or(|(bl, _)| l > bl) {
-                    pick = Some((l, i));
-                }
-            }
-            if let Some((_, i)) = pick {
-                taken[i] = true;
-                moves.push(Move {
-                    task: queued[i].id,
-                    to: idle,
-                });
-            }
-        }
-        moves
+        let cluster = |cpu: CpuId| topo.info(cpu).map(|i| i.cluster);
+        pull_from_busiest(machine, queued, |idle, q| {
+            cluster(idle).is_some() && cluster(q.cpu) == cluster(idle)
+        })
     }
 }
