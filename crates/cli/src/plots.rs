@@ -324,41 +324,19 @@ fn occupancy(path: &Path, plot: &PolicyPlot) -> anyhow::Result<()> {
         .fold(0.0f64, f64::max)
         .max(1.0);
     let end_s = (plot.end_ns as f64 / 1e9).max(1e-9);
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Busy CPUs per cluster: {}", plot.policy),
-            ("sans-serif", 22),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0f64..end_s, 0f64..max_y * 1.5)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("busy CPUs (bucket average)")
-        .draw()
-        .map_err(err)?;
-    for (c, points) in series.into_iter().enumerate() {
-        let col = colour(c);
-        chart
-            .draw_series(LineSeries::new(points, col.stroke_width(2)))
-            .map_err(err)?
-            .label(plot.cluster_names[c].clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+    let series = series
+        .into_iter()
+        .zip(&plot.cluster_names)
+        .map(|(points, name)| (name.clone(), points))
+        .collect();
+    let spec = Lines {
+        title: format!("Busy CPUs per cluster: {}", plot.policy),
+        x_desc: "time (s)",
+        y_desc: "busy CPUs (bucket average)",
+        x_max: end_s,
+        y_max: max_y * 1.5,
+    };
+    line_chart(path, &spec, series)
 }
 
 fn fps(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
@@ -388,38 +366,14 @@ fn fps(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
         .flat_map(|s| s.1.iter().map(|p| p.1))
         .fold(0.0f64, f64::max)
         .max(1.0);
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("Frames per second", ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0f64..max_x * 1.02, 0f64..max_y * 1.3)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("fps (per window)")
-        .draw()
-        .map_err(err)?;
-    for (i, (name, points)) in series.into_iter().enumerate() {
-        let col = colour(i);
-        chart
-            .draw_series(LineSeries::new(points, col.stroke_width(2)))
-            .map_err(err)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+    let spec = Lines {
+        title: "Frames per second".to_owned(),
+        x_desc: "time (s)",
+        y_desc: "fps (per window)",
+        x_max: max_x * 1.02,
+        y_max: max_y * 1.3,
+    };
+    line_chart(path, &spec, series)
 }
 
 fn latency_cdf(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
@@ -450,28 +404,59 @@ fn latency_cdf(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
         .flat_map(|s| s.1.iter().map(|p| p.0))
         .fold(0.0f64, f64::max)
         .max(1.0);
+    // A step from 0 to the first bucket, so a replay with no waiting shows a line too.
+    let series = series
+        .into_iter()
+        .map(|(name, points)| {
+            let mut line = vec![(0.0, 0.0)];
+            line.extend(points);
+            (name, line)
+        })
+        .collect();
+    let spec = Lines {
+        title: "Wake-up latency CDF".to_owned(),
+        x_desc: "latency (us)",
+        y_desc: "share of wake-ups",
+        x_max: max_x * 1.05,
+        y_max: 1.3,
+    };
+    line_chart(path, &spec, series)
+}
+
+/// A line chart's title and axes; both axes start at 0.
+struct Lines {
+    title: String,
+    x_desc: &'static str,
+    y_desc: &'static str,
+    x_max: f64,
+    y_max: f64,
+}
+
+/// Draws one line per named series, with a legend.
+fn line_chart(
+    path: &Path,
+    spec: &Lines,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+) -> anyhow::Result<()> {
     let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Wake-up latency CDF", ("sans-serif", 22))
+        .caption(&spec.title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..1.3f64)
+        .build_cartesian_2d(0f64..spec.x_max, 0f64..spec.y_max)
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_desc("latency (us)")
-        .y_desc("share of wake-ups")
+        .x_desc(spec.x_desc)
+        .y_desc(spec.y_desc)
         .draw()
         .map_err(err)?;
     for (i, (name, points)) in series.into_iter().enumerate() {
         let col = colour(i);
-        // A step from 0 to the first bucket, so a replay with no waiting shows a line too.
-        let mut line = vec![(0.0, 0.0)];
-        line.extend(points);
         chart
-            .draw_series(LineSeries::new(line, col.stroke_width(2)))
+            .draw_series(LineSeries::new(points, col.stroke_width(2)))
             .map_err(err)?
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
