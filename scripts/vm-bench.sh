@@ -253,7 +253,7 @@ awk '
       rest = rest " " $i
     }
     printf "%-17s dispatched %7d  cpu %6d ms in %5s s  %6.1f us/dispatch  batches %7d  dispatches/batch %5.2f  bpf() %7d (%.2f/batch)\n",
-      $2, d, c, w, d ? c * 1000 / d : 0, yield_, yield_ ? d / yield_ : 0, bpf, yield_ ? bpf / yield_ : 0
+      $2, d, c, w, d + 0 ? c * 1000 / d : 0, yield_, yield_ + 0 ? d / yield_ : 0, bpf, yield_ + 0 ? bpf / yield_ : 0
     printf "%-17s   syscalls:%s\n", "", rest
   }' "$OUT"
 # Item 5's goal: the policy's throughput over --fifo's, >= 0.9 (1 = as fast as fifo), with its

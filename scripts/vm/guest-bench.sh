@@ -274,6 +274,21 @@ stop_sched() {  # stop_sched SCHED
 
 say "guest kernel $(uname -r), $(nproc) CPUs, SMT siblings of cpu0: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)"
 say "schedulers: $BENCH_SCHEDS"
+# libbpf resolves the peers' `__kconfig` externs (CONFIG_PREEMPT_RCU; scx_lavd also
+# CONFIG_NO_HZ_IDLE, CONFIG_NR_CPUS, CONFIG_PREEMPT_RT, CONFIG_X86_64) from /boot/config-$(uname
+# -r) or /proc/config.gz; without either they refuse to load (EINVAL). The cloud kernel's deb
+# that fetch-kernel.sh unpacks carries no config, so the values are read off the running kernel:
+# an rcu_preempt kthread means PREEMPT_RCU, kernel_max is NR_CPUS - 1, /sys/kernel/realtime
+# exists only on PREEMPT_RT; NO_HZ_IDLE is Debian's setting for this kernel.
+mkdir -p /boot
+{
+  grep -qs rcu_preempt /proc/[0-9]*/comm && echo CONFIG_PREEMPT_RCU=y
+  echo "CONFIG_NR_CPUS=$(( $(cat /sys/devices/system/cpu/kernel_max) + 1 ))"
+  [ -e /sys/kernel/realtime ] && echo CONFIG_PREEMPT_RT=y
+  echo CONFIG_NO_HZ_IDLE=y
+  [ "$(uname -m)" = x86_64 ] && echo CONFIG_X86_64=y
+} > "/boot/config-$(uname -r)"
+say "kernel config for libbpf: $(tr '\n' ' ' < "/boot/config-$(uname -r)")"
 # Device interrupts to the P-cores, as guest-checks.sh does: an interrupt burst on CPU 0 would
 # move the placement loads' tasks for every scheduler alike.
 for f in /proc/irq/*/smp_affinity; do echo f0 > "$f" 2>/dev/null; done
