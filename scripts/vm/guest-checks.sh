@@ -375,6 +375,36 @@ for c in stuck-lone-task powersave-on-e knob-runtime; do
   fi
 done
 
+# `--monitor 1`, a second process, reads the running scheduler's figures from the scx_stats
+# socket and prints a line a second; the scheduler's own `--stats 1` lines come the same way.
+# The control, run first: with no scheduler loaded (the socket of an earlier run may still be
+# there) it prints no figures. Live means the framework dispatched from user space in that
+# second (each wake-up goes through user space, and two spinners and the monitor itself wake).
+monitor_run() {  # monitor_run SECS -> $MON_LIVE (lines with live figures), $MON_ALL (all figure lines)
+  timeout "$1" "$SCX" --monitor 1 > /run/monitor.out 2> /run/monitor.err
+  MON_ALL=$(grep -c "^stats: placed " /run/monitor.out)
+  MON_LIVE=$(grep -c "^stats: placed .* | fw user=[1-9]" /run/monitor.out)
+}
+monitor_run 3
+none_all=$MON_ALL
+none_said=$(head -n 1 /run/monitor.err | sed 's/^.*INFO //')
+if start_sched; then
+  spin_start 2 0.1
+  monitor_run 5
+  spin_stop
+  logged=$(grep -c "stats: placed " "$LOG")
+  say "--- scx_hybridland --monitor 1 beside the scheduler ---"
+  cat /run/monitor.out
+  stop_sched INT
+  if [ "$none_all" -eq 0 ] && [ "$MON_LIVE" -ge 3 ] && [ "$logged" -ge 3 ]; then
+    pass monitor "$MON_LIVE of $MON_ALL lines in 5 s with live figures, $logged --stats lines logged; with no scheduler: $none_all lines ($none_said)"
+  else
+    fail monitor "$MON_LIVE of $MON_ALL lines in 5 s with live figures (want >= 3), $logged --stats lines logged (want >= 3); with no scheduler: $none_all lines (want 0); stderr: $(head -n 3 /run/monitor.err | tr '\n' ' ')"
+  fi
+else
+  fail monitor "scheduler did not load"
+fi
+
 # SIGINT unloads it cleanly, and the control file goes with it.
 if start_sched --cluster-balance on; then
   sleep 1

@@ -73,8 +73,13 @@ use bindings::{bpf, bpf_intf, bpf_skel, idle_skel};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicBool, Ordering};
+use core::time::Duration;
 use hybridland_policy::{Policy, PolicyConfig};
+use std::io::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use tracing::{error, info, warn};
 
 fn setup_logging(verbose: u8) {
@@ -168,6 +173,9 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         }
     };
 
+    let stop_stats = Arc::new(AtomicBool::new(false));
+    let (stats_server, stats_link) = start_stats(opts, &topo, &stop_stats);
+
     // Start the nudge helper (not in FIFO mode: no policy, nothing to re-place) and load the
     // idle-snapshot program first: BpfScheduler::init forbids mmap afterwards.
     let nudger = if opts.fifo {
@@ -217,14 +225,12 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         );
     }
 
-    let stats_ns = (opts.stats > 0.0).then_some((opts.stats * 1e9) as u64);
     let sched = scheduler::Scheduler::new(
         ops::Live { bpf, idle },
         topo,
         policy,
         scheduler::LoopConfig {
             slice_ns,
-            stats_ns,
             fifo: opts.fifo,
             fixed_slice: opts.fixed_slice,
             nr_possible,
@@ -232,7 +238,89 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         control,
         nudger,
     );
-    run(sched, restarter)
+    let sched = match stats_link {
+        Some(link) => sched.with_stats(link),
+        None => sched,
+    };
+    let outcome = run(sched, restarter);
+    // The `--stats` thread stops asking before the server goes.
+    stop_stats.store(true, Ordering::Relaxed);
+    drop(stats_server);
+    outcome
+}
+
+/// Starts the stats server on the standard socket and, with `--stats SECS`, a thread of ours
+/// that reads it like `--monitor` does and logs each line. Both before the scheduler loads:
+/// threads cannot be started after the framework's seccomp filter (see [`stats::serve`]).
+/// Without the server the scheduler still runs: statistics are not worth refusing to schedule.
+fn start_stats(
+    opts: &opts::Opts,
+    topo: &hybridland_policy::Topology,
+    stop: &Arc<AtomicBool>,
+) -> (
+    Option<scx_stats::StatsServer<(), stats::Sample>>,
+    Option<stats::StatsLink>,
+) {
+    let (server, link) = match stats::serve(stats::Kinds::new(topo), Path::new(stats::SOCKET)) {
+        Ok((server, link)) => (server, link),
+        Err(e) => {
+            warn!("no stats server ({e:#}): --stats and --monitor will show nothing");
+            return (None, None);
+        }
+    };
+    if opts.stats > 0.0 {
+        let every = Duration::from_secs_f64(opts.stats);
+        let stop = Arc::clone(stop);
+        let spawned = std::thread::Builder::new()
+            .name("stats".into())
+            .spawn(move || {
+                let result = stats::monitor(
+                    Path::new(stats::SOCKET),
+                    every,
+                    || stop.load(Ordering::Relaxed),
+                    |m| {
+                        info!("{}", m.line());
+                        Ok(())
+                    },
+                );
+                if let Err(e) = result {
+                    warn!("--stats stopped: {e}");
+                }
+            });
+        if let Err(e) = spawned {
+            warn!("no --stats thread: {e}");
+        }
+    }
+    (Some(server), Some(link))
+}
+
+/// `--monitor SECS`: print the running scheduler's figures, a line every SECS seconds, until
+/// Ctrl-C. Only the socket is needed: no BPF, no root beyond access to the socket.
+fn monitor(every: f64) -> ExitCode {
+    let stop = Arc::new(AtomicBool::new(false));
+    // This process loads no connector, so this is the one Ctrl-C handler.
+    let flag = Arc::clone(&stop);
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
+        warn!("no Ctrl-C handler ({e}): stop with SIGKILL");
+    }
+    let result = stats::monitor(
+        Path::new(stats::SOCKET),
+        Duration::from_secs_f64(every),
+        || stop.load(Ordering::Relaxed),
+        |m| {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", m.line())?;
+            out.flush()?;
+            Ok(())
+        },
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// How a run ended.
@@ -284,7 +372,22 @@ fn run(
 
 fn main() -> ExitCode {
     let opts = opts::Opts::parse();
+    if opts.help_stats {
+        return match stats::describe() {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     setup_logging(opts.verbose);
+    if let Some(every) = opts.monitor {
+        return monitor(every);
+    }
     let mut idle_object = MaybeUninit::uninit();
     let mut idle_fallback = MaybeUninit::uninit();
     let mut sched_object = MaybeUninit::uninit();

@@ -51,9 +51,20 @@ pub(crate) struct Opts {
     #[arg(long, value_name = "DIR")]
     pub(crate) sysfs_root: Option<PathBuf>,
 
-    /// Print statistics every SECS seconds (0: never).
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    /// Log statistics every SECS seconds (0: never), read from this scheduler's scx_stats
+    /// socket as `--monitor` reads them.
+    #[arg(long, value_name = "SECS", default_value_t = 0.0, value_parser = seconds)]
     pub(crate) stats: f64,
+
+    /// Do not schedule: print the figures of the scx_hybridland already running, a line every
+    /// SECS seconds, from the scx_stats socket /var/run/scx/root/stats. Needs no root beyond
+    /// access to that socket, and loads nothing.
+    #[arg(long, value_name = "SECS", value_parser = positive_seconds, conflicts_with_all = ["stats", "dry_run", "fifo"])]
+    pub(crate) monitor: Option<f64>,
+
+    /// Describe each statistic (`--stats`, `--monitor`, the scx_stats socket) and exit.
+    #[arg(long)]
+    pub(crate) help_stats: bool,
 
     /// Directory of the run-time control file `cluster_balance`.
     #[arg(long, default_value = "/run/scx_hybridland", value_name = "DIR")]
@@ -84,6 +95,24 @@ pub(crate) struct Opts {
     /// Log more: -v for each decision's summary, -vv for everything.
     #[arg(short = 'v', long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+/// A number of seconds, 0 or more.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds from 0 to 86400")),
+    }
+}
+
+/// A number of seconds above 0.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match seconds(s) {
+        Ok(v) if v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds above 0 (up to 86400)"
+        )),
+    }
 }
 
 /// `-m/--primary-domain` as given. `auto`, `turbo` and `none` are resolved here, against the

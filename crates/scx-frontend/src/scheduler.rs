@@ -26,7 +26,7 @@ use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::ops::SchedOps;
-use crate::stats::{Counters, Reporter};
+use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
 use crate::tasks::{Seen, TaskTable};
 use anyhow::{Result, bail};
@@ -69,7 +69,6 @@ const SCX_ENQ_WAKEUP: u64 = 1;
 /// Loop settings.
 pub(crate) struct LoopConfig {
     pub(crate) slice_ns: u64,
-    pub(crate) stats_ns: Option<u64>,
     /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
     pub(crate) fifo: bool,
     /// `--fixed-slice`: the full slice for every task, not divided by the queue depth.
@@ -210,7 +209,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     control: Option<ControlFile>,
     tasks: TaskTable,
     counters: Counters,
-    reporter: Reporter,
+    /// The stats server's requests, answered between iterations.
+    stats: Option<StatsLink>,
     /// Per CPU: when we last sent it a task.
     last_sent: Vec<u64>,
     /// Per CPU: the last task we sent there, as up-migration needs it.
@@ -229,7 +229,7 @@ pub(crate) struct Scheduler<O: SchedOps> {
 
 impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn new(
-        mut ops: O,
+        ops: O,
         topo: Topology,
         policy: Policy,
         cfg: LoopConfig,
@@ -239,7 +239,6 @@ impl<O: SchedOps> Scheduler<O> {
         let fifo = cfg.fifo.then(|| Fifo::new(cfg.slice_ns));
         // No nudges in FIFO mode: there is no policy to re-place a task.
         let nudger = nudger.filter(|_| !cfg.fifo);
-        let reporter = Reporter::new(Counters::default(), ops.counters());
         Self {
             ops,
             topo,
@@ -248,7 +247,7 @@ impl<O: SchedOps> Scheduler<O> {
             control,
             tasks: TaskTable::default(),
             counters: Counters::default(),
-            reporter,
+            stats: None,
             last_sent: vec![0; hybridland_policy::MAX_CPUS],
             placed: vec![None; hybridland_policy::MAX_CPUS],
             nudger,
@@ -261,10 +260,15 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
+    /// Answers the stats server's requests through `link`.
+    pub(crate) fn with_stats(mut self, link: StatsLink) -> Self {
+        self.stats = Some(link);
+        self
+    }
+
     /// Runs until a signal or the kernel ends it, or the idle snapshot fails for good.
     pub(crate) fn run(&mut self) -> Result<()> {
         let mut next_poll = 0;
-        let mut next_stats = self.cfg.stats_ns.map(|s| now_ns() + s);
         let mut next_prune = now_ns() + 5_000_000_000;
         let mut next_nudge = 0;
         while !self.ops.exited() {
@@ -278,21 +282,7 @@ impl<O: SchedOps> Scheduler<O> {
                 next_poll = now + POLL_NS;
                 self.poll_knob();
             }
-            if let (Some(at), Some(every)) = (next_stats, self.cfg.stats_ns)
-                && now >= at
-            {
-                next_stats = Some(now + every);
-                let fw = self.ops.counters();
-                let balance = self.policy.config().cluster_balance.to_string();
-                let line = self.reporter.line(
-                    &self.topo,
-                    &self.counters,
-                    &fw,
-                    &balance,
-                    self.backlog.len(),
-                );
-                info!("{line}");
-            }
+            self.answer_stats();
             if now >= next_prune {
                 next_prune = now + 5_000_000_000;
                 let latest = self.tasks.latest_ns();
@@ -301,6 +291,22 @@ impl<O: SchedOps> Scheduler<O> {
             }
         }
         Ok(())
+    }
+
+    /// Answers each pending stats request with the counters as they stand (a copy and a
+    /// channel send; the server side does the arithmetic and the formatting). A server that
+    /// went away is not the loop's concern.
+    fn answer_stats(&mut self) {
+        let Some(link) = &self.stats else { return };
+        while link.requests.try_recv().is_ok() {
+            let sample = Sample {
+                counters: self.counters,
+                fw: self.ops.counters(),
+                balance: self.policy.config().cluster_balance,
+                backlog: self.backlog.len() as u64,
+            };
+            let _ = link.samples.send(sample);
+        }
     }
 
     /// Gives back the framework (for the final report). Closes the nudge helper's pipe.
@@ -775,7 +781,6 @@ mod test {
             policy,
             LoopConfig {
                 slice_ns: 5_000_000,
-                stats_ns: None,
                 fixed_slice: false,
                 fifo,
                 nr_possible: 8,
@@ -962,7 +967,6 @@ mod test {
         let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
         let cfg = |fifo| LoopConfig {
             slice_ns: 5_000_000,
-            stats_ns: None,
             fixed_slice: false,
             fifo,
             nr_possible: 8,

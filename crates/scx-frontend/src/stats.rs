@@ -1,4 +1,8 @@
-//! Per-interval statistics, logged through `tracing` as one line per interval:
+//! Statistics, served the scx way: the loop answers requests from an scx_stats server on the
+//! standard socket ([`SOCKET`]) with a copy of its counters ([`Sample`]); the server turns two
+//! samples into [`Metrics`] (a `#[derive(Stats)]` struct, described by `--help-stats`) for each
+//! client: `--monitor SECS` in another process, `--stats SECS` in a thread of this one (which
+//! logs it through `tracing`), or any scx_stats client. The one-line rendering:
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
@@ -23,8 +27,17 @@
 #![forbid(unsafe_code)]
 
 use crate::adapter::StepCounts;
+use anyhow::Result;
 use core::fmt::Write as _;
-use hybridland_policy::{CoreKind, CpuId, Step, Topology};
+use core::time::Duration;
+use crossbeam::channel::{Receiver, Sender};
+use hybridland_policy::{ClusterBalance, CoreKind, CpuId, Step, Topology};
+use scx_stats::prelude::*;
+use scx_stats_derive::{Stats, stat_doc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use tracing::info;
 
 /// Counters kept by the loop.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -98,6 +111,40 @@ fn cpu_times(text: &str) -> Vec<(u16, u64, u64)> {
         .collect()
 }
 
+/// Each CPU's core kind: all the busy shares need of the topology, which is a large fixed-size
+/// value (megabytes at 1024 CPUs; scx_rustland_core's allocator cannot box one).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kinds {
+    of_cpu: Vec<Option<CoreKind>>,
+    present: Vec<CoreKind>,
+}
+
+impl Kinds {
+    pub(crate) fn new(topo: &Topology) -> Self {
+        let of_cpu = topo
+            .cpus()
+            .iter()
+            .fold(Vec::new(), |mut v: Vec<Option<CoreKind>>, c| {
+                let i = usize::from(c.0);
+                if v.len() <= i {
+                    v.resize(i + 1, None);
+                }
+                v[i] = topo.info(c).map(|info| info.kind);
+                v
+            });
+        let present = CoreKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| !topo.kind_mask(*k).is_empty())
+            .collect();
+        Self { of_cpu, present }
+    }
+
+    fn of(&self, cpu: u16) -> Option<CoreKind> {
+        self.of_cpu.get(usize::from(cpu)).copied().flatten()
+    }
+}
+
 /// Per-kind busy share over an interval.
 pub(crate) struct KindBusy {
     last: Vec<(u16, u64, u64)>,
@@ -111,35 +158,35 @@ impl KindBusy {
     }
 
     /// Busy percentage of each kind present since the last call.
-    pub(crate) fn sample(&mut self, topo: &Topology) -> Vec<(CoreKind, u64)> {
+    pub(crate) fn sample(&mut self, kinds: &Kinds) -> Vec<(CoreKind, u64)> {
         let now = cpu_times(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
-        let out = busy_share(topo, &self.last, &now);
+        let out = busy_share(kinds, &self.last, &now);
         self.last = now;
         out
     }
 }
 
 fn busy_share(
-    topo: &Topology,
+    kinds: &Kinds,
     before: &[(u16, u64, u64)],
     after: &[(u16, u64, u64)],
 ) -> Vec<(CoreKind, u64)> {
     let mut acc = [(0u64, 0u64); 3];
     for &(cpu, busy, total) in after {
-        let Some(info) = topo.info(CpuId(cpu)) else {
+        let Some(kind) = kinds.of(cpu) else {
             continue;
         };
         let (b0, t0) = before
             .iter()
             .find(|x| x.0 == cpu)
             .map_or((0, 0), |x| (x.1, x.2));
-        let a = &mut acc[info.kind.index()];
+        let a = &mut acc[kind.index()];
         a.0 += busy.saturating_sub(b0);
         a.1 += total.saturating_sub(t0);
     }
-    CoreKind::ALL
+    kinds
+        .present
         .iter()
-        .filter(|k| !topo.kind_mask(**k).is_empty())
         .map(|k| {
             let (b, t) = acc[k.index()];
             (*k, (b * 100).checked_div(t).unwrap_or(0))
@@ -147,70 +194,281 @@ fn busy_share(
         .collect()
 }
 
-/// The interval reporter.
-pub(crate) struct Reporter {
-    counters: Counters,
-    framework: Framework,
-    busy: KindBusy,
+/// What the loop hands the stats server on request: its counters as they stand. Copied, so
+/// answering costs the loop a channel send and no allocation; the server side turns two
+/// samples into a [`Metrics`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sample {
+    pub(crate) counters: Counters,
+    pub(crate) fw: Framework,
+    pub(crate) balance: ClusterBalance,
+    /// Tasks in the local backlog now.
+    pub(crate) backlog: u64,
 }
 
-impl Reporter {
-    pub(crate) fn new(counters: Counters, framework: Framework) -> Self {
+/// scx_hybridland's figures over one interval, as `--monitor`, `--stats` and any scx_stats
+/// client see them.
+#[stat_doc]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Stats)]
+#[stat(
+    top,
+    desc = "scx_hybridland: counts over the interval since this client's previous request; gauges as they are now"
+)]
+pub(crate) struct Metrics {
+    #[stat(
+        desc = "Wake-ups and slice-end moves placed, by step of the idle order: idle-p-core, idle-e-core, busy-sibling; no-idle went to the shared queue"
+    )]
+    pub(crate) placed: BTreeMap<String, u64>,
+    #[stat(desc = "Placements outside the primary domain because none of it was idle")]
+    pub(crate) overflow: u64,
+    #[stat(
+        desc = "Picks whose CPU was idle in the snapshot but busy by dispatch time, sent to the shared queue instead"
+    )]
+    pub(crate) stale: u64,
+    #[stat(
+        desc = "Tasks left on an E-core or SMT sibling made to come back for re-placement because a better CPU went idle"
+    )]
+    pub(crate) nudge: u64,
+    #[stat(desc = "Slice ends where the task kept its CPU (nothing strictly better idle)")]
+    pub(crate) kept: u64,
+    #[stat(
+        desc = "Tasks a full ring buffer to the kernel left in the local backlog, to be sent again"
+    )]
+    pub(crate) dispatch_retries: u64,
+    #[stat(desc = "Tasks in the local backlog now (gauge)")]
+    pub(crate) backlog: u64,
+    #[stat(desc = "Failed idle snapshots (that batch went to the shared queue)")]
+    pub(crate) snapshot_errors: u64,
+    #[stat(desc = "Failed reads of the ring buffer of queued tasks")]
+    pub(crate) dequeue_errors: u64,
+    #[stat(desc = "Affinity look-ups that failed (the task was gone)")]
+    pub(crate) affinity_errors: u64,
+    #[stat(
+        desc = "Per core kind present (performance, efficiency, low-power-efficiency): percentage of its CPU time spent not idle, from /proc/stat"
+    )]
+    pub(crate) busy_pct: BTreeMap<String, u64>,
+    #[stat(desc = "Cluster balance in force: off, on or auto (gauge)")]
+    pub(crate) cluster_balance: String,
+    #[stat(desc = "scx_rustland_core: tasks dispatched from user space")]
+    pub(crate) fw_user: u64,
+    #[stat(desc = "scx_rustland_core: tasks dispatched by the kernel directly")]
+    pub(crate) fw_kernel: u64,
+    #[stat(desc = "scx_rustland_core: dispatches cancelled")]
+    pub(crate) fw_cancel: u64,
+    #[stat(desc = "scx_rustland_core: dispatches bounced to the task's previous CPU")]
+    pub(crate) fw_bounce: u64,
+    #[stat(desc = "scx_rustland_core: dispatches that failed")]
+    pub(crate) fw_failed: u64,
+    #[stat(desc = "scx_rustland_core: times the ring buffer to user space was congested")]
+    pub(crate) fw_congested: u64,
+    #[stat(desc = "scx_rustland_core: tasks running now (gauge)")]
+    pub(crate) fw_running: u64,
+    #[stat(desc = "scx_rustland_core: tasks queued for user space now (gauge)")]
+    pub(crate) fw_queued: u64,
+}
+
+impl Metrics {
+    /// The figures between two samples; `busy` is each core kind's busy share over the same
+    /// interval.
+    pub(crate) fn between(prev: &Sample, now: &Sample, busy: &[(CoreKind, u64)]) -> Self {
+        let d = now.counters.delta(&prev.counters);
+        let (f, p) = (&now.fw, &prev.fw);
         Self {
-            counters,
-            framework,
-            busy: KindBusy::new(),
+            placed: Step::ALL
+                .iter()
+                .map(|s| (s.name().to_owned(), d.steps.0[s.index()]))
+                .collect(),
+            overflow: d.overflow,
+            stale: d.stale,
+            nudge: d.nudges,
+            kept: d.kept,
+            dispatch_retries: d.dispatch_retries,
+            backlog: now.backlog,
+            snapshot_errors: d.snapshot_errors,
+            dequeue_errors: d.dequeue_errors,
+            affinity_errors: d.affinity_errors,
+            busy_pct: busy.iter().map(|(k, pct)| (k.to_string(), *pct)).collect(),
+            cluster_balance: now.balance.to_string(),
+            // The framework's counters are its BPF globals, which start again at zero when it
+            // reloads: never a negative interval.
+            fw_user: f.user.saturating_sub(p.user),
+            fw_kernel: f.kernel.saturating_sub(p.kernel),
+            fw_cancel: f.cancel.saturating_sub(p.cancel),
+            fw_bounce: f.bounce.saturating_sub(p.bounce),
+            fw_failed: f.failed.saturating_sub(p.failed),
+            fw_congested: f.congested.saturating_sub(p.congested),
+            fw_running: f.running,
+            fw_queued: f.queued,
         }
     }
 
-    /// The line for the interval ending now, and starts the next one.
-    pub(crate) fn line(
-        &mut self,
-        topo: &Topology,
-        now: &Counters,
-        fw: &Framework,
-        balance: &str,
-        backlog: usize,
-    ) -> String {
-        let d = now.delta(&self.counters);
+    /// The one-line rendering (`--stats`, `--monitor`); the module documentation explains it.
+    pub(crate) fn line(&self) -> String {
         let mut s = String::from("stats: placed");
         for step in Step::ALL {
-            let _ = write!(s, " {}={}", step.name(), d.steps.0[step.index()]);
+            let n = self.placed.get(step.name()).copied().unwrap_or(0);
+            let _ = write!(s, " {}={n}", step.name());
         }
         let _ = write!(
             s,
             " | overflow={} stale={} nudge={} kept={}",
-            d.overflow, d.stale, d.nudges, d.kept
+            self.overflow, self.stale, self.nudge, self.kept
         );
-        let errors = d.dispatch_retries + d.snapshot_errors + d.dequeue_errors + d.affinity_errors;
-        if errors > 0 || backlog > 0 {
+        let errors = self.dispatch_retries
+            + self.snapshot_errors
+            + self.dequeue_errors
+            + self.affinity_errors;
+        if errors > 0 || self.backlog > 0 {
             let _ = write!(
                 s,
-                " dispatch-retries={} backlog={backlog} snapshot-errors={} dequeue-errors={} affinity-errors={}",
-                d.dispatch_retries, d.snapshot_errors, d.dequeue_errors, d.affinity_errors
+                " dispatch-retries={} backlog={} snapshot-errors={} dequeue-errors={} affinity-errors={}",
+                self.dispatch_retries,
+                self.backlog,
+                self.snapshot_errors,
+                self.dequeue_errors,
+                self.affinity_errors
             );
         }
         s.push_str(" | busy");
-        for (kind, pct) in self.busy.sample(topo) {
-            let _ = write!(s, " {kind}={pct}%");
+        for kind in CoreKind::ALL {
+            if let Some(pct) = self.busy_pct.get(&kind.to_string()) {
+                let _ = write!(s, " {kind}={pct}%");
+            }
         }
-        let p = &self.framework;
         let _ = write!(
             s,
-            " | balance={balance} | fw user={} kernel={} cancel={} bounce={} failed={} congested={} running={} queued={}",
-            fw.user - p.user.min(fw.user),
-            fw.kernel - p.kernel.min(fw.kernel),
-            fw.cancel - p.cancel.min(fw.cancel),
-            fw.bounce - p.bounce.min(fw.bounce),
-            fw.failed - p.failed.min(fw.failed),
-            fw.congested - p.congested.min(fw.congested),
-            fw.running,
-            fw.queued,
+            " | balance={} | fw user={} kernel={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            self.cluster_balance,
+            self.fw_user,
+            self.fw_kernel,
+            self.fw_cancel,
+            self.fw_bounce,
+            self.fw_failed,
+            self.fw_congested,
+            self.fw_running,
+            self.fw_queued,
         );
-        self.counters = *now;
-        self.framework = *fw;
         s
     }
+}
+
+/// The standard scx_stats socket, where every scx scheduler serves its statistics (one
+/// sched_ext scheduler runs at a time).
+pub(crate) const SOCKET: &str = "/var/run/scx/root/stats";
+
+/// The loop's end of the stats server: requests in, samples out.
+pub(crate) struct StatsLink {
+    pub(crate) samples: Sender<Sample>,
+    pub(crate) requests: Receiver<()>,
+}
+
+/// The server's description: one `top` target whose reader keeps, per client, the previous
+/// sample and `/proc/stat` reading, so each client sees its own intervals.
+pub(crate) fn server_data(kinds: Kinds) -> StatsServerData<(), Sample> {
+    let open: Box<dyn StatsOpener<(), Sample>> = Box::new(move |(req, res)| {
+        req.send(())?;
+        let mut prev = res.recv()?;
+        let mut busy = KindBusy::new();
+        let kinds = kinds.clone();
+        let read: Box<dyn StatsReader<(), Sample>> = Box::new(move |_args, (req, res)| {
+            req.send(())?;
+            let now = res.recv()?;
+            let metrics = Metrics::between(&prev, &now, &busy.sample(&kinds));
+            prev = now;
+            metrics.to_json()
+        });
+        Ok(read)
+    });
+    StatsServerData::new()
+        .add_meta(Metrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
+}
+
+/// `--help-stats`: every figure and what it means.
+pub(crate) fn describe() -> Result<String> {
+    let mut out = Vec::new();
+    // The description does not depend on the machine.
+    server_data(Kinds::default()).describe_meta(&mut out, None)?;
+    Ok(String::from_utf8(out)?)
+}
+
+/// Starts the stats server on `path` (replacing a stale socket there); the loop answers
+/// through the returned link. Its threads must start before the framework's seccomp filter
+/// (they need `mmap` for their stacks), so this runs before the scheduler loads.
+pub(crate) fn serve(kinds: Kinds, path: &Path) -> Result<(StatsServer<(), Sample>, StatsLink)> {
+    let server = StatsServer::new(server_data(kinds))
+        .set_path(path)
+        .launch()?;
+    let (samples, requests) = server.channels();
+    Ok((server, StatsLink { samples, requests }))
+}
+
+/// Why [`monitor`] stopped.
+#[derive(Debug)]
+pub(crate) enum MonitorError {
+    /// The socket answers with something that is not scx_hybridland's figures.
+    NotOurs(String),
+    /// Printing failed.
+    Output(anyhow::Error),
+}
+
+impl core::fmt::Display for MonitorError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotOurs(why) => write!(
+                f,
+                "the stats socket does not serve scx_hybridland's figures (is another sched_ext scheduler loaded?): {why}"
+            ),
+            Self::Output(e) => write!(f, "writing the figures: {e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for MonitorError {}
+
+/// The client behind `--monitor` and `--stats`: asks the server at `path` for the figures every
+/// `every`, hands each set to `out`, until `should_exit`. While there is no server (not started
+/// yet, restarting, gone) it says so once and keeps trying, as the scx schedulers' monitors do.
+pub(crate) fn monitor(
+    path: &Path,
+    every: Duration,
+    mut should_exit: impl FnMut() -> bool,
+    mut out: impl FnMut(&Metrics) -> Result<()>,
+) -> Result<(), MonitorError> {
+    let mut said_waiting = false;
+    while !should_exit() {
+        let mut client = match StatsClient::new().set_path(path).connect(None) {
+            Ok(c) => c,
+            Err(e) => {
+                if !said_waiting {
+                    info!(
+                        "no scx_hybridland stats at {} ({e}): is it running? Trying again every second",
+                        path.display()
+                    );
+                    said_waiting = true;
+                }
+                std::thread::sleep(
+                    Duration::from_secs(1).min(every.max(Duration::from_millis(100))),
+                );
+                continue;
+            }
+        };
+        said_waiting = false;
+        while !should_exit() {
+            match client.request::<Metrics>("stats", vec![]) {
+                Ok(m) => out(&m).map_err(MonitorError::Output)?,
+                Err(e) if e.downcast_ref::<serde_json::Error>().is_some() => {
+                    return Err(MonitorError::NotOurs(format!("{e:#}")));
+                }
+                Err(e) => {
+                    info!("the stats connection ended ({e:#}); reconnecting");
+                    break;
+                }
+            }
+            std::thread::sleep(every);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -229,33 +487,170 @@ mod test {
         let after = cpu_times("cpu0 60 0 10 120 0 0 0 0 0 0\ncpu1 10 0 0 190 0 0 0 0 0 0\n");
         // cpu0: busy 60 of 90 more jiffies; cpu1: 10 of 100.
         assert_eq!(
-            busy_share(&topo, &before, &after),
+            busy_share(&Kinds::new(&topo), &before, &after),
             vec![(CoreKind::Performance, 66), (CoreKind::Efficiency, 10)]
         );
     }
 
+    fn sample(steps: &[Step], stale: u64, user: u64) -> Sample {
+        let mut counters = Counters::default();
+        for s in steps {
+            counters.steps.add(*s);
+        }
+        counters.stale = stale;
+        Sample {
+            counters,
+            fw: Framework {
+                user,
+                running: 1,
+                ..Default::default()
+            },
+            balance: ClusterBalance::On,
+            backlog: 0,
+        }
+    }
+
     #[test]
-    fn the_line_reports_deltas() {
-        let mut b = TopologyBuilder::new();
-        b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
-        let topo = b.build().unwrap();
-        let mut r = Reporter::new(Counters::default(), Framework::default());
-        let mut c = Counters::default();
-        c.steps.add(Step::IdlePCore);
-        c.steps.add(Step::IdlePCore);
-        c.stale = 1;
-        let fw = Framework {
-            user: 5,
-            running: 1,
-            ..Default::default()
-        };
-        let line = r.line(&topo, &c, &fw, "on", 0);
-        assert!(line.starts_with("stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 nudge=0 kept=0 | busy performance="), "{line}");
-        assert!(line.contains("balance=on | fw user=5 kernel=0"), "{line}");
-        let line = r.line(&topo, &c, &fw, "on", 0);
+    fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
+        let prev = sample(&[Step::IdlePCore], 0, 5);
+        let now = sample(&[Step::IdlePCore, Step::IdlePCore, Step::IdlePCore], 1, 12);
+        let m = Metrics::between(
+            &prev,
+            &now,
+            &[(CoreKind::Performance, 66), (CoreKind::Efficiency, 10)],
+        );
+        assert_eq!(m.placed["idle-p-core"], 2);
+        assert_eq!((m.stale, m.fw_user, m.fw_running), (1, 7, 1));
+        assert_eq!(
+            m.line(),
+            "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
+             nudge=0 kept=0 | busy performance=66% efficiency=10% | balance=on | fw user=7 kernel=0 \
+             cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
+        );
+        // The error figures appear only when there is something to say.
+        let mut errs = now;
+        errs.counters.snapshot_errors = 3;
+        errs.backlog = 4;
+        let line = Metrics::between(&prev, &errs, &[]).line();
         assert!(
-            line.contains("idle-p-core=0") && line.contains("user=0"),
+            line.contains(" kept=0 dispatch-retries=0 backlog=4 snapshot-errors=3 dequeue-errors=0 affinity-errors=0 | busy | "),
             "{line}"
         );
+        // A framework reload restarts its counters: the interval shows zero, not a wrap.
+        let mut reloaded = now;
+        reloaded.fw.user = 2;
+        assert_eq!(Metrics::between(&now, &reloaded, &[]).fw_user, 0);
+    }
+
+    #[test]
+    fn help_stats_describes_every_figure() {
+        let text = describe().unwrap();
+        let meta = Metrics::meta();
+        assert!(
+            text.starts_with("[Metrics] scx_hybridland: counts over the interval"),
+            "{text}"
+        );
+        for (name, field) in &meta.fields {
+            let desc = field.attrs.desc.as_deref().unwrap_or_default();
+            assert!(!desc.is_empty(), "{name} has no description");
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start().starts_with(name.as_str()) && l.ends_with(desc)),
+                "{name}: {text}"
+            );
+        }
+        assert!(
+            text.contains("placed") && text.contains("{string:u64}"),
+            "{text}"
+        );
+        assert_eq!(meta.fields.len(), 20);
+    }
+
+    /// A server on a socket in a temporary directory, a fake loop answering its requests, and
+    /// the `--monitor` client reading it: each client request gives the deltas since the
+    /// previous one.
+    #[test]
+    fn the_monitor_reads_the_loops_figures_through_the_socket() {
+        let dir = std::env::temp_dir().join(format!("hl-stats-{}", std::process::id()));
+        let path = dir.join("root/stats");
+        let mut b = TopologyBuilder::new();
+        b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
+        let (server, link) = serve(Kinds::new(&b.build().unwrap()), &path).unwrap();
+        // The loop: every request gets a sample two placements and three dispatches further.
+        // Left running at the end: the server's threads keep its channel open.
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while link.requests.recv().is_ok() {
+                n += 1;
+                let steps = vec![Step::IdleECore; 2 * n as usize];
+                if link.samples.send(sample(&steps, n, 3 * n)).is_err() {
+                    break;
+                }
+            }
+        });
+        let seen = core::cell::RefCell::new(Vec::new());
+        monitor(
+            &path,
+            Duration::ZERO,
+            || seen.borrow().len() >= 3,
+            |m| {
+                seen.borrow_mut().push(m.clone());
+                Ok(())
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        drop(server);
+        let seen = seen.into_inner();
+        assert_eq!(seen.len(), 3);
+        for m in &seen {
+            assert_eq!(m.placed["idle-e-core"], 2, "{m:?}");
+            assert_eq!((m.stale, m.fw_user), (1, 3), "{m:?}");
+            assert_eq!(m.cluster_balance, "on");
+            assert!(m.busy_pct.contains_key("performance"), "{m:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_monitor_reports_nothing_without_a_server_and_refuses_another_schedulers_figures() {
+        let dir = std::env::temp_dir().join(format!("hl-nostats-{}", std::process::id()));
+        let path = dir.join("stats");
+        let mut tries = 0;
+        let mut printed = 0;
+        monitor(
+            &path,
+            Duration::ZERO,
+            || {
+                tries += 1;
+                tries > 3
+            },
+            |_| {
+                printed += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(printed, 0);
+
+        // A server whose figures are some other scheduler's.
+        #[stat_doc]
+        #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+        #[stat(top)]
+        struct Other {
+            #[stat(desc = "Number of running tasks")]
+            nr_running: u64,
+        }
+        let data = StatsServerData::<(), ()>::new()
+            .add_meta(Other::meta())
+            .add_stats("top", Box::new(|_, _| Other { nr_running: 3 }.to_json()));
+        let server = StatsServer::new(data).set_path(&path).launch().unwrap();
+        let err = monitor(&path, Duration::ZERO, || false, |_| Ok(())).unwrap_err();
+        assert!(matches!(err, MonitorError::NotOurs(_)), "{err}");
+        assert!(
+            err.to_string().contains("another sched_ext scheduler"),
+            "{err}"
+        );
+        drop(server);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
