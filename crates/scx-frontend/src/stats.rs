@@ -31,7 +31,7 @@ use anyhow::Result;
 use core::fmt::Write as _;
 use core::time::Duration;
 use crossbeam::channel::{Receiver, Sender};
-use hybridland_policy::{ClusterBalance, CoreKind, CpuId, Step, Topology};
+use hybridland_policy::{ClusterBalance, CoreKind, Step, Topology};
 use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
@@ -474,7 +474,7 @@ pub(crate) fn monitor(
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_policy::TopologyBuilder;
+    use hybridland_policy::{CpuId, TopologyBuilder};
 
     #[test]
     fn busy_share_is_per_kind() {

@@ -258,3 +258,41 @@ fn the_service_files_match_the_binary() {
         dry_run(&args);
     }
 }
+
+/// The stats flags: `--help-stats` describes the figures and exits with nothing loaded and no
+/// root; `--monitor` takes a positive interval and does not mix with scheduling flags.
+#[test]
+fn the_stats_flags_need_nothing_loaded() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+            .args(args)
+            .output()
+            .expect("running scx_hybridland")
+    };
+    let help = run(&["--help-stats"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.status.success(), "{text}");
+    for want in [
+        "[Metrics] scx_hybridland:",
+        "placed",
+        "no-idle went to the shared queue",
+        "dispatch_retries",
+        "busy_pct",
+        "fw_user",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let usage = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    for flag in ["--stats <SECS>", "--monitor <SECS>", "--help-stats"] {
+        assert!(usage.contains(flag), "{flag}: {usage}");
+    }
+    for bad in [
+        &["--monitor", "0"][..],
+        &["--monitor", "-1"],
+        &["--monitor", "1", "--fifo"],
+        &["--stats", "nan"],
+    ] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?} was accepted");
+    }
+}
