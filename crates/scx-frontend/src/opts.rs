@@ -100,7 +100,7 @@ pub(crate) struct Opts {
 /// A number of seconds, 0 or more.
 fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v <= 86_400.0 => Ok(v),
+        Ok(v) if (0.0..=86_400.0).contains(&v) => Ok(v),
         _ => Err(format!("`{s}` is not a number of seconds from 0 to 86400")),
     }
 }

@@ -424,7 +424,7 @@ impl core::fmt::Display for MonitorError {
     }
 }
 
-impl std::error::Error for MonitorError {}
+impl core::error::Error for MonitorError {}
 
 /// The client behind `--monitor` and `--stats`: asks the server at `path` for the figures every
 /// `every`, hands each set to `out`, until `should_exit`. While there is no server (not started
