@@ -277,16 +277,21 @@ check_powersave() {
 # knob-runtime (--primary-domain powersave, the scheduler on the P-cores, cluster balance changed
 # through the control file while loaded): beside a hog pinned to E-core 2 (cluster {0,2}), a task
 # started pinned to E-core 0 and then allowed every CPU moves to the other cluster (CPU 1 or 3)
-# with balance on and stays on CPU 0 with it off. There are four rounds of each mode,
-# alternating, and every round must be right. The default scheduler and --fifo have no control
-# file, so the mode cannot change what they do. To pass, a scheduler that ignores the knob would
-# have to end in {1,3} four times and on CPU 0 four times out of the same distribution: at most
-# (1/2)^8 = 0.4%.
+# with balance on and stays on CPU 0 with it off. There are eight rounds of each mode,
+# alternating, and at least 14 of the 16 must be right. The default scheduler and --fifo have no
+# control file, so the mode cannot change what they do: each round is then right with
+# probabilities b (on) and z (off), b + z <= 1, and 14 of 16 happens at most
+# 137/65536 = 0.21% of the time (at b = z = 1/2).
 # Why a task that starts on CPU 0 and not a new task placed from scratch: "off" has no rule that
 # prefers CPU 0 over CPU 1, only the lowest-id tie-break. The decision log showed a new task
 # landing on CPU 1 whenever CPU 0 looked busy, or CPU 2's hog looked idle while its slice end was
 # on its way through user space. With a busy host that failed 3 of 16 off rounds. Staying put is
 # the rule "off" does have: no lateral moves.
+# Why 2 wrong rounds are allowed: 2 of 56 rounds went wrong with this set-up. In a CI run an off
+# round moved to CPU 1. The likely cause is a per-CPU kernel thread queued on CPU 0 at a slice
+# end: the policy re-places a task rather than wait behind another, and with balance off the
+# lowest idle E-core is then CPU 1. On a starved host an on round stayed on CPU 0 for the whole
+# round. The rounds are short (1.3 s), which keeps that exposure small.
 knob_round() {  # knob_round on|off -> CPU of the lone task beside the hog, in $KNOB_CPU
   if [ -w "$CTL" ]; then
     # A change is logged; writing the mode in force is not (then this waits 2 s for nothing).
@@ -299,8 +304,8 @@ knob_round() {  # knob_round on|off -> CPU of the lone task beside the hog, in $
   SPIN=$!
   sleep 0.3
   taskset -p 0xff $SPIN > /dev/null
-  sleep 0.5
-  sample_majority 6 0.3
+  sleep 0.3
+  sample_majority 5 0.2
   KNOB_CPU=$(echo $MAJ)
   KNOB_CPU=${KNOB_CPU:--1}
   spin_stop
@@ -312,7 +317,7 @@ check_knob() {
   hog=$!
   sleep 0.5
   got=""; ok=0
-  for mode in on off on off on off on off; do
+  for mode in on off on off on off on off on off on off on off on off; do
     knob_round $mode
     got="$got $mode:$KNOB_CPU"
     case "$mode:$(cluster_of "$KNOB_CPU")" in
@@ -324,10 +329,10 @@ check_knob() {
   pin_shell 0xff
   if [ ! -w "$CTL" ]; then
     verdict knob-runtime FAIL "no control file $CTL; beside a hog on cpu 2:$got"
-  elif [ $ok -eq 8 ]; then
-    verdict knob-runtime PASS "beside a hog on cpu 2, from cpu 0:$got (on: cluster {1,3}; off: stays on 0)"
+  elif [ $ok -ge 14 ]; then
+    verdict knob-runtime PASS "beside a hog on cpu 2, from cpu 0:$got (on: cluster {1,3}; off: stays on 0; $ok of 16 right)"
   else
-    verdict knob-runtime FAIL "beside a hog on cpu 2, from cpu 0:$got; want on: 1 or 3, off: 0"
+    verdict knob-runtime FAIL "beside a hog on cpu 2, from cpu 0:$got; want on: 1 or 3, off: 0, in 14 of 16 rounds ($ok)"
   fi
 }
 
