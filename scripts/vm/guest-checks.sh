@@ -204,13 +204,16 @@ unload_under() {
 pin_shell() { taskset -p "$1" $$ > /dev/null; }
 
 # stuck-lone-task: a lone task started while hogs held every P-core CPU (so it began on an
-# E-core) is on a P-core within 250 ms of the hogs ending and stays (>= 90% of 10 samples), in
-# each of 4 rounds. The policy's up-migration rule moves it at a slice end or by a nudge
-# (measured: 0-100 ms); the default scheduler sees no imbalance in one task on one idle CPU and
-# leaves it; under --fifo the CPU that frees first takes it from the shared queue, usually its
-# own, so it drifts to a P-core only by chance: measured, 2 of 12 rounds with the sampling
-# shell on an E-core beside it, which is why the shell sits on P-core CPU 7 here; all four by
-# chance is about 1 in 1,300 at that rate.
+# E-core) is on a P-core within 250 ms of the hogs ending and stays (>= 90% of 10 samples), in at
+# least 5 of 6 rounds.
+# - The policy's up-migration rule moves it at a slice end or by a nudge (measured: 0-100 ms).
+# - The default scheduler sees no imbalance in one task on one idle CPU and leaves it there.
+# - Under --fifo the CPU that frees first takes it from the shared queue, usually its own CPU,
+#   so it reaches a P-core only by chance. Measured: 2 of 12 rounds with the sampling shell on an
+#   E-core beside it, which is why the shell sits on P-core CPU 7 here. At 1 in 6 per round,
+#   5 of 6 rounds by chance is 0.07%.
+# One late round is allowed. In a CI run one round got there only after 250 ms on the emulated
+# guest (then 10/10 samples on P), and on a starved host one round had 8/10 samples.
 stuck_round() {  # -> ROUND_OK (yes/no), ROUND_SAID
   hogs=""
   n=0
@@ -241,17 +244,17 @@ stuck_round() {  # -> ROUND_OK (yes/no), ROUND_SAID
 check_stuck() {
   pin_shell 0x80
   ok=0; r=0; said=""
-  while [ $r -lt 4 ]; do
+  while [ $r -lt 6 ]; do
     stuck_round
     [ $ROUND_OK = yes ] && ok=$((ok + 1))
     said="$said [$ROUND_SAID]"
     r=$((r + 1))
   done
   pin_shell 0xff
-  if [ $ok -eq 4 ]; then
-    verdict stuck-lone-task PASS "4 of 4 rounds on a P-core within 250 ms of the hogs ending:$said"
+  if [ $ok -ge 5 ]; then
+    verdict stuck-lone-task PASS "$ok of 6 rounds on a P-core within 250 ms of the hogs ending:$said"
   else
-    verdict stuck-lone-task FAIL "$ok of 4 rounds:$said"
+    verdict stuck-lone-task FAIL "$ok of 6 rounds (5 needed):$said"
   fi
 }
 
