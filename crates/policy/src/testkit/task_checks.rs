@@ -270,14 +270,16 @@ pub fn check_vtime_queue(
 }
 
 /// Checks a slice against its limits: the base when at most one task waits, never above the
-/// base, never below `base / MIN_SLICE_DIVISOR`.
+/// base, never below `base / MIN_SLICE_DIVISOR`, and no longer than the base's share per
+/// waiting task above that floor, so all waiting tasks get a turn within about one base slice.
 pub fn check_slice(base_ns: u64, nr_waiting: u64, slice_ns: u64) -> Result<(), Violation> {
     let floor = base_ns / MIN_SLICE_DIVISOR;
-    if slice_ns > base_ns || slice_ns < floor || (nr_waiting <= 1 && slice_ns != base_ns) {
+    let share = (base_ns / nr_waiting.max(1)).max(floor);
+    if slice_ns > share || slice_ns < floor || (nr_waiting <= 1 && slice_ns != base_ns) {
         return fail(
             "slice",
             format!(
-                "slice {slice_ns} ns with base {base_ns} ns and {nr_waiting} waiting (limits {floor}..={base_ns})"
+                "slice {slice_ns} ns with base {base_ns} ns and {nr_waiting} waiting (limits {floor}..={share})"
             ),
         );
     }
