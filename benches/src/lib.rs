@@ -243,19 +243,10 @@ pub const SIM_PRESET: &str = "rpl-desktop";
 /// # Panics
 /// If the topology builder refuses it (`cpus` of 0 or beyond the policy crate's CPU limit).
 pub fn single_cluster_machine(cpus: u16) -> hybridland_sim::Machine {
-    let spec = hybridland_sim::MachineSpec {
-        name: Some(format!("one-cluster-{cpus}")),
-        groups: vec![hybridland_sim::machine_file::CoreGroupSpec {
-            kind: CoreKind::Efficiency,
-            capacity: 1024,
-            cores: cpus,
-            smt: 1,
-            cores_per_cluster: cpus,
-            rank: 0,
-        }],
-        ..hybridland_sim::MachineSpec::default()
-    };
-    spec.build("one-cluster", &hybridland_sim::MachineModel::default())
+    let toml = format!(
+        "name = \"one-cluster-{cpus}\"\n[[groups]]\nkind = \"efficiency\"\ncapacity = 1024\ncores = {cpus}\ncores_per_cluster = {cpus}\n"
+    );
+    hybridland_sim::Machine::from_toml_str(&toml, "one-cluster")
         .expect("one cluster of identical cores is a valid machine")
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 /// The topology used when neither `--topology` nor anything else says: seed 004's laptop.
 pub(crate) const DEFAULT_TOPOLOGY: &str = "i7-13800h";
 
-/// A preset name or a `.toml`/`.json` file.
+/// A preset name or a machine file.
 pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
     let path = Path::new(name_or_file);
     if looks_like_file(name_or_file) {
@@ -19,7 +19,7 @@ pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
     presets::lookup(name_or_file).ok_or_else(|| {
         let known: Vec<&str> = presets::list().iter().map(|p| p.name).collect();
         Failure::Input(anyhow!(
-            "unknown topology `{name_or_file}`: give a preset ({}) or a .toml/.json file",
+            "unknown topology `{name_or_file}`: give a preset ({}) or a .toml machine file",
             known.join(", ")
         ))
     })

@@ -167,7 +167,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
-    /// A preset name (see `hybrid-sim topology list`) or a TOML/JSON topology file. Default:
+    /// A preset name (see `hybrid-sim topology list`) or a machine file (TOML, as
+    /// scx_hybridland --emit-topology writes it; docs/machine-model.md). Default:
     /// the trace's `machine` field (a file path there is relative to the trace's directory),
     /// else i7-13800h.
     #[arg(short, long, value_name = "NAME|FILE")]

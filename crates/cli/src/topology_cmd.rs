@@ -18,7 +18,7 @@ pub(crate) fn list(json: bool) -> Result<String> {
             .iter()
             .map(|p| Row {
                 name: p.name,
-                description: p.description,
+                description: &p.description,
             })
             .collect();
         return Ok(serde_json::to_string_pretty(&rows)? + "\n");
@@ -26,7 +26,7 @@ pub(crate) fn list(json: bool) -> Result<String> {
     let mut t = Table::new(vec!["preset".into(), "cpus".into(), "description".into()]);
     for p in presets::list() {
         let cpus = presets::lookup(p.name).map_or(0, |m| m.topology.nr_cpus());
-        t.row(vec![p.name.into(), cpus.to_string(), p.description.into()]);
+        t.row(vec![p.name.into(), cpus.to_string(), p.description.clone()]);
     }
     Ok(t.render())
 }

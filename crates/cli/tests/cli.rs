@@ -138,7 +138,8 @@ fn validate_accepts_every_bundled_example_and_refuses_the_invalid_ones() {
     }
     for topo in [
         "examples/topologies/i7-13800h.toml",
-        "examples/topologies/tc2.json",
+        "examples/topologies/tc2.toml",
+        "scripts/vm/topology-2p-smt-4e.toml",
     ] {
         let o = hybrid_sim(&["topology", "show", topo]);
         assert!(o.status.success(), "{topo}: {}", stderr(&o));
@@ -244,7 +245,7 @@ fn bad_flags_and_names_exit_2() {
 fn contradictory_topology_file_exits_2() {
     let path = scratch(
         "split-core.toml",
-        "[[cpus]]\nid = 0\nkind = \"performance\"\ncapacity = 1024\ncore = 1\n\n[[cpus]]\nid = 1\nkind = \"efficiency\"\ncapacity = 600\ncore = 1\n",
+        "cores = [\"0-1\"]\n[[cpus]]\nlist = \"0\"\nkind = \"performance\"\ncapacity = 1024\n\n[[cpus]]\nlist = \"1\"\nkind = \"efficiency\"\ncapacity = 600\n",
     );
     let o = hybrid_sim(&["topology", "show", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

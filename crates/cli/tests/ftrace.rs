@@ -15,7 +15,7 @@ fn the_vm_recording_imports_and_replays_on_its_machine() {
         "ftrace",
         "examples/recordings/vm-busybox.trace",
         "--topology",
-        "examples/recordings/vm-2p-smt-4e.toml",
+        "scripts/vm/topology-2p-smt-4e.toml",
         "-o",
         out.to_str().unwrap(),
     ]);

@@ -24,6 +24,7 @@
 //! All arithmetic is integer; rates are fixed-point with [`WORK_SCALE`] units per reference
 //! nanosecond, a scale at which capacity / 1024 and whole-percent factors are exact.
 
+use hybridland_machine::{MAX_L2_CONTENTION_PCT, MAX_SMT_SLOWDOWN_PCT};
 use hybridland_policy::CoreKind;
 use serde::{Deserialize, Serialize};
 
@@ -31,17 +32,7 @@ use serde::{Deserialize, Serialize};
 /// and percentages divide it exactly.
 pub const WORK_SCALE: u64 = 1024 * 100_000;
 
-/// What one kind of core draws, in milliwatts.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CorePower {
-    /// A core with one busy thread.
-    pub active_mw: u32,
-    /// Each further busy SMT thread on the same core.
-    pub smt_extra_mw: u32,
-    /// A core with no busy thread.
-    pub idle_mw: u32,
-}
+pub use hybridland_machine::CorePower;
 
 /// The model's parameters. Presets carry tuned values; [`MachineModel::default`] is the
 /// i7-13800H laptop part of seed 004. Every field can be overridden from a topology file's `[model]` table or
@@ -152,7 +143,7 @@ impl MachineModel {
         match key {
             "smt_slowdown_pct" => {
                 let v: u8 = parse_num(key, value)?;
-                if v > 90 {
+                if v > MAX_SMT_SLOWDOWN_PCT {
                     return Err(ModelError::BadValue {
                         key: key.to_owned(),
                         value: value.to_owned(),
@@ -193,14 +184,14 @@ impl MachineModel {
 
     /// Checks the values against each other; [`set`](Self::set) and file loading call it.
     pub fn validate(&self) -> Result<(), ModelError> {
-        if self.smt_slowdown_pct > 90 {
+        if self.smt_slowdown_pct > MAX_SMT_SLOWDOWN_PCT {
             return Err(ModelError::BadValue {
                 key: "smt_slowdown_pct".into(),
                 value: self.smt_slowdown_pct.to_string(),
                 reason: "must be at most 90",
             });
         }
-        if self.l2_contention_pct > 1000 {
+        if self.l2_contention_pct > MAX_L2_CONTENTION_PCT {
             return Err(ModelError::BadValue {
                 key: "l2_contention_pct".into(),
                 value: self.l2_contention_pct.to_string(),
@@ -240,7 +231,7 @@ impl MachineModel {
         others_sensitivity_pct: u32,
     ) -> u64 {
         let smt_keep = if sibling_busy {
-            100 - u128::from(self.smt_slowdown_pct.min(90))
+            100 - u128::from(self.smt_slowdown_pct.min(MAX_SMT_SLOWDOWN_PCT))
         } else {
             100
         };

@@ -6,24 +6,23 @@
 
 mod util;
 
+use hybridland_machine::Layout;
 use hybridland_policy::CoreKind;
 use hybridland_sim::{Machine, Report, presets};
 use util::{load_trace, pct_slower, replay, replay_on};
 
 /// Preset `name` with the capacity of every CPU of `kind` set to `capacity`.
 fn with_capacity(name: &str, kind: CoreKind, capacity: u16) -> Machine {
-    let (mut spec, model) = presets::spec(name).unwrap();
+    let mut desc = presets::desc(name).unwrap();
+    let mut layout = Layout::of(&desc.topology);
     let mut changed = 0;
-    for g in spec.groups.iter_mut().filter(|g| g.kind == kind) {
-        g.capacity = capacity;
-        changed += 1;
-    }
-    for c in spec.cpus.iter_mut().filter(|c| c.kind == kind) {
-        c.capacity = capacity;
+    for run in layout.cpus.iter_mut().filter(|r| r.kind == kind) {
+        run.capacity = capacity;
         changed += 1;
     }
     assert!(changed > 0, "{name} has no {kind} CPUs");
-    spec.build(name, &model).unwrap()
+    desc.topology = Box::new(layout.build(name).unwrap());
+    Machine::from_desc(desc, name)
 }
 
 #[test]

@@ -3,17 +3,14 @@
 //! the old full-cluster walk made about (running tasks in the cluster) per event.
 
 use core::time::Duration;
-use hybridland_sim::{Knobs, MachineSpec, SimError, SimOptions, Simulation, Trace};
-use hybridland_sim::{MachineModel, policy_by_name, replay};
+use hybridland_sim::{Knobs, Machine, SimError, SimOptions, Simulation, Trace};
+use hybridland_sim::{policy_by_name, replay};
 
-fn one_cluster(cpus: u16) -> hybridland_sim::Machine {
+fn one_cluster(cpus: u16) -> Machine {
     let toml = format!(
         "[[groups]]\nkind = \"efficiency\"\ncapacity = 1024\ncores = {cpus}\ncores_per_cluster = {cpus}\n"
     );
-    MachineSpec::from_toml_str(&toml, "one-cluster.toml")
-        .unwrap()
-        .build("one-cluster.toml", &MachineModel::default())
-        .unwrap()
+    Machine::from_toml_str(&toml, "one-cluster.toml").unwrap()
 }
 
 /// 200 insensitive tasks that keep 200 CPUs of the cluster busy, and 8 cache-sensitive tasks

@@ -50,7 +50,7 @@ fn every_example_replays_under_every_policy() {
 #[test]
 fn topology_files_match_the_presets() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/topologies");
-    for (file, preset) in [("i7-13800h.toml", "i7-13800h"), ("tc2.json", "tc2")] {
+    for (file, preset) in [("i7-13800h.toml", "i7-13800h"), ("tc2.toml", "tc2")] {
         let from_file = load_topology_file(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
         let builtin = presets::lookup(preset).unwrap();
         assert_eq!(from_file.topology, builtin.topology, "{file}");

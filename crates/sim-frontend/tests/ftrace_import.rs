@@ -182,10 +182,12 @@ fn a_long_recording_folds_into_a_loop_with_the_same_totals() {
 /// The recording scripts/vm-record.sh made in the project's VM with the kernel's tracefs.
 #[test]
 fn the_vm_recording_imports_every_task_it_ran() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/recordings");
-    let text = std::fs::read_to_string(root.join("vm-busybox.trace")).unwrap();
-    let machine = hybridland_sim::load_topology_file(&root.join("vm-2p-smt-4e.toml"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("examples/recordings/vm-busybox.trace")).unwrap();
+    // The one file scx_hybridland read in the VM.
+    let machine =
+        hybridland_sim::load_topology_file(&root.join("scripts/vm/topology-2p-smt-4e.toml"))
+            .unwrap_or_else(|e| panic!("{e}"));
     let imp = import(
         &text,
         "vm-busybox.trace",
