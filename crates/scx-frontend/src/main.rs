@@ -19,12 +19,14 @@
 
 mod adapter;
 mod dry_run;
+mod emit_topology;
 mod fifo;
 mod idle_snapshot;
 mod knobs;
 mod ops;
 mod opts;
 mod preflight;
+mod record;
 mod restart;
 mod scheduler;
 mod stats;
@@ -122,6 +124,12 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     };
     let policy = Policy::new(&topo, &config).context("the knobs do not fit this machine")?;
     if opts.dry_run {
+        if let Some(path) = &opts.emit_topology {
+            emit_topology::write(&desc, path)?;
+            if emit_topology::is_stdout(path) {
+                return Ok(Outcome::Exit(ExitCode::SUCCESS));
+            }
+        }
         print!("{}", dry_run::report(&desc, &topo, &policy, opts.slice_us));
         return Ok(Outcome::Exit(ExitCode::SUCCESS));
     }
@@ -244,6 +252,39 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         Some(link) => sched.with_stats(link),
         None => sched,
     };
+    let sched = match &opts.record {
+        Some(path) => {
+            let cfg = record::RecordConfig {
+                trace: path.clone(),
+                live: record::RecordConfig::live_path(path, opts.record_live.as_deref()),
+                max_events: usize::try_from(opts.record_max_events)
+                    .unwrap_or(record::DEFAULT_MAX_EVENTS),
+                settings: vec![
+                    format!("primary_domain={}", config.primary_domain),
+                    format!("cluster_balance={}", config.cluster_balance),
+                    format!("auto_high_busy_pct={}", config.auto_high_busy_pct),
+                    format!("fit_margin_pct={}", config.fit_margin_pct),
+                    format!("slice_us={}", opts.slice_us),
+                ],
+                machine_source: desc.source.to_string(),
+            };
+            info!(
+                "record: up to {} events, written at exit to {} and {}",
+                cfg.max_events,
+                cfg.trace.display(),
+                cfg.live.display()
+            );
+            // Every thread of ours exists by now: the framework forbids starting more.
+            let own = record::own_threads();
+            sched.with_recorder(record::Recorder::new(
+                cfg,
+                sys::now_ns(),
+                stats::Counters::default(),
+                own,
+            ))
+        }
+        None => sched,
+    };
     let outcome = run(sched, restarter);
     // The `--stats` thread stops asking before the server goes.
     stop_stats.store(true, Ordering::Relaxed);
@@ -339,10 +380,19 @@ fn run(
     restarter: Option<restart::Restarter>,
 ) -> Result<Outcome> {
     let result = sched.run();
-    let mut bpf = sched.into_ops().bpf;
+    sched.stop_recording();
+    let (ops, recording) = sched.into_parts();
+    let mut bpf = ops.bpf;
     let ejected = scx_utils::uei_exited!(&bpf.skel, uei);
     let report = bpf.shutdown_and_report();
     drop(bpf);
+    if let Some((recorder, topo)) = recording {
+        // Only now that the scheduler is detached: nobody waits for this loop while the trace
+        // is built and written.
+        if let Err(e) = recorder.write(&topo) {
+            error!("record: {e:#}");
+        }
+    }
     match (result, report) {
         (Err(e), _) => Err(
             e.context("the scheduling loop failed; the kernel fell back to its default scheduler")

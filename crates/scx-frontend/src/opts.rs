@@ -75,6 +75,13 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) dry_run: bool,
 
+    /// With --dry-run (and only then: it is refused otherwise): also write the machine as
+    /// detected (from sysfs, `--sysfs-root`, `SCX_SYSFS_PREFIX` or `--topology`) to FILE, as a
+    /// machine file `--topology` and `hybrid-sim replay TRACE --topology FILE` read. `-` is
+    /// standard output, which then holds the file alone.
+    #[arg(long, value_name = "FILE", requires = "dry_run")]
+    pub(crate) emit_topology: Option<PathBuf>,
+
     /// Benchmark baseline: no policy. Every queued task goes to the shared queue in arrival
     /// order with the full slice (`--slice-us`) and runs on the first CPU that frees up, with no
     /// idle snapshot and no nudges: the framework's minimal scheduler (scx_rlfifo style), to
@@ -87,6 +94,27 @@ pub(crate) struct Opts {
     /// slice rule (scripts/vm-bench.sh).
     #[arg(long)]
     pub(crate) fixed_slice: bool,
+
+    /// Record what the scheduler sees (per task: wake-ups, runs from the kernel's run times
+    /// turned into reference work by the capacity of the CPU they ran on, sleeps, allowed
+    /// CPUs) and write it at exit (Ctrl-C, SIGTERM, or the kernel ending the scheduler) as a
+    /// hybrid-sim trace to FILE, with the scheduler's own figures over the same window beside
+    /// it (see --record-live): `hybrid-sim compare FILE FILE.live.json` sets a replay beside
+    /// them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "monitor"])]
+    pub(crate) record: Option<PathBuf>,
+
+    /// With --record: where to write the live figures (CPU time per core kind and cluster,
+    /// placements per step, migrations) [default: FILE.live.json].
+    #[arg(long, value_name = "FILE", requires = "record")]
+    pub(crate) record_live: Option<PathBuf>,
+
+    /// With --record: the most scheduling events to record (40 bytes each, taken up front).
+    /// Once reached, recording stops with one log line and scheduling goes on; the files
+    /// cover the window up to then.
+    #[arg(long, value_name = "N", default_value_t = crate::record::DEFAULT_MAX_EVENTS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=crate::record::MAX_MAX_EVENTS as u64))]
+    pub(crate) record_max_events: u64,
 
     /// Size of the kernel's exit dump buffer, in bytes (0: none).
     #[arg(long, default_value_t = 0)]

@@ -26,6 +26,7 @@ use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::ops::SchedOps;
+use crate::record::{Event, Recorder};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
 use crate::tasks::{Seen, TaskTable};
@@ -225,6 +226,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     backlog: VecDeque<DispatchedTask>,
     snapshot_failures: FailureRun,
     dequeue_log: LogLimit,
+    /// `--record`: what the loop sees, kept for the trace written at exit.
+    recorder: Option<Recorder>,
 }
 
 impl<O: SchedOps> Scheduler<O> {
@@ -257,6 +260,22 @@ impl<O: SchedOps> Scheduler<O> {
             backlog: VecDeque::with_capacity(4 * BATCH_MAX),
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
+            recorder: None,
+        }
+    }
+
+    /// Records what the loop sees (`--record`).
+    pub(crate) fn with_recorder(mut self, recorder: Recorder) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// Ends the recording, if any, now: the counters and the tasks still runnable (read from
+    /// `/proc`, while they are still where this scheduler put them). Call as soon as the loop
+    /// ends, before the scheduler is detached.
+    pub(crate) fn stop_recording(&mut self) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.stop(now_ns(), &self.counters, &crate::record::proc_state);
         }
     }
 
@@ -309,9 +328,11 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Gives back the framework (for the final report). Closes the nudge helper's pipe.
-    pub(crate) fn into_ops(self) -> O {
-        self.ops
+    /// Gives back the framework (for the final report), and the recording with the topology
+    /// it needs to be written. Closes the nudge helper's pipe.
+    pub(crate) fn into_parts(self) -> (O, Option<(Recorder, Topology)>) {
+        let recording = self.recorder.map(|r| (r, self.topo));
+        (self.ops, recording)
     }
 
     fn poll_knob(&mut self) {
@@ -491,6 +512,7 @@ impl<O: SchedOps> Scheduler<O> {
         let now = now_ns();
         self.flush_backlog(now);
         self.dequeue_batch();
+        self.record_batch();
         if !self.queued.is_empty() {
             match self.fifo.as_mut() {
                 Some(fifo) => {
@@ -503,6 +525,39 @@ impl<O: SchedOps> Scheduler<O> {
         }
         self.ops.notify_complete(self.backlog.len() as u64);
         Ok(())
+    }
+
+    /// Copies the batch into the recording, if any (with the clock read after the dequeue, so
+    /// no run the batch reports ends after it).
+    fn record_batch(&mut self) {
+        let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
+            return;
+        };
+        if self.queued.is_empty() {
+            return;
+        }
+        let at_ns = now_ns();
+        let mut full = false;
+        for t in &self.queued {
+            let ev = Event {
+                at_ns,
+                start_ts: t.start_ts,
+                stop_ts: t.stop_ts,
+                exec_runtime: t.exec_runtime,
+                pid: t.pid,
+                cpu: i16::try_from(t.cpu).unwrap_or(-1),
+                wakeup: t.flags & SCX_ENQ_WAKEUP != 0,
+            };
+            let mut comm = [0u8; 16];
+            for (to, &from) in comm.iter_mut().zip(t.comm.iter()) {
+                // A C char: the name's bytes.
+                *to = from as u8;
+            }
+            full |= r.observe(ev, &comm);
+        }
+        if full {
+            self.stop_recording();
+        }
     }
 
     /// The policy's decision for each queued task, into `self.outgoing`.
@@ -588,6 +643,20 @@ impl<O: SchedOps> Scheduler<O> {
             let d = batch.place(&input, &allowed);
             if let Some(step) = d.step() {
                 self.counters.steps.add(step);
+            }
+            if let Some(r) = self.recorder.as_mut() {
+                let overflow = d.placement.is_some_and(|p| p.overflow);
+                r.allowed(
+                    task.pid,
+                    &allowed,
+                    task.nr_cpus_allowed < self.cfg.nr_possible,
+                );
+                r.decision(
+                    task.pid,
+                    d.step(),
+                    overflow,
+                    d.slice_end == Some(SliceEnd::Keep),
+                );
             }
             if d.placement.is_some_and(|p| p.overflow) {
                 self.counters.overflow += 1;
@@ -792,6 +861,53 @@ mod test {
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
         tasks.iter().map(|t| t.pid).collect()
+    }
+
+    #[test]
+    fn the_loop_records_each_dequeued_task_and_each_decision() {
+        let dir = std::env::temp_dir().join(format!("hl-loop-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = crate::record::RecordConfig {
+            trace: dir.join("t.json"),
+            live: dir.join("t.live.json"),
+            max_events: 100,
+            settings: Vec::new(),
+            machine_source: "test".into(),
+        };
+        let now = now_ns();
+        let mut s = sched(64, false).with_recorder(Recorder::new(
+            cfg,
+            now - 10_000_000,
+            Counters::default(),
+            Vec::new(),
+        ));
+        // Two wake-ups, and a task back from a 3 ms run on E-core 1 that ended 1 ms ago.
+        let mut back = wakeup(3);
+        back.flags = 0;
+        back.cpu = 1;
+        back.start_ts = now - 4_000_000;
+        back.stop_ts = now - 1_000_000;
+        back.exec_runtime = 3_000_000;
+        s.ops
+            .incoming
+            .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(back)]);
+        s.schedule_batch().unwrap();
+        s.stop_recording();
+        let counters = s.counters;
+        let (_, recording) = s.into_parts();
+        let (recorder, topo) = recording.unwrap();
+        let (trace, live) = recorder.build(&topo).unwrap();
+        assert_eq!(live.events, 3);
+        // Each decision counted once: a placement by a step or a kept CPU.
+        let placed: u64 = live.steps.iter().map(|s| s.count).sum();
+        assert_eq!(placed + live.kept, 3);
+        assert_eq!(placed, counters.steps.0.iter().sum::<u64>());
+        // Only the task that ran is in the trace: 3 ms on a 640 E-core, 1.875 ms of work.
+        assert_eq!(trace.tasks.len(), 1);
+        assert_eq!(
+            trace.tasks[0].phases,
+            [hybridland_sim::trace::Phase::RunNs(1_875_000)]
+        );
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    fn delta(&self, prev: &Self) -> Self {
+    /// The counts since `prev` was taken.
+    pub(crate) fn delta(&self, prev: &Self) -> Self {
         let mut steps = StepCounts::default();
         for i in 0..Step::ALL.len() {
             steps.0[i] = self.steps.0[i] - prev.steps.0[i];

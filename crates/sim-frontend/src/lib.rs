@@ -35,11 +35,13 @@
 #![deny(missing_docs)]
 
 pub mod baselines;
+pub mod compare;
 pub mod engine;
 pub mod event_queue;
 pub mod hybridland;
 pub mod import;
 pub mod knobs;
+pub mod live;
 pub mod machine;
 pub mod machine_file;
 pub mod metrics;
@@ -58,6 +60,7 @@ pub use engine::{
 };
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
+pub use live::{LiveError, LiveStats};
 pub use machine::{CorePower, MachineModel, ModelError};
 pub use machine_file::{Machine, MachineError, load_topology_file};
 pub use options::{SimOptions, UtilSource};

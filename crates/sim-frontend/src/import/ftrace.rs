@@ -18,7 +18,8 @@
 //! importer does not use is skipped and counted ([`FtraceImport::skipped`]); a line of neither
 //! shape, or one of the used events whose fields do not parse, is an error naming its line.
 
-use crate::trace::{LoopSpec, MAX_PHASES, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError};
+use super::timeline::{TimelineBuilder, TimelineError};
+use crate::trace::{Trace, TraceError};
 use hybridland_policy::{CpuId, Topology};
 use std::collections::BTreeMap;
 
@@ -71,57 +72,6 @@ const USED: [&str; 6] = [
     "sched_process_exit",
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Running { since_ns: u64, cpu: u16 },
-    Runnable,
-    Sleeping { since_ns: u64 },
-    Done,
-}
-
-struct TaskTrack {
-    comm: String,
-    first_ns: u64,
-    state: State,
-    /// Reference work of the run being built, in ns x 1024 (capacity units).
-    run_acc: u128,
-    phases: Vec<Phase>,
-    cpus: Vec<u16>,
-}
-
-impl TaskTrack {
-    fn new(comm: &str, now: u64, state: State) -> Self {
-        Self {
-            comm: comm.to_owned(),
-            first_ns: now,
-            state,
-            run_acc: 0,
-            phases: Vec::new(),
-            cpus: Vec::new(),
-        }
-    }
-
-    fn flush_run(&mut self) {
-        let ns = u64::try_from(self.run_acc / 1024).unwrap_or(u64::MAX);
-        if ns > 0 {
-            match self.phases.last_mut() {
-                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
-                _ => self.phases.push(Phase::RunNs(ns)),
-            }
-        }
-        self.run_acc = 0;
-    }
-
-    fn sleep_until(&mut self, now: u64) {
-        if let State::Sleeping { since_ns } = self.state {
-            let ns = now.saturating_sub(since_ns);
-            if ns > 0 {
-                self.phases.push(Phase::SleepNs(ns));
-            }
-        }
-    }
-}
-
 /// One parsed event line.
 struct Line<'a> {
     cpu: u16,
@@ -144,9 +94,8 @@ pub fn import(
         line,
         message,
     };
-    let mut tasks: BTreeMap<u32, TaskTrack> = BTreeMap::new();
+    let mut timeline = TimelineBuilder::new(topo);
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first_ns: Option<u64> = None;
     let mut last_ns = 0u64;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -182,7 +131,7 @@ pub fn import(
             ));
         }
         let now = ev.ts_ns;
-        first_ns.get_or_insert(now);
+        timeline.mark(now);
         last_ns = now;
         match ev.event {
             "sched_switch" => {
@@ -193,36 +142,10 @@ pub fn import(
                     )
                 })?;
                 if prev.pid != 0 {
-                    let t = tasks
-                        .entry(prev.pid)
-                        .or_insert_with(|| TaskTrack::new(&prev.comm, now, State::Runnable));
-                    if let State::Running { since_ns, cpu } = t.state {
-                        let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
-                        t.run_acc += u128::from(now - since_ns) * u128::from(cap);
-                    }
-                    if t.state != State::Done {
-                        if prev.state.starts_with('R') {
-                            t.state = State::Runnable;
-                        } else {
-                            t.flush_run();
-                            t.state = State::Sleeping { since_ns: now };
-                        }
-                    }
+                    timeline.switch_out(prev.pid, &prev.comm, now, prev.state.starts_with('R'));
                 }
                 if next.pid != 0 {
-                    let t = tasks
-                        .entry(next.pid)
-                        .or_insert_with(|| TaskTrack::new(&next.comm, now, State::Runnable));
-                    // A wake-up the recording missed: the sleep ends here.
-                    t.sleep_until(now);
-                    t.comm.clone_from(&next.comm);
-                    t.state = State::Running {
-                        since_ns: now,
-                        cpu: ev.cpu,
-                    };
-                    if !t.cpus.contains(&ev.cpu) {
-                        t.cpus.push(ev.cpu);
-                    }
+                    timeline.switch_in(next.pid, &next.comm, now, ev.cpu);
                 }
             }
             "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
@@ -237,13 +160,7 @@ pub fn import(
                     ));
                 };
                 if pid != 0 {
-                    let t = tasks
-                        .entry(pid)
-                        .or_insert_with(|| TaskTrack::new(comm, now, State::Runnable));
-                    if matches!(t.state, State::Sleeping { .. }) {
-                        t.sleep_until(now);
-                        t.state = State::Runnable;
-                    }
+                    timeline.wakeup(pid, comm, now);
                 }
             }
             "sched_migrate_task" => {
@@ -265,109 +182,28 @@ pub fn import(
                         format!("sched_process_exit needs pid=: `{}`", ev.fields),
                     ));
                 };
-                if let Some(t) = tasks.get_mut(&pid) {
-                    if let State::Running { since_ns, cpu } = t.state {
-                        let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
-                        t.run_acc += u128::from(now - since_ns) * u128::from(cap);
-                    }
-                    t.flush_run();
-                    t.state = State::Done;
-                }
+                timeline.exit(pid, now);
             }
         }
     }
-    let start = first_ns.unwrap_or(0);
-    let mut specs = Vec::new();
-    let mut observed = BTreeMap::new();
-    let mut folded = Vec::new();
-    for (pid, mut t) in tasks {
-        if let State::Running { since_ns, cpu } = t.state {
-            let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
-            t.run_acc += u128::from(last_ns - since_ns) * u128::from(cap);
-        }
-        t.flush_run();
-        // A trailing sleep is the recording ending, not the task.
-        while matches!(t.phases.last(), Some(Phase::SleepNs(_))) {
-            t.phases.pop();
-        }
-        if !t.phases.iter().any(|p| matches!(p, Phase::RunNs(_))) {
-            continue;
-        }
-        let name = format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_"));
-        let mut cpus = t.cpus.clone();
-        cpus.sort_unstable();
-        let list = cpus
-            .iter()
-            .map(u16::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        if t.phases.len() > MAX_PHASES {
-            t.phases = fold(&t.phases);
-            folded.push(name.clone());
-        }
-        observed.insert(name.clone(), list.clone());
-        specs.push(TaskSpec {
-            name,
-            copies: 1,
-            start_ns: t.first_ns - start,
-            weight: 100,
-            allowed_cpus: pin_observed.then_some(list),
-            util: None,
-            cache_sensitivity_pct: 0,
-            phases: t.phases,
-            frames: None,
-        });
-    }
-    if specs.is_empty() {
-        return Err(FtraceError::Empty {
-            source_name: source_name.to_owned(),
-        });
-    }
-    let trace = Trace {
-        version: TRACE_VERSION,
-        name: Some(trace_name.to_owned()),
-        description: Some(format!(
-            "imported from the scheduler recording {source_name}"
-        )),
-        machine: None,
-        seed: 0,
-        duration_ns: Some((last_ns - start).max(1)),
-        pools: Vec::new(),
-        tasks: specs,
-    };
-    trace.validate(source_name)?;
-    trace.validate_for(topo, source_name)?;
+    let built = timeline
+        .finish(source_name, trace_name, pin_observed)
+        .map_err(|e| match e {
+            TimelineError::Empty => FtraceError::Empty {
+                source_name: source_name.to_owned(),
+            },
+            TimelineError::Trace(e) => FtraceError::Trace(e),
+        })?;
+    let mut trace = built.trace;
+    trace.description = Some(format!(
+        "imported from the scheduler recording {source_name}"
+    ));
     Ok(FtraceImport {
         trace,
         skipped,
-        observed_cpus: observed,
-        folded,
+        observed_cpus: built.observed_cpus,
+        folded: built.folded,
     })
-}
-
-/// More phases than a task holds: a loop of the average run and sleep, same totals.
-fn fold(phases: &[Phase]) -> Vec<Phase> {
-    let (mut run, mut sleep, mut runs) = (0u128, 0u128, 0u64);
-    for p in phases {
-        match p {
-            Phase::RunNs(n) => {
-                run += u128::from(*n);
-                runs += 1;
-            }
-            Phase::SleepNs(n) => sleep += u128::from(*n),
-            _ => {}
-        }
-    }
-    let times = runs.max(1);
-    let avg = |total: u128| u64::try_from(total / u128::from(times)).unwrap_or(u64::MAX);
-    let mut body = vec![Phase::RunNs(avg(run).max(1))];
-    if avg(sleep) > 0 {
-        body.push(Phase::SleepNs(avg(sleep)));
-    }
-    vec![Phase::Loop(LoopSpec {
-        times: times.min(crate::trace::MAX_LOOP_TIMES),
-        phases: body,
-    })]
 }
 
 fn is_header(line: &str) -> bool {

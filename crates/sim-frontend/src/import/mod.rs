@@ -3,8 +3,11 @@
 //! - [`rt_app`]: rt-app's JSON workload description (`tasks`, `phases`, `run`/`sleep`/`timer`
 //!   events), as the scheduler community writes it;
 //! - [`ftrace`]: scheduler recordings, as `trace-cmd report`, tracefs and `perf sched script`
-//!   print them.
+//!   print them;
+//! - [`timeline`]: the builder the ftrace importer and `scx_hybridland --record` share:
+//!   per-task runs, preemptions, sleeps and wake-ups into trace tasks.
 
 pub mod ftrace;
 mod json_tree;
 pub mod rt_app;
+pub mod timeline;

@@ -1,0 +1,438 @@
+//! Per-task run/sleep timelines turned into a [`Trace`]: the one builder behind every recording
+//! of what tasks really did, whether it comes from the kernel's tracepoints
+//! ([`ftrace`](super::ftrace)) or from a live scheduler (`scx_hybridland --record`).
+//!
+//! The caller reports, per task (pid) and in time order for that task, when it was switched
+//! in on a CPU, switched out (still runnable: preempted; or not: it sleeps), woken and ended.
+//! Each stretch on a CPU becomes reference work by that CPU's capacity (10 ms on a
+//! capacity-512 CPU is 5 ms of reference work); consecutive stretches with only preemptions
+//! between them are one run, since the time spent waiting for a CPU is the replay's to
+//! reproduce; a stretch switched out not runnable starts a sleep, which ends at the task's next
+//! wake-up (or, failing one, its next switch-in). A task starts at its first event; trailing
+//! sleeps are dropped (the recording ended, not the task); a task that never ran is left out.
+//!
+//! Besides the trace, the builder keeps what the recording says about placement, which is
+//! what a replay of it is compared with: each CPU's busy time and the moves between CPUs.
+
+use crate::trace::{
+    LoopSpec, MAX_LOOP_TIMES, MAX_PHASES, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError,
+};
+use hybridland_policy::{CpuId, Topology};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Running { since_ns: u64, cpu: u16 },
+    Runnable,
+    Sleeping { since_ns: u64 },
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct TaskTrack {
+    comm: String,
+    first_ns: u64,
+    /// Latest time reported for the task: a report before it is taken as at it.
+    last_ns: u64,
+    state: State,
+    /// Reference work of the run being built, in ns x 1024 (capacity units).
+    run_acc: u128,
+    phases: Vec<Phase>,
+    cpus: Vec<u16>,
+    last_cpu: Option<u16>,
+    allowed: Option<String>,
+}
+
+impl TaskTrack {
+    fn new(comm: &str, now: u64, state: State) -> Self {
+        Self {
+            comm: comm.to_owned(),
+            first_ns: now,
+            last_ns: now,
+            state,
+            run_acc: 0,
+            phases: Vec::new(),
+            cpus: Vec::new(),
+            last_cpu: None,
+            allowed: None,
+        }
+    }
+
+    fn flush_run(&mut self) {
+        let ns = u64::try_from(self.run_acc / 1024).unwrap_or(u64::MAX);
+        if ns > 0 {
+            match self.phases.last_mut() {
+                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
+                _ => self.phases.push(Phase::RunNs(ns)),
+            }
+        }
+        self.run_acc = 0;
+    }
+
+    fn sleep_until(&mut self, now: u64) {
+        if let State::Sleeping { since_ns } = self.state {
+            let ns = now.saturating_sub(since_ns);
+            if ns > 0 {
+                match self.phases.last_mut() {
+                    Some(Phase::SleepNs(prev)) => *prev = prev.saturating_add(ns),
+                    _ => self.phases.push(Phase::SleepNs(ns)),
+                }
+            }
+        }
+    }
+}
+
+/// What a finished timeline gives: the trace and what the recording showed about placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    /// The trace (valid: it passed [`Trace::validate_for`] on the builder's topology).
+    pub trace: Trace,
+    /// Per task (by its name in the trace): the CPUs it was seen running on, as a CPU list.
+    pub observed_cpus: BTreeMap<String, String>,
+    /// Tasks whose phases were more than a trace task holds, folded into a loop of their
+    /// average run and sleep.
+    pub folded: Vec<String>,
+    /// Per CPU that ran anything: the wall time it ran the recorded tasks, ns.
+    pub busy_ns: BTreeMap<u16, u64>,
+    /// Switch-ins on a CPU other than the task's previous one (the simulator's definition).
+    pub migrations: u64,
+}
+
+/// Why a timeline gives no trace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimelineError {
+    /// No task ran.
+    #[error("no task ran in the recording")]
+    Empty,
+    /// The trace it became breaks a trace rule.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// Builds a [`Trace`] from per-task scheduling events; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct TimelineBuilder<'t> {
+    topo: &'t Topology,
+    tasks: BTreeMap<u32, TaskTrack>,
+    first_ns: Option<u64>,
+    last_ns: u64,
+    busy_ns: BTreeMap<u16, u64>,
+    migrations: u64,
+}
+
+impl<'t> TimelineBuilder<'t> {
+    /// An empty timeline on `topo`, whose capacities turn run time into reference work.
+    pub fn new(topo: &'t Topology) -> Self {
+        Self {
+            topo,
+            tasks: BTreeMap::new(),
+            first_ns: None,
+            last_ns: 0,
+            busy_ns: BTreeMap::new(),
+            migrations: 0,
+        }
+    }
+
+    /// Extends the recording's span to `now` without touching any task: the trace runs from
+    /// the earliest time given to any method to the latest, and tasks still running at the
+    /// end are closed there.
+    pub fn mark(&mut self, now: u64) {
+        self.first_ns = Some(self.first_ns.map_or(now, |f| f.min(now)));
+        self.last_ns = self.last_ns.max(now);
+    }
+
+    /// `pid` starts running on `cpu` at `now`. A sleep not ended by a wake-up ends here.
+    pub fn switch_in(&mut self, pid: u32, comm: &str, now: u64, cpu: u16) {
+        self.mark(now);
+        let (t, now) = entry(&mut self.tasks, pid, comm, now);
+        if t.state == State::Done {
+            return;
+        }
+        // Two switch-ins in a row: the first stretch ends where the second begins.
+        close_run(self.topo, &mut self.busy_ns, t, now);
+        t.sleep_until(now);
+        t.comm.clear();
+        t.comm.push_str(comm);
+        if t.last_cpu.is_some_and(|c| c != cpu) {
+            self.migrations += 1;
+        }
+        t.last_cpu = Some(cpu);
+        t.state = State::Running { since_ns: now, cpu };
+        if !t.cpus.contains(&cpu) {
+            t.cpus.push(cpu);
+        }
+    }
+
+    /// `pid` leaves its CPU at `now`: preempted when `runnable`, else it starts to sleep.
+    pub fn switch_out(&mut self, pid: u32, comm: &str, now: u64, runnable: bool) {
+        self.mark(now);
+        let (t, now) = entry(&mut self.tasks, pid, comm, now);
+        if t.state == State::Done {
+            return;
+        }
+        close_run(self.topo, &mut self.busy_ns, t, now);
+        if runnable {
+            t.state = State::Runnable;
+        } else {
+            t.flush_run();
+            // Already asleep (a second report of the same sleep): it began at the first.
+            if !matches!(t.state, State::Sleeping { .. }) {
+                t.state = State::Sleeping { since_ns: now };
+            }
+        }
+    }
+
+    /// `pid` is woken at `now` (a new task's first wake-up starts it).
+    pub fn wakeup(&mut self, pid: u32, comm: &str, now: u64) {
+        self.mark(now);
+        let (t, now) = entry(&mut self.tasks, pid, comm, now);
+        if matches!(t.state, State::Sleeping { .. }) {
+            t.sleep_until(now);
+            t.state = State::Runnable;
+        }
+    }
+
+    /// `pid` ends at `now`; later reports of it are ignored.
+    pub fn exit(&mut self, pid: u32, now: u64) {
+        self.mark(now);
+        let Some(t) = self.tasks.get_mut(&pid) else {
+            return;
+        };
+        let now = now.max(t.last_ns);
+        t.last_ns = now;
+        close_run(self.topo, &mut self.busy_ns, t, now);
+        t.flush_run();
+        t.state = State::Done;
+    }
+
+    /// The CPUs `pid` may use, as a kernel CPU list (its trace task's `allowed_cpus`).
+    pub fn restrict(&mut self, pid: u32, cpus: String) {
+        if let Some(t) = self.tasks.get_mut(&pid) {
+            t.allowed = Some(cpus);
+        }
+    }
+
+    /// Whether `pid` has been reported.
+    pub fn knows(&self, pid: u32) -> bool {
+        self.tasks.contains_key(&pid)
+    }
+
+    /// The trace: one task per pid that ran, named `COMM-PID`, starting at its first event
+    /// counted from the start of the span ([`mark`](Self::mark)); tasks still running are
+    /// closed at its end, which is also the trace's `duration_ns`. `pin_observed` makes the
+    /// CPUs a task ran on its `allowed_cpus` where [`restrict`](Self::restrict) gave none.
+    /// `source_name` names the recording in the description and in errors.
+    pub fn finish(
+        mut self,
+        source_name: &str,
+        trace_name: &str,
+        pin_observed: bool,
+    ) -> Result<Timeline, TimelineError> {
+        let start = self.first_ns.unwrap_or(0);
+        let end = self.last_ns;
+        let mut specs = Vec::new();
+        let mut observed = BTreeMap::new();
+        let mut folded = Vec::new();
+        for (pid, mut t) in core::mem::take(&mut self.tasks) {
+            close_run(self.topo, &mut self.busy_ns, &mut t, end);
+            t.flush_run();
+            while matches!(t.phases.last(), Some(Phase::SleepNs(_))) {
+                t.phases.pop();
+            }
+            if !t.phases.iter().any(|p| matches!(p, Phase::RunNs(_))) {
+                continue;
+            }
+            let name = format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_"));
+            let mut cpus = t.cpus.clone();
+            cpus.sort_unstable();
+            let list = cpus
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            if t.phases.len() > MAX_PHASES {
+                t.phases = fold(&t.phases);
+                folded.push(name.clone());
+            }
+            observed.insert(name.clone(), list.clone());
+            let allowed = t.allowed.or_else(|| pin_observed.then_some(list));
+            specs.push(TaskSpec {
+                name,
+                copies: 1,
+                start_ns: t.first_ns.saturating_sub(start),
+                weight: 100,
+                allowed_cpus: allowed,
+                util: None,
+                cache_sensitivity_pct: 0,
+                phases: t.phases,
+                frames: None,
+            });
+        }
+        if specs.is_empty() {
+            return Err(TimelineError::Empty);
+        }
+        let trace = Trace {
+            version: TRACE_VERSION,
+            name: Some(trace_name.to_owned()),
+            description: Some(format!("recorded: {source_name}")),
+            machine: None,
+            seed: 0,
+            duration_ns: Some(end.saturating_sub(start).max(1)),
+            pools: Vec::new(),
+            tasks: specs,
+        };
+        trace.validate(source_name)?;
+        trace.validate_for(self.topo, source_name)?;
+        Ok(Timeline {
+            trace,
+            observed_cpus: observed,
+            folded,
+            busy_ns: self.busy_ns,
+            migrations: self.migrations,
+        })
+    }
+}
+
+/// The task `pid` (created runnable at `now` if new) and `now` raised to its latest time:
+/// a report older than one already made is taken as made then.
+fn entry<'a>(
+    tasks: &'a mut BTreeMap<u32, TaskTrack>,
+    pid: u32,
+    comm: &str,
+    now: u64,
+) -> (&'a mut TaskTrack, u64) {
+    let t = tasks
+        .entry(pid)
+        .or_insert_with(|| TaskTrack::new(comm, now, State::Runnable));
+    let now = now.max(t.last_ns);
+    t.last_ns = now;
+    (t, now)
+}
+
+/// Closes the stretch `t` is running, if any, at `now`: its work and its CPU's busy time.
+fn close_run(topo: &Topology, busy: &mut BTreeMap<u16, u64>, t: &mut TaskTrack, now: u64) {
+    if let State::Running { since_ns, cpu } = t.state {
+        let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
+        let ns = now.saturating_sub(since_ns);
+        t.run_acc += u128::from(ns) * u128::from(cap);
+        let b = busy.entry(cpu).or_default();
+        *b = b.saturating_add(ns);
+        t.state = State::Runnable;
+    }
+}
+
+/// More phases than a task holds: a loop of the average run and sleep, same totals.
+fn fold(phases: &[Phase]) -> Vec<Phase> {
+    let (mut run, mut sleep, mut runs) = (0u128, 0u128, 0u64);
+    for p in phases {
+        match p {
+            Phase::RunNs(n) => {
+                run += u128::from(*n);
+                runs += 1;
+            }
+            Phase::SleepNs(n) => sleep += u128::from(*n),
+            _ => {}
+        }
+    }
+    let times = runs.max(1);
+    let avg = |total: u128| u64::try_from(total / u128::from(times)).unwrap_or(u64::MAX);
+    let mut body = vec![Phase::RunNs(avg(run).max(1))];
+    if avg(sleep) > 0 {
+        body.push(Phase::SleepNs(avg(sleep)));
+    }
+    vec![Phase::Loop(LoopSpec {
+        times: times.min(MAX_LOOP_TIMES),
+        phases: body,
+    })]
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use hybridland_policy::{CoreKind, TopologyBuilder};
+
+    /// CPU 0: capacity 1024; CPU 1: capacity 512.
+    fn machine() -> Topology {
+        let mut b = TopologyBuilder::new();
+        b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
+        b.add_cpu(CpuId(1), CoreKind::Efficiency, 512, 0).unwrap();
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn runs_become_reference_work_and_preemptions_join_them() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.mark(0);
+        b.wakeup(7, "w", 1_000);
+        b.switch_in(7, "w", 1_000, 1);
+        b.switch_out(7, "w", 11_000, true);
+        b.switch_in(7, "w", 12_000, 0);
+        b.switch_out(7, "w", 17_000, false);
+        b.wakeup(7, "w", 27_000);
+        b.switch_in(7, "w", 27_000, 0);
+        b.switch_out(7, "w", 28_000, false);
+        b.mark(40_000);
+        let t = b.finish("test", "t", false).unwrap();
+        let task = &t.trace.tasks[0];
+        assert_eq!(task.name, "w-7");
+        assert_eq!(task.start_ns, 1_000);
+        // 10 us on the half-speed CPU is 5 us of work, plus 5 us on the full one.
+        assert_eq!(
+            task.phases,
+            [
+                Phase::RunNs(10_000),
+                Phase::SleepNs(10_000),
+                Phase::RunNs(1_000)
+            ]
+        );
+        assert_eq!(t.trace.duration_ns, Some(40_000));
+        assert_eq!(t.busy_ns, BTreeMap::from([(0, 6_000), (1, 10_000)]));
+        assert_eq!(t.migrations, 1);
+        assert_eq!(t.observed_cpus["w-7"], "0,1");
+    }
+
+    #[test]
+    fn a_task_running_at_the_end_is_closed_there_and_one_that_never_ran_is_left_out() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.mark(0);
+        b.switch_in(1, "spin", 0, 0);
+        b.wakeup(2, "idle", 5);
+        b.restrict(1, "0".into());
+        b.mark(1_000);
+        let t = b.finish("test", "t", false).unwrap();
+        assert_eq!(t.trace.tasks.len(), 1);
+        assert_eq!(t.trace.tasks[0].phases, [Phase::RunNs(1_000)]);
+        assert_eq!(t.trace.tasks[0].allowed_cpus.as_deref(), Some("0"));
+    }
+
+    #[test]
+    fn reports_out_of_order_for_a_task_are_taken_at_its_latest_time() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.switch_in(1, "a", 100, 0);
+        b.switch_out(1, "a", 50, false);
+        b.wakeup(1, "a", 300);
+        b.switch_in(1, "a", 300, 0);
+        b.exit(1, 400);
+        b.switch_in(1, "a", 500, 0);
+        let t = b.finish("test", "t", false).unwrap();
+        // The switch-out at 50 counts at 100: a run of nothing, then a sleep to 300.
+        assert_eq!(
+            t.trace.tasks[0].phases,
+            [Phase::SleepNs(200), Phase::RunNs(100)]
+        );
+        // The span still starts at the earliest time given.
+        assert_eq!(t.trace.tasks[0].start_ns, 50);
+        assert_eq!(t.trace.duration_ns, Some(450));
+    }
+
+    #[test]
+    fn nothing_that_ran_is_an_error() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.wakeup(1, "a", 5);
+        assert_eq!(b.finish("x", "t", false).unwrap_err(), TimelineError::Empty);
+    }
+}
