@@ -12,7 +12,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use hybridland_sim::{Knobs, Machine, MachineModel, MachineSpec};
+use hybridland_sim::{Knobs, Machine};
 use hybridland_sim::{PolicyKind, SimOptions, Simulation, Trace, policy_by_name, presets};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
@@ -167,10 +167,7 @@ fn one_cluster(l: &LimitsIn) -> Option<Machine> {
     let toml = format!(
         "[[groups]]\nkind = \"efficiency\"\ncapacity = 1024\ncores = {cores}\nsmt = {smt}\ncores_per_cluster = {cores}\n"
     );
-    MachineSpec::from_toml_str(&toml, "one-cluster.toml")
-        .ok()?
-        .build("one-cluster.toml", &MachineModel::default())
-        .ok()
+    Machine::from_toml_str(&toml, "one-cluster.toml").ok()
 }
 
 fn limits_json(l: &LimitsIn) -> String {

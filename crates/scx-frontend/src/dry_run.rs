@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use crate::adapter::{Batch, QueuedInput, Target};
-use crate::topology_detect::MachineDesc;
+use crate::topology_detect::Detected;
 use core::fmt::Write as _;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Policy, Step, Topology};
 
@@ -16,12 +16,7 @@ fn list(set: &CpuSet) -> String {
 }
 
 /// The report: topology, knobs, idle order.
-pub(crate) fn report(
-    desc: &MachineDesc,
-    topo: &Topology,
-    policy: &Policy,
-    slice_us: u64,
-) -> String {
+pub(crate) fn report(desc: &Detected, topo: &Topology, policy: &Policy, slice_us: u64) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "scx_hybridland --dry-run: nothing is loaded");
     let _ = writeln!(s, "source: {}", desc.source);

@@ -1,4 +1,5 @@
-//! Turns what sysfs says (or a `--topology` TOML file) into the policy's [`Topology`].
+//! Turns what sysfs says (or a `--topology` machine file, read by `hybridland-machine` as the
+//! simulator reads it) into the policy's [`Topology`].
 //!
 //! Detection rules, in order of trust:
 //! - **Kinds.** On Intel hybrid parts `devices/cpu_core/cpus` are P-cores and
@@ -18,57 +19,21 @@
 #![forbid(unsafe_code)]
 
 use crate::sysfs::SysfsMachine;
-use anyhow::{Context, Result, anyhow, bail};
-use hybridland_policy::{CoreKind, CpuId, CpuSet, Topology, TopologyBuilder, parse_cpu_list};
-use serde::Deserialize;
+use anyhow::Result;
+use hybridland_machine::{CpuRun, Layout, MachineDesc};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, Topology};
 use std::path::Path;
 
-/// A machine description in plain data: what the builder is fed, kept for `--dry-run`.
+/// The machine as detected, with how it was found, kept for `--dry-run` and
+/// `--emit-topology`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct MachineDesc {
+pub(crate) struct Detected {
     /// Where it came from, for people.
     pub(crate) source: String,
     /// How kinds and capacities were found, for people.
     pub(crate) notes: Vec<String>,
-    /// Every CPU: id, kind, capacity, rank.
-    pub(crate) cpus: Vec<(CpuId, CoreKind, u16, u16)>,
-    /// SMT sibling groups with more than one CPU.
-    pub(crate) cores: Vec<CpuSet>,
-    /// Cluster groups.
-    pub(crate) clusters: Vec<CpuSet>,
-    /// Last-level cache groups.
-    pub(crate) llcs: Vec<CpuSet>,
-    /// NUMA node groups.
-    pub(crate) nodes: Vec<CpuSet>,
-}
-
-impl MachineDesc {
-    /// Checks the description into a topology.
-    pub(crate) fn build(&self) -> Result<Topology> {
-        let mut b = TopologyBuilder::new();
-        for &(cpu, kind, capacity, rank) in &self.cpus {
-            b.add_cpu(cpu, kind, capacity, rank)
-                .with_context(|| format!("cpu {cpu}"))?;
-        }
-        let ids = |s: &CpuSet| s.iter().collect::<Vec<_>>();
-        for core in &self.cores {
-            b.add_core(&ids(core))
-                .with_context(|| format!("SMT core {core}"))?;
-        }
-        for cluster in &self.clusters {
-            b.add_cluster(&ids(cluster))
-                .with_context(|| format!("cluster {cluster}"))?;
-        }
-        for llc in &self.llcs {
-            b.add_llc(&ids(llc)).with_context(|| format!("LLC {llc}"))?;
-        }
-        for node in &self.nodes {
-            b.add_node(&ids(node))
-                .with_context(|| format!("node {node}"))?;
-        }
-        b.build()
-            .with_context(|| format!("topology from {}", self.source))
-    }
+    /// The machine in the one format both frontends read.
+    pub(crate) machine: MachineDesc,
 }
 
 /// Distinct groups, each restricted to `present`, in order of their first CPU.
@@ -91,7 +56,7 @@ fn scale(raw: u32, max: u32) -> u16 {
 }
 
 /// Builds a description from a sysfs tree.
-pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
+pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<Detected> {
     let present: CpuSet = m.cpus.iter().map(|c| CpuId(c.cpu)).collect();
     let mut notes = Vec::new();
 
@@ -241,108 +206,63 @@ pub(crate) fn from_sysfs(m: &SysfsMachine) -> Result<MachineDesc> {
     );
     let llcs = distinct(m.cpus.iter().filter_map(|c| c.llc), &present);
     let nodes = distinct(m.nodes.iter().map(|(_, s)| *s), &present);
-    Ok(MachineDesc {
-        source: format!("sysfs at {}", m.root.display()),
-        notes,
-        cpus,
+    let source = format!("sysfs at {}", m.root.display());
+    let layout = Layout {
+        cpus: cpus
+            .iter()
+            .map(|&(cpu, kind, capacity, rank)| CpuRun {
+                cpus: single(cpu),
+                kind,
+                capacity,
+                rank,
+            })
+            .collect(),
         cores,
         clusters,
         llcs,
         nodes,
+    };
+    let topology = layout.build(&source)?;
+    Ok(Detected {
+        machine: MachineDesc {
+            name: None,
+            description: Some(format!("detected by scx_hybridland from {source}")),
+            topology: Box::new(topology),
+            model: None,
+        },
+        source,
+        notes,
     })
 }
 
-/// The `--topology` file: for machines and VMs whose firmware does not say.
-///
-/// ```toml
-/// cores = ["0-1", "2-3"]          # SMT siblings; unlisted CPUs are cores of their own
-/// clusters = ["4-5", "6-7"]       # CPUs sharing an L2; unlisted cores are their own cluster
-/// llcs = ["0-7"]                  # optional
-/// nodes = ["0-7"]                 # optional
-///
-/// [[cpus]]
-/// list = "0-3"
-/// kind = "performance"            # performance | efficiency | low-power-efficiency
-/// capacity = 1024                 # 1..=1024
-/// rank = 0                        # optional, higher is preferred among equal capacities
-///
-/// [[cpus]]
-/// list = "4-7"
-/// kind = "efficiency"
-/// capacity = 640
-/// ```
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TopologyFile {
-    #[serde(default)]
-    cores: Vec<String>,
-    #[serde(default)]
-    clusters: Vec<String>,
-    #[serde(default)]
-    llcs: Vec<String>,
-    #[serde(default)]
-    nodes: Vec<String>,
-    cpus: Vec<CpuRun>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CpuRun {
-    list: String,
-    kind: String,
-    capacity: u16,
-    #[serde(default)]
-    rank: u16,
-}
-
-/// Parses a `--topology` TOML text (`name` is used in messages).
-pub(crate) fn from_toml(text: &str, name: &str) -> Result<MachineDesc> {
-    let file: TopologyFile =
-        toml::from_str(text).with_context(|| format!("{name}: not a topology file"))?;
-    let list =
-        |what: &str, s: &str| parse_cpu_list(s).map_err(|e| anyhow!("{name}: {what} `{s}`: {e}"));
-    let mut cpus = Vec::new();
-    for run in &file.cpus {
-        let kind: CoreKind = run
-            .kind
-            .parse()
-            .map_err(|e| anyhow!("{name}: cpus `{}`: {e}", run.list))?;
-        for cpu in list("cpus", &run.list)?.iter() {
-            cpus.push((cpu, kind, run.capacity, run.rank));
-        }
-    }
-    if cpus.is_empty() {
-        bail!("{name}: no [[cpus]] entries");
-    }
-    cpus.sort_by_key(|c| c.0);
-    let groups =
-        |what: &str, v: &[String]| v.iter().map(|s| list(what, s)).collect::<Result<Vec<_>>>();
-    Ok(MachineDesc {
-        source: format!("file {name}"),
-        notes: vec!["kinds, capacities and groups as the file says".into()],
-        cpus,
-        cores: groups("core", &file.cores)?,
-        clusters: groups("cluster", &file.clusters)?,
-        llcs: groups("llc", &file.llcs)?,
-        nodes: groups("node", &file.nodes)?,
-    })
+fn single(cpu: CpuId) -> CpuSet {
+    let mut s = CpuSet::EMPTY;
+    s.insert(cpu);
+    s
 }
 
 /// Reads the machine from `--topology FILE` if given, else from the sysfs tree at `sysfs_root`.
 pub(crate) fn detect(
     topology_file: Option<&Path>,
     sysfs_root: &Path,
-) -> Result<(MachineDesc, Topology)> {
-    let desc = match topology_file {
+) -> Result<(Detected, Topology)> {
+    let detected = match topology_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            from_toml(&text, &path.display().to_string())?
+            let machine = hybridland_machine::load(path)?;
+            let mut notes = vec!["kinds, capacities and groups as the file says".to_owned()];
+            if machine.model.is_some() {
+                notes.push("its [model] table is the simulator's and is not used here".into());
+            }
+            Detected {
+                source: format!("file {}", path.display()),
+                notes,
+                machine,
+            }
         }
         None => from_sysfs(&SysfsMachine::read(sysfs_root)?)?,
     };
-    let topo = desc.build()?;
-    Ok((desc, topo))
+    let topo = (*detected.machine.topology).clone();
+    Ok((detected, topo))
 }
 
 #[cfg(test)]
@@ -350,7 +270,7 @@ mod test {
     use super::*;
     use hybridland_policy::CoreKind::{Efficiency, Performance};
 
-    fn fixture(name: &str) -> (MachineDesc, Topology) {
+    fn fixture(name: &str) -> (Detected, Topology) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
             .join(name);
@@ -421,36 +341,45 @@ mod test {
         assert_eq!(t.nr_clusters(), 4);
     }
 
+    /// The `--topology` file is read by the one parser: the VM's file as the simulator reads
+    /// it, a `[model]` table noted and left alone, and errors naming the file and entry.
     #[test]
-    fn toml_file_round_trip() {
-        let text = r#"
-cores = ["0-1", "2-3"]
-clusters = ["4-5", "6-7"]
-[[cpus]]
-list = "0-3"
-kind = "performance"
-capacity = 1024
-[[cpus]]
-list = "4-7"
-kind = "efficiency"
-capacity = 640
-"#;
-        let t = from_toml(text, "t.toml").unwrap().build().unwrap();
+    fn topology_files_are_read_by_the_one_parser() {
+        let dir = std::env::temp_dir().join(format!("hl-topology-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let vm =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/vm/topology-2p-smt-4e.toml");
+        let (d, t) = detect(Some(&vm), Path::new("/nonexistent")).unwrap();
         assert_eq!(t.nr_cores(), 6);
         assert_eq!(t.nr_clusters(), 4);
-        assert_eq!(t.kind_mask(Efficiency).to_string(), "4-7");
-    }
-
-    #[test]
-    fn toml_errors_name_the_problem() {
-        let bad_kind = "[[cpus]]\nlist = \"0-3\"\nkind = \"turbo\"\ncapacity = 1024\n";
-        let e = from_toml(bad_kind, "t.toml").unwrap_err().to_string();
-        assert!(e.contains("t.toml") && e.contains("0-3"), "{e}");
-        let dup = "[[cpus]]\nlist = \"0-3\"\nkind = \"p\"\ncapacity = 1024\n[[cpus]]\nlist = \"3\"\nkind = \"e\"\ncapacity = 500\n";
-        assert!(from_toml(dup, "t.toml").unwrap().build().is_err());
-        let unknown = "cpu = 3\n[[cpus]]\nlist = \"0\"\nkind = \"p\"\ncapacity = 1\n";
-        assert!(from_toml(unknown, "t.toml").is_err());
-        let zero = "[[cpus]]\nlist = \"0\"\nkind = \"p\"\ncapacity = 0\n";
-        assert!(from_toml(zero, "t.toml").unwrap().build().is_err());
+        assert_eq!(t.kind_mask(Efficiency).to_string(), "0-3");
+        assert_eq!(d.machine.name.as_deref(), Some("vm-2p-smt-4e"));
+        let with_model = dir.join("model.toml");
+        std::fs::write(
+            &with_model,
+            "[[groups]]\nkind = \"p\"\ncapacity = 1024\ncores = 2\nsmt = 2\n[model]\nsmt_slowdown_pct = 30\n",
+        )
+        .unwrap();
+        let (d, t) = detect(Some(&with_model), Path::new("/nonexistent")).unwrap();
+        assert_eq!(t.nr_cores(), 2);
+        assert!(
+            d.notes.iter().any(|n| n.contains("[model]")),
+            "{:?}",
+            d.notes
+        );
+        let bad = dir.join("bad.toml");
+        std::fs::write(
+            &bad,
+            "[[cpus]]\nlist = \"0-3\"\nkind = \"p\"\ncapacity = 1024\n[[cpus]]\nlist = \"3\"\nkind = \"e\"\ncapacity = 500\n",
+        )
+        .unwrap();
+        let e = detect(Some(&bad), Path::new("/nonexistent"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("bad.toml: cpus[1]: cpu 3 is already in cpus[0]"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -172,6 +172,74 @@ fn topology_file_overrides_sysfs() {
     );
 }
 
+/// `--emit-topology -` writes the detected machine alone on standard output, as the committed
+/// example the simulator's tests replay; a file gets the same text and the usual report.
+#[test]
+fn emit_topology_writes_what_the_simulator_replays() {
+    // Relative to this crate, as the example was written.
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .output()
+            .expect("running scx_hybridland")
+    };
+    let laptop = ["--sysfs-root", "tests/fixtures/i7-13800h"];
+    let out = run(&[&["--dry-run", "--emit-topology", "-"][..], &laptop].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let emitted = String::from_utf8(out.stdout).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/topologies/detected-i7-13800h.toml");
+    assert_eq!(
+        emitted,
+        std::fs::read_to_string(&example).unwrap(),
+        "regenerate {} with `scx_hybridland --dry-run --emit-topology - --sysfs-root \
+         tests/fixtures/i7-13800h` run in crates/scx-frontend",
+        example.display()
+    );
+    let file = std::env::temp_dir().join(format!("hl-emitted-{}.toml", std::process::id()));
+    let out = run(&[
+        &["--dry-run", "--emit-topology", file.to_str().unwrap()][..],
+        &laptop,
+    ]
+    .concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("idle order"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), emitted);
+    std::fs::remove_file(&file).unwrap();
+    // Read back as the live scheduler's own --topology: the same report.
+    let again = run(&[
+        "--dry-run",
+        "--topology",
+        "../../examples/topologies/detected-i7-13800h.toml",
+    ]);
+    let from_sysfs = run(&[&["--dry-run"][..], &laptop].concat());
+    let body = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .skip_while(|l| !l.starts_with("cpus:"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(body(&again), body(&from_sysfs));
+    // Only with --dry-run: it describes, it does not schedule.
+    let refused = run(&[&["--emit-topology", "-"][..], &laptop].concat());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--dry-run"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
 #[test]
 fn this_machine() {
     // Whatever this machine is, detection works without root and prints every section.
