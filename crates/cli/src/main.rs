@@ -3,6 +3,7 @@
 //! Exit status: 0 on success, 2 when the input is at fault (a malformed trace or topology
 //! file, an unknown preset or policy, a bad `--set`), 1 when a replay fails for another reason.
 
+mod compare_cmd;
 mod decision_log;
 mod failure;
 mod inputs;
@@ -123,6 +124,29 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             imported.folded.join(", ")
         );
     }
+    if let Some(path) = &args.live {
+        let (kinds, clusters) =
+            hybridland_sim::live::busy_by_kind_and_cluster(&machine.topology, &imported.busy_ns);
+        let live = hybridland_sim::LiveStats {
+            version: hybridland_sim::live::LIVE_VERSION,
+            scheduler: format!("the scheduler recorded in {name}"),
+            settings: Vec::new(),
+            window_ns: trace.duration_ns.unwrap_or(1),
+            events: 0,
+            capped: false,
+            tasks: trace.tasks.len() as u64,
+            kinds,
+            clusters,
+            steps: Vec::new(),
+            kept: 0,
+            stale: 0,
+            nudges: 0,
+            migrations: imported.migrations,
+        };
+        std::fs::write(path, live.to_json_string() + "\n").map_err(|e| {
+            Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", path.display()))
+        })?;
+    }
     let text = trace.to_json_string() + "\n";
     match &args.output {
         None => {
@@ -174,6 +198,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Sweep(args) => sweep_cmd::sweep(&args),
         Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
         Command::Import(ImportCommand::Ftrace(args)) => import_ftrace(&args),
+        Command::Compare(args) => compare_cmd::run(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }

@@ -47,6 +47,48 @@ pub(crate) enum Command {
     /// Turn another tool's workload file into a trace.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Replay a recorded trace (`scx_hybridland --record FILE`, or `import ftrace`) and set it
+    /// beside what was measured live over the same window (FILE.live.json, or `import ftrace
+    /// --live`).
+    ///
+    /// Prints, sim against live: the share of CPU time per core kind, the share of placements
+    /// per step of the idle order (percentage points apart; the fidelity target is 10), the
+    /// average number of tasks running in each L2 cluster and migrations per second (with
+    /// their ratio, sim over live). The replay uses the live scheduler's knobs (the live file's
+    /// `settings`), then --set over them. docs/FIDELITY.md reads one run.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// The recorded trace.
+    pub(crate) trace: PathBuf,
+
+    /// The live figures (`scx_hybridland --record FILE` writes FILE.live.json).
+    pub(crate) live: PathBuf,
+
+    /// The machine it was recorded on: a preset name or a machine file (what `scx_hybridland
+    /// --dry-run --emit-topology` wrote). Default as for `replay`.
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub(crate) topology: Option<String>,
+
+    /// The policy to replay: `hybridland` against scx_hybridland, `kernel-default` against the
+    /// kernel's default scheduler.
+    #[arg(short, long, value_name = "NAME", default_value = "hybridland")]
+    pub(crate) policy: String,
+
+    /// Override a knob, over the live file's settings (as `replay --set`). Repeatable.
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
+
+    /// Print the comparison as JSON: every row with sim, live, difference, ratio and whether a
+    /// share is within the target.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Stop the replay after this many seconds of wall-clock time; 0 for no limit.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) max_wall_secs: u64,
 }
 
 #[derive(Debug, Args)]
@@ -140,6 +182,12 @@ pub(crate) struct ImportFtraceArgs {
     /// pinned task from one that never moved, so this is off by default).
     #[arg(long)]
     pub(crate) pin_observed: bool,
+
+    /// Also write what the recording shows about placement (CPU time per core kind and L2
+    /// cluster, migrations) as live figures for `hybrid-sim compare`: the recorded scheduler
+    /// measured against a replay.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) live: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -36,9 +36,9 @@
 
 use crate::stats::Counters;
 use anyhow::{Context, Result};
-use hybridland_policy::{CoreKind, CpuId, CpuSet, Step, Topology};
+use hybridland_policy::{CpuId, CpuSet, Step, Topology};
 use hybridland_sim::import::timeline::{Timeline, TimelineBuilder};
-use hybridland_sim::live::{LIVE_VERSION, LiveCluster, LiveKind, LiveStats};
+use hybridland_sim::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
 use hybridland_sim::report::StepCount;
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -375,34 +375,7 @@ impl Recorder {
             .as_ref()
             .map_or(self.counters_at_start, |s| s.counters)
             .delta(&self.counters_at_start);
-        let busy = |cpus: &CpuSet| -> u64 {
-            cpus.iter()
-                .map(|c| timeline.busy_ns.get(&c.0).copied().unwrap_or(0))
-                .sum()
-        };
-        let kinds = CoreKind::ALL
-            .iter()
-            .filter(|k| !topo.kind_mask(**k).is_empty())
-            .map(|k| LiveKind {
-                kind: k.name().to_owned(),
-                cpus: topo.kind_mask(*k).count(),
-                busy_ns: busy(topo.kind_mask(*k)),
-            })
-            .collect();
-        let clusters = (0..topo.nr_clusters())
-            .map(|i| {
-                let mask = topo.cluster_mask(i);
-                let kind = mask
-                    .first()
-                    .and_then(|c| topo.info(c))
-                    .map_or("performance", |info| info.kind.name());
-                LiveCluster {
-                    cpus: mask.to_string(),
-                    kind: kind.to_owned(),
-                    busy_ns: busy(&mask),
-                }
-            })
-            .collect();
+        let (kinds, clusters) = busy_by_kind_and_cluster(topo, &timeline.busy_ns);
         let steps = Step::ALL
             .iter()
             .map(|s| StepCount {
@@ -489,7 +462,7 @@ pub(crate) fn own_threads() -> Vec<i32> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_policy::TopologyBuilder;
+    use hybridland_policy::{CoreKind, TopologyBuilder};
     use hybridland_sim::Trace;
     use hybridland_sim::trace::Phase;
 

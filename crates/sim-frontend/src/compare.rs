@@ -88,8 +88,9 @@ fn row(group: &str, name: &str, unit: &str, sim: f64, live: f64, share: bool) ->
     }
 }
 
-/// Sets `report` (a replay of the recorded trace) beside `live`. Shares are left out where
-/// neither side has anything to share (no placements: a `--fifo` run or a baseline).
+/// Sets `report` (a replay of the recorded trace) beside `live`. Placement shares are left
+/// out unless both sides counted placements (a baseline replay, or a recording of a scheduler
+/// that is not hybridland, has none to compare).
 pub fn compare(report: &Report, live: &LiveStats) -> Comparison {
     let window = live.window_ns.max(1);
     let mut rows = Vec::new();
@@ -123,7 +124,7 @@ pub fn compare(report: &Report, live: &LiveStats) -> Comparison {
     }
     let sim_placed: u64 = report.steps.iter().map(|s| s.count).sum();
     let live_placed: u64 = live.steps.iter().map(|s| s.count).sum();
-    if sim_placed + live_placed > 0 {
+    if sim_placed > 0 && live_placed > 0 {
         let mut steps: Vec<&str> = report.steps.iter().map(|s| s.step.as_str()).collect();
         for s in &live.steps {
             if !steps.contains(&s.step.as_str()) {

@@ -7,8 +7,9 @@
 //! know, and an error names the file, the place and the field, as trace errors do.
 
 use crate::report::StepCount;
-use hybridland_policy::{CoreKind, Step, parse_cpu_list};
+use hybridland_policy::{CoreKind, CpuSet, Step, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The live-figures format version this crate reads and writes.
 pub const LIVE_VERSION: u32 = 1;
@@ -71,6 +72,43 @@ pub struct LiveCluster {
     pub kind: String,
     /// Time its CPUs ran recorded tasks, ns.
     pub busy_ns: u64,
+}
+
+/// Busy time per core kind present on `topo` and per L2 cluster, from each CPU's busy time
+/// (as a [`Timeline`](crate::import::timeline::Timeline) gives it).
+pub fn busy_by_kind_and_cluster(
+    topo: &Topology,
+    busy_ns: &BTreeMap<u16, u64>,
+) -> (Vec<LiveKind>, Vec<LiveCluster>) {
+    let busy = |cpus: &CpuSet| -> u64 {
+        cpus.iter()
+            .map(|c| busy_ns.get(&c.0).copied().unwrap_or(0))
+            .sum()
+    };
+    let kinds = CoreKind::ALL
+        .iter()
+        .filter(|k| !topo.kind_mask(**k).is_empty())
+        .map(|k| LiveKind {
+            kind: k.name().to_owned(),
+            cpus: topo.kind_mask(*k).count(),
+            busy_ns: busy(topo.kind_mask(*k)),
+        })
+        .collect();
+    let clusters = (0..topo.nr_clusters())
+        .map(|i| {
+            let mask = topo.cluster_mask(i);
+            let kind = mask
+                .first()
+                .and_then(|c| topo.info(c))
+                .map_or(CoreKind::Performance, |info| info.kind);
+            LiveCluster {
+                cpus: mask.to_string(),
+                kind: kind.name().to_owned(),
+                busy_ns: busy(&mask),
+            }
+        })
+        .collect();
+    (kinds, clusters)
 }
 
 /// Why a live-figures file cannot be used. Every variant names the file and the field.

@@ -35,6 +35,10 @@ pub struct FtraceImport {
     /// Tasks whose phases were more than a trace task holds, folded into a loop of their
     /// average run and sleep.
     pub folded: Vec<String>,
+    /// Per CPU that ran anything: the wall time it ran the recorded tasks, ns.
+    pub busy_ns: BTreeMap<u16, u64>,
+    /// Switch-ins on a CPU other than the task's previous one.
+    pub migrations: u64,
 }
 
 /// Why a recording cannot be imported.
@@ -203,6 +207,8 @@ pub fn import(
         skipped,
         observed_cpus: built.observed_cpus,
         folded: built.folded,
+        busy_ns: built.busy_ns,
+        migrations: built.migrations,
     })
 }
 

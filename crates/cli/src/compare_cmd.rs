@@ -1,0 +1,142 @@
+//! `hybrid-sim compare`: a replay of a recorded trace beside the live scheduler's own figures.
+
+use crate::failure::Failure;
+use crate::inputs::{self, DEFAULT_TOPOLOGY};
+use crate::opts::CompareArgs;
+use crate::table::Table;
+use anyhow::anyhow;
+use core::fmt::Write as _;
+use core::time::Duration;
+use hybridland_sim::compare::{Comparison, Row, TARGET_POINTS, compare};
+use hybridland_sim::{LiveStats, SimOptions};
+
+pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
+    let trace = inputs::trace(&args.trace, false)?;
+    let live_name = args.live.display().to_string();
+    let text = std::fs::read_to_string(&args.live)
+        .map_err(|e| Failure::Input(anyhow!("{live_name}: cannot read: {e}")))?;
+    let live = LiveStats::from_json_str(&text, &live_name).map_err(|e| Failure::Input(e.into()))?;
+    let machine = match (&args.topology, &trace.machine) {
+        (Some(topology), _) => inputs::machine(topology)?,
+        (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
+        (None, None) => inputs::machine(DEFAULT_TOPOLOGY)?,
+    };
+    let source = args.trace.display().to_string();
+    trace
+        .validate_for(&machine.topology, &source)
+        .map_err(|e| Failure::Input(e.into()))?;
+    // The live scheduler's knobs, then the command line's over them.
+    let mut items = live.settings.clone();
+    items.extend(args.set.iter().cloned());
+    let knobs = inputs::knobs(&items)?;
+    let base = SimOptions {
+        max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
+        ..SimOptions::default()
+    };
+    let report = hybridland_sim::replay_observed(
+        &machine,
+        &trace,
+        &args.policy,
+        &knobs,
+        &base,
+        &mut |_: &hybridland_sim::DecisionRecord<'_>| {},
+    )
+    .map_err(|e| Failure::Input(anyhow!("{source}: {e}")))?;
+    let comparison = compare(&report, &live);
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&comparison).map_err(|e| Failure::Internal(e.into()))?;
+        return Ok(text + "\n");
+    }
+    Ok(render(&comparison, &live))
+}
+
+fn label(r: &Row) -> String {
+    match r.group.as_str() {
+        "cpu-time" => format!("CPU time {} (%)", r.name),
+        "placements" => format!("placements {} (%)", r.name),
+        "occupancy" => format!("running in {} (tasks)", r.name),
+        "migrations" => "migrations (/s)".into(),
+        other => format!("{other} {}", r.name),
+    }
+}
+
+fn figure(r: &Row, v: f64) -> String {
+    match r.unit.as_str() {
+        "tasks" => format!("{v:.2}"),
+        _ => format!("{v:.1}"),
+    }
+}
+
+fn difference(r: &Row) -> String {
+    match r.unit.as_str() {
+        "%" => format!("{:+.1} pts", r.diff),
+        _ => match r.ratio {
+            Some(x) => format!("{:+.2} (x{x:.2})", r.diff),
+            None => format!("{:+.2}", r.diff),
+        },
+    }
+}
+
+/// The table for people: one row per figure, sim, live, the difference and, for shares, the
+/// target.
+pub(crate) fn render(c: &Comparison, live: &LiveStats) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "trace {} on {}: {} (sim) vs {} (live), window {:.2} s{}",
+        c.trace,
+        c.machine,
+        c.policy,
+        c.scheduler,
+        c.window_ns as f64 / 1e9,
+        if live.capped {
+            " (recording stopped at its event cap)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out);
+    let mut t = Table::new(vec![
+        "figure".into(),
+        "sim".into(),
+        "live".into(),
+        "sim - live".into(),
+        "target".into(),
+    ]);
+    for r in &c.rows {
+        t.row(vec![
+            label(r),
+            figure(r, r.sim),
+            figure(r, r.live),
+            difference(r),
+            match r.within_target {
+                Some(true) => "ok".into(),
+                Some(false) => "MISSED".into(),
+                None => String::new(),
+            },
+        ]);
+    }
+    out.push_str(&t.render());
+    let _ = writeln!(out);
+    let total = c.rows.iter().filter(|r| r.within_target.is_some()).count();
+    let missed = c
+        .rows
+        .iter()
+        .filter(|r| r.within_target == Some(false))
+        .count();
+    let verdict = match (total, missed) {
+        (0, _) => "no shares to compare".to_owned(),
+        (_, 0) => format!("all {total} shares within {TARGET_POINTS} points"),
+        _ => format!(
+            "{} of {total} shares within {TARGET_POINTS} points, {missed} missed",
+            total - missed
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "placements: sim {}, live {}; {verdict}",
+        c.placements.0, c.placements.1
+    );
+    out
+}
