@@ -592,14 +592,27 @@ impl<O: SchedOps> Scheduler<O> {
                 .filter(|c| now.saturating_sub(self.last_sent[c.index()]) < CLAIM_NS)
                 .collect()
         });
-        // The CPU this loop runs on counts as busy: it usually just preempted a task that is in
-        // this batch at its slice end and gets the CPU back; offering it to woken tasks as
-        // well would push that task off its core.
+        // The CPU this loop runs on is busy only with the loop, which yields right after the
+        // batch: the framework runs it on a CPU that had nothing else to do, often the one a
+        // woken task last ran on, so it is offered as idle. Not when a task of this batch was
+        // preempted there at its slice end: that task gets it back, and a woken one would push
+        // it off its core. (Counting the loop's CPU busy sent a frame task waking every 33 ms
+        // to an E-core while its P-core ran only the loop, to be nudged back: the fidelity
+        // run's lone-frame workload, docs/FIDELITY.md.)
         let own = self
             .ops
             .current_cpu()
             .filter(|c| self.topo.info(*c).is_some());
-        let idle = snap.idle.and_not(&queued_cpus);
+        let mut idle = snap.idle.and_not(&queued_cpus);
+        if let Some(c) = own
+            && !queued_cpus.contains(c)
+            && !self
+                .queued
+                .iter()
+                .any(|t| t.flags & SCX_ENQ_WAKEUP == 0 && t.cpu == i32::from(c.0))
+        {
+            idle.insert(c);
+        }
 
         let mut batch = Batch::new(&self.topo, &self.policy, &idle).with_homes(self.tasks.homes());
         // Tasks whose slice ended were running a moment ago: they get their CPUs back before
@@ -747,6 +760,8 @@ mod test {
         all: CpuSet,
         pending: Vec<u64>,
         nr_snapshots: usize,
+        /// The CPU the loop runs on.
+        own: Option<CpuId>,
     }
 
     impl FakeOps {
@@ -760,6 +775,7 @@ mod test {
                 all: *topo.cpus(),
                 pending: Vec::new(),
                 nr_snapshots: 0,
+                own: None,
             }
         }
 
@@ -804,7 +820,7 @@ mod test {
             false
         }
         fn current_cpu(&mut self) -> Option<CpuId> {
-            None
+            self.own
         }
     }
 
@@ -861,6 +877,41 @@ mod test {
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
         tasks.iter().map(|t| t.pid).collect()
+    }
+
+    #[test]
+    fn the_loops_own_cpu_is_idle_for_a_wakeup_unless_a_task_was_preempted_there() {
+        // A spinner holds CPU 4 (P-core 4-5); the loop runs on CPU 6 (P-core 6-7), which the
+        // kernel's mask shows busy. A woken task gets the P-core the loop sits on.
+        let mut busy = CpuSet::EMPTY;
+        busy.insert(CpuId(4));
+        busy.insert(CpuId(6));
+        let mut s = sched(64, false);
+        s.ops.own = Some(CpuId(6));
+        let idle = s.ops.all.and_not(&busy);
+        s.ops.snapshots.extend([Ok(idle), Ok(idle)]);
+        s.ops.incoming.push_back(Ok(wakeup(1)));
+        s.schedule_batch().unwrap();
+        assert!([6, 7].contains(&s.ops.ring[0].cpu), "{:?}", s.ops.ring[0]);
+        assert_eq!(
+            s.counters.steps.0[hybridland_policy::Step::IdlePCore.index()],
+            1
+        );
+        // The loop preempted a task on CPU 6 at its slice end: that task keeps CPU 6 and the
+        // woken one goes elsewhere, not to CPU 6's core.
+        let mut s = sched(64, false);
+        s.ops.own = Some(CpuId(6));
+        s.ops.snapshots.extend([Ok(idle), Ok(idle)]);
+        let mut back = wakeup(2);
+        back.flags = 0;
+        back.cpu = 6;
+        back.start_ts = 1;
+        back.stop_ts = 2;
+        s.ops.incoming.extend([Ok(back), Ok(wakeup(3))]);
+        s.schedule_batch().unwrap();
+        let by_pid = |pid| s.ops.ring.iter().find(|t| t.pid == pid).unwrap().cpu;
+        assert_eq!(by_pid(2), 6);
+        assert!(![6, 7].contains(&by_pid(3)), "{}", by_pid(3));
     }
 
     #[test]
