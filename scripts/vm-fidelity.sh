@@ -22,6 +22,8 @@
 #   HYBRIDLAND_FIDELITY_SECS      seconds each of lone-frame and mixed6 is recorded (default 6)
 #   HYBRIDLAND_FIDELITY_HACKBENCH hackbench arguments (default "-g 2 -l 50")
 #   HYBRIDLAND_FIDELITY_WORKLOADS (default "lone-frame mixed6 hackbench")
+#   HYBRIDLAND_FIDELITY_SCX_ARGS  more scx_hybridland arguments (e.g. -v: a log line per
+#                                 decision, kept in DIR/WORKLOAD-hybridland.log)
 #   HYBRIDLAND_VM_TIMEOUT         seconds before the VM is killed (default 1800)
 #   HYBRIDLAND_VM_CONSOLE         the guest's serial console (default .vm-cache/fidelity-console.log)
 #   HYBRIDLAND_KERNEL             as for vm-check.sh
@@ -38,7 +40,7 @@ BIN=""
 while (($#)); do
   case "$1" in
     --from) FROM=${2:?--from needs a directory}; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) BIN=$1; shift ;;
   esac
 done
@@ -82,6 +84,7 @@ FID_SECS=${HYBRIDLAND_FIDELITY_SECS:-6}
 FID_HACKBENCH="${HYBRIDLAND_FIDELITY_HACKBENCH:--g 2 -l 50}"
 FID_WORKLOADS="$WORKLOADS"
 FID_FRAME_MS=10
+FID_SCX_ARGS="${HYBRIDLAND_FIDELITY_SCX_ARGS:-}"
 FID_TRACE_KB=16384
 EOF
   OUT=$WORK/out.log

@@ -81,8 +81,9 @@ settle() {
 
 run_hybridland() {  # run_hybridland WORKLOAD
   name="$1-hybridland"
+  # shellcheck disable=SC2086 # FID_SCX_ARGS is a list of words
   "$SCX" --topology "$TOPO" --record "$OUT/$name.trace.json" --record-live "$OUT/$name.live.json" \
-    > "$OUT/$name.log" 2>&1 &
+    $FID_SCX_ARGS > "$OUT/$name.log" 2>&1 &
   SCHED_PID=$!
   if ! wait_state enabled 60; then
     say "$name: scx_hybridland did not load"; cat "$OUT/$name.log"
