@@ -429,8 +429,14 @@ else
   fail control-file-removed "scheduler did not load"
 fi
 
-# 8. When the kernel ejects the scheduler (here: sysrq-S), it says why and exits non-zero.
-if start_sched; then
+# 8. When the kernel ejects the scheduler (here: sysrq-S), it says why and exits non-zero; with
+# --record it still writes the trace and the live figures (a second of a spinner first, so a
+# task has run).
+rm -f /run/eject.json /run/eject.json.live.json
+if start_sched --record /run/eject.json; then
+  sh -c 'while :; do :; done' &
+  EJECT_SPIN=$!
+  sleep 1
   echo S > /proc/sysrq-trigger
   i=0
   while alive "$SCHED_PID" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
@@ -438,13 +444,21 @@ if start_sched; then
   wait "$SCHED_PID"; rc=$?
   SCHED_PID=""
   why=$(grep -o "EXIT: .*\|ejected.*" "$LOG" | head -n 2 | tr '\n' ' ')
+  kill -9 "$EJECT_SPIN" 2>/dev/null; wait "$EJECT_SPIN" 2>/dev/null
   if [ $rc -eq 2 ] && grep -q "ejected" "$LOG" && wait_state disabled 20; then
     pass ejection-reported "exit status $rc; $why"
   else
     fail ejection-reported "exit status $rc (want 2), state=$(state); log: $(tail -n 3 "$LOG" | tr '\n' ' ')"
   fi
+  if grep '"version": 1' /run/eject.json > /dev/null 2>&1 && grep '"run_ns"' /run/eject.json > /dev/null &&
+    grep '"window_ns"' /run/eject.json.live.json > /dev/null 2>&1; then
+    pass record-at-ejection "$(grep -o 'record: wrote .*' "$LOG" | head -n 1)"
+  else
+    fail record-at-ejection "no trace or live figures after the ejection; log: $(grep 'record' "$LOG" | tail -n 2 | tr '\n' ' ')"
+  fi
 else
   fail ejection-reported "scheduler did not load"
+  fail record-at-ejection "scheduler did not load"
 fi
 
 # 9. Stress: hackbench and a storm of short-lived tasks for several seconds.
