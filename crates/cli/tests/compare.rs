@@ -174,3 +174,15 @@ fn a_tracepoint_recording_gives_live_figures_for_kernel_default() {
         .sum();
     assert!((live_total - 100.0).abs() < 1e-6);
 }
+
+#[test]
+fn hybrid_sim_validate_accepts_the_recorded_trace() {
+    let trace = fixture("lone-frame-hybridland.trace.json");
+    let topo = fixture("emitted-topology.toml");
+    let o = hybrid_sim(&["validate", &trace, "--topology", &topo]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The live file is not a trace: validate says so instead of accepting it.
+    let live = fixture("lone-frame-hybridland.live.json");
+    let o = hybrid_sim(&["validate", &live]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+}
