@@ -8,12 +8,13 @@
 # threads, single-threaded TCG; scripts/vm/lib.sh) and runs the same loads
 # (scripts/vm/guest-bench.sh) under each scheduler: the kernel's default (no sched_ext),
 # `scx_hybridland --fifo` (no policy), `scx_hybridland`, `scx_hybridland --fixed-slice` (the
-# policy with --fifo's slice rule; throughput and cost only) and each peer. scx_hybridland reads
-# the machine from scripts/vm/topology-2p-smt-4e.toml; the peers read the same machine from a
-# fake sysfs tree built here (make_fakesys) through SCX_SYSFS_PREFIX, as scx_utils 1.1.4 reads
-# it. Prints one table, each figure with its ratio to the default scheduler, and a cost table
-# for the user-space loop. Emulated CPUs: read the ratios, not the absolute figures. Results
-# are in BENCHMARKS.md.
+# policy with --fifo's slice rule; throughput and cost only), other scx_hybridland builds if
+# asked (HYBRIDLAND_BENCH_EXTRA) and each peer. scx_hybridland reads the machine from
+# scripts/vm/topology-2p-smt-4e.toml (or $HYBRIDLAND_BENCH_TOPOLOGY); the peers read the same
+# machine from a fake sysfs tree built here (make_fakesys) through SCX_SYSFS_PREFIX, as
+# scx_utils 1.1.4 reads it. Prints one table, each figure with its ratio to the default
+# scheduler, and a cost table for the user-space loop. Emulated CPUs: read the ratios, not the
+# absolute figures. Results are in BENCHMARKS.md.
 #
 # Usage: scripts/vm-bench.sh [path/to/scx_hybridland]   (a path skips the build)
 # Environment:
@@ -22,6 +23,27 @@
 #                               One that does not build is reported and left out. Each
 #                               runs with its defaults; HYBRIDLAND_BENCH_ARGS_<name> (e.g.
 #                               HYBRIDLAND_BENCH_ARGS_scx_bpfland="-P") adds arguments.
+#   HYBRIDLAND_BENCH_EXTRA      other scx_hybridland binaries to run in the same VM boot, each
+#                               as its own columns, as space-separated label=path (e.g.
+#                               "before=/work/before/target/release/scx_hybridland" to compare
+#                               an older commit's build; label: letters, digits, _). Each runs
+#                               with the same --topology file and loads as this build: `label`
+#                               in the policy mode, and when its --help lists them `label-fifo`
+#                               (--fifo) and `label-fixed` (--fixed-slice, throughput and cost
+#                               only), after hybridland-fixed and before the peers. An extra
+#                               table gives this build's figure over the extra's in the same
+#                               mode. Unset or "": none.
+#   HYBRIDLAND_BENCH_TOPOLOGY   the machine file scx_hybridland reads (default
+#                               scripts/vm/topology-2p-smt-4e.toml), e.g. a commit's copy when
+#                               the working tree's is in a newer format than the binary reads;
+#                               checked on the host with `--dry-run --topology` before the boot
+#   HYBRIDLAND_BENCH_TOPOLOGY_<label>
+#                               the same for that extra binary (default: the one this build
+#                               reads), for an older build that does not read the current format
+#   HYBRIDLAND_BENCH_ORDER      the schedulers to run, in this order (names as in the table:
+#                               default fifo hybridland hybridland-fixed, the extras' and the
+#                               peers' names; default: all, in that order), e.g. to run two
+#                               builds' same mode back to back on a host whose load drifts
 #   HYBRIDLAND_BENCH_HACKBENCH  hackbench arguments (default "-g 4 -l 200")
 #   HYBRIDLAND_BENCH_REPS       repetitions of hackbench and the switch test (default 3)
 #   HYBRIDLAND_BENCH_SWITCH_SECS / HYBRIDLAND_BENCH_CYCLIC_SECS  (default 3 / 5)
@@ -61,6 +83,43 @@ else
   BIN=${CARGO_TARGET_DIR:-$REPO/target}/release/scx_hybridland
 fi
 [[ -x "$BIN" ]] || die "no scx_hybridland at $BIN"
+TOPO_FILE=${HYBRIDLAND_BENCH_TOPOLOGY:-$REPO/scripts/vm/topology-2p-smt-4e.toml}
+# Checked here, not found out in the guest after the boot.
+if ! out=$("$BIN" --dry-run --topology "$TOPO_FILE" 2>&1); then
+  printf '%s\n' "$out" | tail -n 5 >&2
+  die "$BIN does not read $TOPO_FILE (above); set HYBRIDLAND_BENCH_TOPOLOGY to a machine file in the form it reads"
+fi
+
+# --- extra scx_hybridland binaries (HYBRIDLAND_BENCH_EXTRA) --------------------------------------
+# Each label=path becomes guest schedulers `label` (policy), `label-fifo` and `label-fixed` (when
+# its --help lists --fifo / --fixed-slice). bench.env tells the guest each one's binary and mode
+# as name=label:mode words; the binary goes into the initramfs as scx_hybridland-label.
+EXTRA_LABELS=() EXTRA_PATHS=() EXTRA_TOPOS=() EXTRA_SCHEDS=() EXTRA_GUEST=() EXTRA_PAIRS=()
+for lp in ${HYBRIDLAND_BENCH_EXTRA:-}; do
+  label=${lp%%=*} path=${lp#*=}
+  [[ $lp == *=* && $label =~ ^[A-Za-z0-9_]+$ && -n $path ]] ||
+    die "HYBRIDLAND_BENCH_EXTRA: '$lp' is not label=path (label: letters, digits, _)"
+  case $label in default | fifo | hybridland) die "HYBRIDLAND_BENCH_EXTRA: label '$label' is taken" ;; esac
+  for l in "${EXTRA_LABELS[@]}"; do [[ $l != "$label" ]] || die "HYBRIDLAND_BENCH_EXTRA: label '$label' twice"; done
+  [[ -x $path ]] || die "HYBRIDLAND_BENCH_EXTRA: no executable at $path ($label)"
+  var=HYBRIDLAND_BENCH_TOPOLOGY_$label
+  topo=${!var:-$TOPO_FILE}
+  if ! out=$("$path" --dry-run --topology "$topo" 2>&1); then
+    printf '%s\n' "$out" | tail -n 5 >&2
+    die "$label: $path does not read $topo (above); set $var to a machine file in the form it reads"
+  fi
+  help=$("$path" --help 2>&1) || true
+  EXTRA_LABELS+=("$label") EXTRA_PATHS+=("$path") EXTRA_TOPOS+=("$topo")
+  EXTRA_SCHEDS+=("$label") EXTRA_GUEST+=("$label=$label:policy") EXTRA_PAIRS+=("hybridland:$label")
+  if [[ $help == *--fifo* ]]; then
+    EXTRA_SCHEDS+=("$label-fifo") EXTRA_GUEST+=("$label-fifo=$label:fifo") EXTRA_PAIRS+=("fifo:$label-fifo")
+  fi
+  if [[ $help == *--fixed-slice* ]]; then
+    EXTRA_SCHEDS+=("$label-fixed") EXTRA_GUEST+=("$label-fixed=$label:fixed")
+    EXTRA_PAIRS+=("hybridland-fixed:$label-fixed")
+  fi
+  log "extra: $label = $path ($("$path" --version 2>/dev/null || echo "no --version")), runs as ${EXTRA_SCHEDS[*]}"
+done
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-2400}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/bench-console.log}
 
@@ -145,11 +204,29 @@ for f in "$BIN" "$(command -v hackbench)" "$(command -v cyclictest)" "$(command 
 done
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 make_fakesys "$IR/hl/fakesys"
-cp "$REPO/scripts/vm/topology-2p-smt-4e.toml" "$IR/hl/topology.toml"
+cp "$TOPO_FILE" "$IR/hl/topology.toml"
+for i in "${!EXTRA_LABELS[@]}"; do
+  # Under its own name, so that it does not replace this build's /hl/scx_hybridland.
+  cp "${EXTRA_PATHS[i]}" "$WORK/scx_hybridland-${EXTRA_LABELS[i]}"
+  copy_with_libs "$WORK/scx_hybridland-${EXTRA_LABELS[i]}"
+  cp "${EXTRA_TOPOS[i]}" "$IR/hl/topology-${EXTRA_LABELS[i]}.toml"
+done
 cp "$REPO/scripts/vm/guest-bench.sh" "$IR/hl/guest-bench.sh"
-SCHEDS="default fifo hybridland hybridland-fixed ${PEER_NAMES[*]}"
+SCHEDS="default fifo hybridland hybridland-fixed ${EXTRA_SCHEDS[*]} ${PEER_NAMES[*]}"
+SCHEDS=$(echo $SCHEDS)  # one space between names
+if [[ -n "${HYBRIDLAND_BENCH_ORDER:-}" ]]; then
+  order=""
+  for s in $HYBRIDLAND_BENCH_ORDER; do
+    [[ " $SCHEDS " == *" $s "* ]] || die "HYBRIDLAND_BENCH_ORDER: '$s' is none of: $SCHEDS"
+    [[ " $order " != *" $s "* ]] || die "HYBRIDLAND_BENCH_ORDER: '$s' twice"
+    order+=" $s"
+  done
+  SCHEDS=$(echo $order)
+  log "schedulers in this order: $SCHEDS"
+fi
 cat > "$IR/hl/bench.env" <<EOF
 BENCH_SCHEDS="$SCHEDS"
+BENCH_EXTRA="${EXTRA_GUEST[*]}"
 BENCH_HACKBENCH="${HYBRIDLAND_BENCH_HACKBENCH:--g 4 -l 200}"
 BENCH_REPS=${HYBRIDLAND_BENCH_REPS:-3}
 BENCH_SWITCH_SECS=${HYBRIDLAND_BENCH_SWITCH_SECS:-3}
@@ -185,6 +262,7 @@ awk -v scheds="$SCHEDS" '
     for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
     return ""
   }
+  { sub(/\r$/, "") }  # the guest console may end lines with CR LF
   $1 == "VMBENCH:" && $4 != "error" {
     s = $2; what = $3
     if (what == "hackbench" || what == "switch") { if ($4 != "failed") v[what, s] = v[what, s] " " $4; next }
@@ -245,6 +323,7 @@ echo "(hackbench, frame stdev, missed and latency: lower is better; fps, switch 
 echo
 echo "---- the user-space loop during one hackbench run (issue 14 item 5) ----"
 awk '
+  { sub(/\r$/, "") }
   $1 == "VMBENCH:" && $3 == "cost" {
     d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); w = $6; sub("wall_s=", "", w)
     bpf = 0; yield_ = 0; rest = ""
@@ -257,24 +336,91 @@ awk '
     printf "%-17s   syscalls:%s\n", "", rest
   }' "$OUT"
 # Item 5's goal: the policy's throughput over --fifo's, >= 0.9 (1 = as fast as fifo), with its
-# own slice rule and with --fixed-slice (fifo's rule).
-awk '
+# own slice rule and with --fixed-slice (fifo's rule); likewise each extra binary over its own
+# --fifo.
+ITEM5_PAIRS="hybridland:fifo hybridland-fixed:fifo"
+for l in "${EXTRA_LABELS[@]}"; do
+  for m in "$l" "$l-fixed"; do
+    if [[ " $SCHEDS " == *" $l-fifo "* && " $SCHEDS " == *" $m "* ]]; then ITEM5_PAIRS+=" $m:$l-fifo"; fi
+  done
+done
+awk -v pairs="$ITEM5_PAIRS" '
   function median(s,   a, k, i, j, t) {
     k = split(s, a, " ")
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     if (k == 0) return ""
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
   }
+  { sub(/\r$/, "") }
   $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") && $4 != "failed" && $4 != "error" { v[$3, $2] = v[$3, $2] " " $4 }
   END {
-    fh = median(v["hackbench", "fifo"]); fs = median(v["switch", "fifo"])
-    if (fh == "" || fs == "") exit
-    split("hybridland hybridland-fixed", m, " ")
-    for (i = 1; i <= 2; i++) {
-      h = median(v["hackbench", m[i]]); w = median(v["switch", m[i]])
-      if (h == "" || w == "") continue
-      printf "%-17s throughput / fifo: hackbench %.2f (fifo %s s / %s s), switch %.2f (%s / %s per s); goal >= 0.9\n",
-        m[i], fh / h, fh, h, w / fs, w, fs
+    np = split(pairs, P, " ")
+    for (i = 1; i <= np; i++) {
+      split(P[i], q, ":"); m = q[1]; f = q[2]
+      fh = median(v["hackbench", f]); fs = median(v["switch", f])
+      h = median(v["hackbench", m]); w = median(v["switch", m])
+      if (fh == "" || fs == "" || h == "" || w == "") continue
+      printf "%-17s throughput / %s: hackbench %.2f (%s %s s / %s s), switch %.2f (%s / %s per s); goal >= 0.9\n",
+        m, f, fh / h, f, fh, h, w / fs, w, fs
     }
   }' "$OUT"
+# HYBRIDLAND_BENCH_EXTRA: this build's figures over each extra binary's in the same mode, from
+# this one boot (e.g. after / before of a change).
+if ((${#EXTRA_PAIRS[@]})); then
+  echo
+  echo "---- this build / each extra binary, same mode, same boot (ratio: this / extra) ----"
+  awk -v pairs="${EXTRA_PAIRS[*]}" '
+    function median(s,   a, k, i, j, t) {
+      k = split(s, a, " ")
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+      if (k == 0) return ""
+      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    function kv(field, key,   n, i, p, q) {
+      n = split(field, p, " ")
+      for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
+      return ""
+    }
+    { sub(/\r$/, "") }
+    $1 == "VMBENCH:" && $4 == "error" { next }
+    $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") { if ($4 != "failed") v[$3, $2] = v[$3, $2] " " $4; next }
+    $1 == "VMBENCH:" && $3 == "cost" {
+      d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); b = 0; bpf = 0
+      for (i = 8; i <= NF; i++) { split($i, q, "="); if (q[1] == "sys_sched_yield") b = q[2]; else if (q[1] == "sys_bpf") bpf = q[2] }
+      C["batches", $2] = b
+      if (b + 0) { C["ms/batch", $2] = sprintf("%.2f", c / b); C["bpf/batch", $2] = sprintf("%.2f", bpf / b); C["disp/batch", $2] = sprintf("%.2f", d / b) }
+      next
+    }
+    $1 == "VMBENCH:" { line = ""; for (i = 4; i <= NF; i++) line = line " " $i; L[$3, $2] = line }
+    END {
+      np = split(pairs, P, " ")
+      printf "%-22s", "figure"
+      for (i = 1; i <= np; i++) { split(P[i], q, ":"); printf " %28s", q[1] " / " q[2] }
+      printf "\n"
+      row("frame: fps", "L", "frame", "fps"); row("frame: stdev ms", "L", "frame", "stdev_ms")
+      row("frame: missed", "L", "frame", "missed"); row("frame: % on P", "L", "frame", "p_share")
+      row("lone task: % on P", "L", "lone", "p_pct")
+      row("hackbench s", "M", "hackbench", ""); row("switch ops/s", "M", "switch", "")
+      row("lat 4 hogs p50 us", "L", "cyclic-4hogs", "p50"); row("lat 4 hogs p99 us", "L", "cyclic-4hogs", "p99")
+      row("lat 8 hogs p50 us", "L", "cyclic-8hogs", "p50"); row("lat 8 hogs p99 us", "L", "cyclic-8hogs", "p99")
+      row("cost: cpu ms/batch", "C", "ms/batch", ""); row("cost: batches", "C", "batches", "")
+      row("cost: bpf()/batch", "C", "bpf/batch", ""); row("cost: dispatches/batch", "C", "disp/batch", "")
+    }
+    function get(kind, what, key, s) {
+      if (kind == "M") return median(v[what, s])
+      if (kind == "C") return C[what, s]
+      return kv(L[what, s], key)
+    }
+    function row(label, kind, what, key,   i, a, b, c) {
+      printf "%-22s", label
+      for (i = 1; i <= np; i++) {
+        split(P[i], q, ":"); a = get(kind, what, key, q[1]); b = get(kind, what, key, q[2])
+        if (a == "" && b == "") c = "-"
+        else if (a == "" || b == "" || a ~ />/ || b ~ />/ || b + 0 == 0) c = (a == "" ? "-" : a) " / " (b == "" ? "-" : b)
+        else c = sprintf("%s / %s (%.2f)", a, b, a / b)
+        printf " %28s", c
+      }
+      printf "\n"
+    }' "$OUT"
+fi
 [[ "$VM_RC" == 0 ]] || die "guest bench exited with status $VM_RC"

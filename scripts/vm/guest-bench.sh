@@ -3,10 +3,12 @@
 #
 # The same loads under each scheduler of $BENCH_SCHEDS, one after the other: `default` (the
 # kernel's own, no sched_ext), `fifo` (`scx_hybridland --fifo`: no policy), `hybridland` (the
-# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule) and the
-# peers (scx_bpfland, scx_cosmos, ... from bench.env), which detect the machine through
-# scx_utils from the fake sysfs tree $HL/fakesys (SCX_SYSFS_PREFIX): the same hybrid view that
-# scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
+# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule), other
+# scx_hybridland builds from $BENCH_EXTRA (words name=label:mode: $HL/scx_hybridland-label with
+# $HL/topology-label.toml in mode policy, fifo or fixed, given the loads of this build's
+# scheduler in that mode) and the peers (scx_bpfland, scx_cosmos, ... from bench.env), which
+# detect the machine through scx_utils from the fake sysfs tree $HL/fakesys
+# (SCX_SYSFS_PREFIX): the same hybrid view that scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
 # figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table.
 #
 # The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
@@ -231,6 +233,19 @@ cost() {
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }
 
+# extra_of SCHED: when SCHED is one of $BENCH_EXTRA, 0 and EXTRA_BIN, EXTRA_TOPO, EXTRA_MODE
+# (policy, fifo, fixed) and EXTRA_KIND (this build's scheduler of that mode) set.
+extra_of() {
+  for e in ${BENCH_EXTRA:-}; do
+    [ "${e%%=*}" = "$1" ] || continue
+    e=${e#*=}
+    EXTRA_BIN="$HL/scx_hybridland-${e%%:*}" EXTRA_TOPO="$HL/topology-${e%%:*}.toml" EXTRA_MODE=${e#*:}
+    case "$EXTRA_MODE" in fifo) EXTRA_KIND=fifo ;; fixed) EXTRA_KIND=hybridland-fixed ;; *) EXTRA_KIND=hybridland ;; esac
+    return 0
+  done
+  return 1
+}
+
 start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the default)
   : > "$LOG"
   SCHED_PID=""
@@ -240,6 +255,18 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
     hybridland) "$SCX" --topology "$TOPO" --stats 1 >> "$LOG" 2>&1 & ;;
     hybridland-fixed) "$SCX" --topology "$TOPO" --stats 1 --fixed-slice >> "$LOG" 2>&1 & ;;
     *)
+      if extra_of "$1"; then
+        case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
+        # shellcheck disable=SC2086
+        "$EXTRA_BIN" --topology "$EXTRA_TOPO" --stats 1 $flag >> "$LOG" 2>&1 &
+        SCHED_PID=$!
+        wait_state enabled 90 || { say "VMBENCH: $1 error did not load: $(tail -n 5 "$LOG" | tr '\n' ' ')"
+          kill -9 "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null; SCHED_PID=""; return 1; }
+        sleep 1
+        say "--- $1: ops $(ops); its startup log:"
+        head -n "${BENCH_STARTUP_LINES:-25}" "$LOG" | grep -v "stats:" | sed 's/^/    /'
+        return 0
+      fi
       [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
       eval "args=\${PEER_ARGS_$1}"
       # shellcheck disable=SC2086
@@ -299,12 +326,14 @@ say "frame task: $BENCH_FRAME_MS ms of work a frame on an idle CPU ($FRAME_ITERS
 bench_t0=$(date +%s)
 for sched_name in $BENCH_SCHEDS; do
   sched_t0=$(date +%s)
+  kind=$sched_name
+  if extra_of "$sched_name"; then kind=$EXTRA_KIND; fi
   if start_sched "$sched_name"; then
-    case "$sched_name" in
+    case "$kind" in
       hybridland-fixed) throughput "$sched_name"; cost "$sched_name" ;;
       *)
         placement "$sched_name"; frame "$sched_name"; throughput "$sched_name"; latency "$sched_name"
-        case "$sched_name" in fifo | hybridland) cost "$sched_name" ;; esac
+        case "$kind" in fifo | hybridland) cost "$sched_name" ;; esac
         ;;
     esac
     stop_sched "$sched_name"
