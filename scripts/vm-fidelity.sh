@@ -24,6 +24,8 @@
 #   HYBRIDLAND_FIDELITY_WORKLOADS (default "lone-frame mixed6 hackbench")
 #   HYBRIDLAND_FIDELITY_SCX_ARGS  more scx_hybridland arguments (e.g. -v: a log line per
 #                                 decision, kept in DIR/WORKLOAD-hybridland.log)
+#   HYBRIDLAND_FIDELITY_TRACE_LIVE=1  also record the sched tracepoints while scx_hybridland
+#                                 runs, and set what --record saw beside what they show
 #   HYBRIDLAND_VM_TIMEOUT         seconds before the VM is killed (default 1800)
 #   HYBRIDLAND_VM_CONSOLE         the guest's serial console (default .vm-cache/fidelity-console.log)
 #   HYBRIDLAND_KERNEL             as for vm-check.sh
@@ -85,6 +87,7 @@ FID_HACKBENCH="${HYBRIDLAND_FIDELITY_HACKBENCH:--g 2 -l 50}"
 FID_WORKLOADS="$WORKLOADS"
 FID_FRAME_MS=10
 FID_SCX_ARGS="${HYBRIDLAND_FIDELITY_SCX_ARGS:-}"
+FID_TRACE_LIVE=${HYBRIDLAND_FIDELITY_TRACE_LIVE:-0}
 FID_TRACE_KB=16384
 EOF
   OUT=$WORK/out.log
@@ -122,6 +125,31 @@ for w in $WORKLOADS; do
     summary+=("$w hybridland $live.compare.json")
   else
     log "$w: no recording from scx_hybridland (see $DIR/$w-hybridland.log)"
+  fi
+  if [[ -s "$live.tracepoints.txt" && -s "$live.live.json" ]]; then
+    # The recorder against the kernel's own tracepoints over (nearly) the same window.
+    "$SIM" import ftrace "$live.tracepoints.txt" --topology "$TOPO" -o "$live.tracepoints.json" \
+      --live "$live.tracepoints.live.json" >&2
+    echo "== $w: what --record saw against the tracepoints of the same run =="
+    python3 - "$live.live.json" "$live.tracepoints.live.json" "$live.tracepoints.json" <<'EOF'
+import json, sys
+rec, tp = (json.load(open(f)) for f in sys.argv[1:3])
+own = sum(p.get("run_ns", 0) for t in json.load(open(sys.argv[3]))["tasks"]
+          if t["name"].startswith(("scx_hybridland-", "hl-nudge-", "hl-restart-", "stats-"))
+          for p in t.get("phases", []))
+print("%-28s %12s %12s" % ("", "--record", "tracepoints"))
+tot = {n: sum(k["busy_ns"] for k in x["kinds"]) or 1 for n, x in (("r", rec), ("t", tp))}
+for k in rec["kinds"]:
+    t = next((x for x in tp["kinds"] if x["kind"] == k["kind"]), {"busy_ns": 0})
+    print("%-28s %12.1f %12.1f" % ("CPU time %s (%%)" % k["kind"], k["busy_ns"] * 100 / tot["r"],
+          t["busy_ns"] * 100 / tot["t"]))
+print("%-28s %12.2f %12.2f" % ("CPUs busy (average)", tot["r"] / rec["window_ns"], tot["t"] / tp["window_ns"]))
+print("%-28s %12.3f %12.3f" % ("window (s)", rec["window_ns"] / 1e9, tp["window_ns"] / 1e9))
+print("%-28s %12d %12d" % ("tasks", rec["tasks"], tp["tasks"]))
+print("%-28s %12.1f %12.1f" % ("migrations per s", rec["migrations"] * 1e9 / rec["window_ns"],
+      tp["migrations"] * 1e9 / tp["window_ns"]))
+print("(the tracepoints include the scheduler's own threads: %.3f s of reference work)" % (own / 1e9))
+EOF
   fi
   def=$DIR/$w-default
   if [[ -s "$def.trace.txt" ]]; then

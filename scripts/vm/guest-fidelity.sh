@@ -12,6 +12,9 @@
 #   mixed6      three spinners and three sleepers (a short burst, then 10 ms asleep)
 #   hackbench   a hackbench burst ($FID_HACKBENCH), recorded to its end and half a second after
 #
+# With FID_TRACE_LIVE=1 the tracepoints are recorded during the scx_hybridland runs too
+# (WORKLOAD-hybridland.tracepoints.txt), as a check of what --record saw.
+#
 # Every file is printed between `=== fidelity file NAME ===` and `=== fidelity end ===` for the
 # host; progress lines start with `fidelity:`.
 
@@ -90,8 +93,10 @@ run_hybridland() {  # run_hybridland WORKLOAD
     kill -9 "$SCHED_PID" 2>/dev/null; SCHED_PID=""; return
   fi
   sleep 0.5
+  if [ "$FID_TRACE_LIVE" = 1 ]; then trace_start; fi
   start_workload "$1" "$name"
   settle "$1"
+  if [ "$FID_TRACE_LIVE" = 1 ]; then trace_stop "$OUT/$name.tracepoints.txt"; fi
   kill -INT "$SCHED_PID"
   wait "$SCHED_PID"; rc=$?
   SCHED_PID=""
@@ -101,9 +106,7 @@ run_hybridland() {  # run_hybridland WORKLOAD
   grep -E 'record:|EXIT|ejected|error' "$OUT/$name.log" | sed 's/^/fidelity:   /'
 }
 
-run_default() {  # run_default WORKLOAD: the kernel's own scheduler, recorded in tracefs
-  name="$1-default"
-  if [ ! -d $T/events/sched ]; then say "$name: no tracefs sched events"; return; fi
+trace_start() {  # the sched tracepoints into tracefs
   echo 0 > $T/tracing_on
   echo > $T/trace
   echo "$FID_TRACE_KB" > $T/buffer_size_kb
@@ -111,15 +114,23 @@ run_default() {  # run_default WORKLOAD: the kernel's own scheduler, recorded in
     echo 1 > $T/events/sched/$e/enable
   done
   echo 1 > $T/tracing_on
+}
+trace_stop() {  # trace_stop FILE
+  echo 0 > $T/tracing_on
+  cat $T/trace > "$1"
+  echo > $T/trace
+  say "$(basename "$1"): $(wc -l < "$1") trace lines, $(grep -c 'LOST' "$1") lost-event markers"
+}
+
+run_default() {  # run_default WORKLOAD: the kernel's own scheduler, recorded in tracefs
+  name="$1-default"
+  if [ ! -d $T/events/sched ]; then say "$name: no tracefs sched events"; return; fi
+  trace_start
   sleep 0.5
   start_workload "$1" "$name"
   settle "$1"
-  echo 0 > $T/tracing_on
+  trace_stop "$OUT/$name.trace.txt"
   load_stop
-  cat $T/trace > "$OUT/$name.trace.txt"
-  echo > $T/trace
-  lost=$(grep -c 'LOST' "$OUT/$name.trace.txt")
-  say "$name: $(wc -l < "$OUT/$name.trace.txt") trace lines, $lost lost-event markers"
 }
 
 say "state $(state), $(nproc) CPUs, kernel $(uname -r)"
