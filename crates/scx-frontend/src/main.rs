@@ -33,6 +33,8 @@ mod stats;
 mod sys;
 mod sysfs;
 mod tasks;
+#[cfg(test)]
+mod test_machines;
 mod topology_detect;
 
 /// The generated code: the BPF skeletons and bindings that `build.rs` writes, and

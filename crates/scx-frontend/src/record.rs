@@ -462,7 +462,6 @@ pub(crate) fn own_threads() -> Vec<i32> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_policy::{CoreKind, TopologyBuilder};
     use hybridland_sim::Trace;
     use hybridland_sim::trace::Phase;
 
@@ -470,22 +469,8 @@ mod test {
     /// The kernel clock runs this far behind the loop's in these tests.
     const SKEW: u64 = 7 * MS;
 
-    /// E-cores 0-3 (capacity 640, clusters {0,2} and {1,3}), P-cores 4-5 and 6-7 (SMT).
     fn machine() -> Topology {
-        let mut b = TopologyBuilder::new();
-        for c in 0..8u16 {
-            let (k, cap) = if c < 4 {
-                (CoreKind::Efficiency, 640)
-            } else {
-                (CoreKind::Performance, 1024)
-            };
-            b.add_cpu(CpuId(c), k, cap, 0).unwrap();
-        }
-        b.add_core(&[CpuId(4), CpuId(5)]).unwrap();
-        b.add_core(&[CpuId(6), CpuId(7)]).unwrap();
-        b.add_cluster(&[CpuId(0), CpuId(2)]).unwrap();
-        b.add_cluster(&[CpuId(1), CpuId(3)]).unwrap();
-        b.build().unwrap()
+        crate::test_machines::vm()
     }
 
     fn config(max_events: usize, dir: &str) -> RecordConfig {

@@ -747,7 +747,7 @@ fn seen(task: &QueuedTask) -> Seen {
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_policy::{CoreKind, PolicyConfig, TopologyBuilder};
+    use hybridland_policy::PolicyConfig;
 
     /// A framework with a user ring buffer of `ring_cap` slots (the kernel empties it when the
     /// test says), scripted dequeue errors and scripted snapshots (all idle when none left).
@@ -824,20 +824,8 @@ mod test {
         }
     }
 
-    /// E-cores 0-3, P-cores 4-7 (two cores of two threads).
     fn machine() -> Topology {
-        let mut b = TopologyBuilder::new();
-        for c in 0..8u16 {
-            let (k, cap) = if c < 4 {
-                (CoreKind::Efficiency, 640)
-            } else {
-                (CoreKind::Performance, 1024)
-            };
-            b.add_cpu(CpuId(c), k, cap, 0).unwrap();
-        }
-        b.add_core(&[CpuId(4), CpuId(5)]).unwrap();
-        b.add_core(&[CpuId(6), CpuId(7)]).unwrap();
-        b.build().unwrap()
+        crate::test_machines::vm()
     }
 
     fn wakeup(pid: i32) -> QueuedTask {

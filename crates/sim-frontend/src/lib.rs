@@ -40,6 +40,7 @@ pub mod engine;
 pub mod event_queue;
 pub mod hybridland;
 pub mod import;
+mod json_error;
 pub mod knobs;
 pub mod live;
 pub mod machine;

@@ -6,6 +6,7 @@
 //! The format (version [`LIVE_VERSION`]) is JSON; every object refuses fields it does not
 //! know, and an error names the file, the place and the field, as trace errors do.
 
+use crate::json_error::{at_path, strip_position};
 use crate::report::StepCount;
 use hybridland_policy::{CoreKind, CpuSet, Step, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
@@ -152,14 +153,6 @@ pub enum LiveError {
     },
 }
 
-fn at_path(path: &str) -> String {
-    if path.is_empty() || path == "." {
-        String::new()
-    } else {
-        format!(" (at `{path}`)")
-    }
-}
-
 impl LiveStats {
     /// Parses and checks a live-figures file; `source_name` names it in errors.
     pub fn from_json_str(text: &str, source_name: &str) -> Result<Self, LiveError> {
@@ -278,14 +271,6 @@ impl LiveStats {
             }
         }
         Ok(())
-    }
-}
-
-/// serde_json appends " at line L column C"; the error carries them separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! negative numbers, an unsupported `version`, sizes beyond the limits below and task names
 //! that repeat; [`Trace::validate_for`] then checks it against the machine (CPU ids).
 
+use crate::json_error::{at_path, strip_position};
 use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 
@@ -215,14 +216,6 @@ pub enum TraceError {
         /// What is wrong.
         message: String,
     },
-}
-
-fn at_path(path: &str) -> String {
-    if path.is_empty() || path == "." {
-        String::new()
-    } else {
-        format!(" (at `{path}`)")
-    }
 }
 
 impl Trace {
@@ -627,14 +620,6 @@ fn count_pools(phases: &[Phase]) -> u128 {
             _ => 0,
         })
         .fold(0u128, u128::saturating_add)
-}
-
-/// serde_json appends " at line L column C"; the error carries them separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
 }
 
 #[cfg(test)]

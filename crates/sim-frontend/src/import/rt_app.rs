@@ -22,6 +22,7 @@
 //! returned in [`RtAppImport::unmodelled`] with its task and phase, never silently dropped.
 
 use super::json_tree::{Node, strip_comments};
+use crate::json_error::strip_position;
 use crate::trace::{
     FrameSpec, LoopSpec, MAX_FRAMES, MAX_LOOP_TIMES, Phase, TRACE_VERSION, TaskSpec, Trace,
     TraceError,
@@ -983,13 +984,5 @@ fn show(v: &Node) -> String {
             items.iter().map(show).collect::<Vec<_>>().join(", ")
         ),
         Node::Obj(_) => "an object".into(),
-    }
-}
-
-/// serde_json appends " at line L column C"; the error carries them separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
     }
 }
