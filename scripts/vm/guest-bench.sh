@@ -49,25 +49,11 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
-ops() { cat /sys/kernel/sched_ext/root/ops 2>/dev/null || echo none; }
+. "$HL/guest-lib.sh"  # state, ops, cpu_of, wait_state
 is_e() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
 is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
 core_of() { echo $(( $1 / 2 )); }
 cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }
-wait_state() {  # wait_state WANT SECONDS
-  i=0
-  while [ "$(state)" != "$1" ] && [ $i -lt $(( $2 * 10 )) ]; do
-    if [ "$1" = enabled ] && [ -n "$SCHED_PID" ] && ! kill -0 "$SCHED_PID" 2>/dev/null; then break; fi
-    sleep 0.1; i=$((i + 1))
-  done
-  [ "$(state)" = "$1" ]
-}
-cpu_of() {
-  read -r line < "/proc/$1/stat" 2>/dev/null || { echo -1; return; }
-  set -- $line
-  echo "${39}"
-}
 
 spin_start() {  # spin_start N [GAP] [MASK]
   SPIN=""

@@ -29,15 +29,7 @@ LOAD=""
 mkdir -p "$OUT"
 
 say() { echo "fidelity: $*"; }
-state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
-wait_state() {  # wait_state WANT SECONDS
-  i=0
-  while [ "$(state)" != "$1" ] && [ $i -lt $(( $2 * 10 )) ]; do
-    if [ "$1" = enabled ] && [ -n "$SCHED_PID" ] && ! kill -0 "$SCHED_PID" 2>/dev/null; then break; fi
-    sleep 0.1; i=$((i + 1))
-  done
-  [ "$(state)" = "$1" ]
-}
+. "$HL/guest-lib.sh"  # state, ops, cpu_of, wait_state
 
 spinner() { sh -c 'while :; do :; done' & LOAD="$LOAD $!"; }
 sleeper() {

@@ -31,6 +31,7 @@ vm_initramfs_begin() {
   IR=$WORK/ir
   mkdir -p "$IR"/{bin,dev,proc,sys,run,tmp,hl}
   cp "$BUSYBOX" "$IR/bin/busybox"
+  cp "$REPO/scripts/vm/guest-lib.sh" "$IR/hl/guest-lib.sh"
   cat > "$IR/init" <<EOF
 #!/bin/busybox sh
 # PID 1 of the VM: mount the kernel filesystems, put the payload on a tmpfs, run the guest
