@@ -250,19 +250,23 @@ echo
 echo "==== vm-bench summary (8 vCPUs as 4 cores x 2 threads, TCG: compare ratios only) ===="
 for p in "${PEER_FAILED[@]}"; do echo "$p: did not build (log in $PEER_DIR/logs)"; done
 grep '^VMBENCH: .* error' "$OUT" && log "errors above: some figures are missing or suspect"
-awk -v scheds="$SCHEDS" '
+# Shared by both tables' awk programs: the median of a space-separated list, the value of
+# key=... in a stored line, and lines without the guest console's CR.
+AWK_LIB='
   function median(s,   a, k, i, j, t) {
     k = split(s, a, " ")
     for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     if (k == 0) return ""
     return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
   }
-  function kv(field, key,   n, i, p, q) {  # value of key=... in the stored line
+  function kv(field, key,   n, i, p, q) {
     n = split(field, p, " ")
     for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
     return ""
   }
-  { sub(/\r$/, "") }  # the guest console may end lines with CR LF
+  { sub(/\r$/, "") }
+'
+awk -v scheds="$SCHEDS" "$AWK_LIB"'
   $1 == "VMBENCH:" && $4 != "error" {
     s = $2; what = $3
     if (what == "hackbench" || what == "switch") { if ($4 != "failed") v[what, s] = v[what, s] " " $4; next }
@@ -369,19 +373,7 @@ awk -v pairs="$ITEM5_PAIRS" '
 if ((${#EXTRA_PAIRS[@]})); then
   echo
   echo "---- this build / each extra binary, same mode, same boot (ratio: this / extra) ----"
-  awk -v pairs="${EXTRA_PAIRS[*]}" '
-    function median(s,   a, k, i, j, t) {
-      k = split(s, a, " ")
-      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-      if (k == 0) return ""
-      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-    }
-    function kv(field, key,   n, i, p, q) {
-      n = split(field, p, " ")
-      for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
-      return ""
-    }
-    { sub(/\r$/, "") }
+  awk -v pairs="${EXTRA_PAIRS[*]}" "$AWK_LIB"'
     $1 == "VMBENCH:" && $4 == "error" { next }
     $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") { if ($4 != "failed") v[$3, $2] = v[$3, $2] " " $4; next }
     $1 == "VMBENCH:" && $3 == "cost" {
