@@ -44,6 +44,11 @@
 #                               default fifo hybridland hybridland-fixed, the extras' and the
 #                               peers' names; default: all, in that order), e.g. to run two
 #                               builds' same mode back to back on a host whose load drifts
+#   HYBRIDLAND_BENCH_LOADS      the loads to run (default: all of placement ecluster frame
+#                               throughput latency cost; scripts/vm/guest-bench.sh says what each
+#                               is), e.g. "placement ecluster" for the placement table alone
+#   HYBRIDLAND_BENCH_ECLUSTER_ROUNDS
+#                               rounds of the E-cluster check (default 20, a multiple of 4)
 #   HYBRIDLAND_BENCH_HACKBENCH  hackbench arguments (default "-g 4 -l 200")
 #   HYBRIDLAND_BENCH_REPS       repetitions of hackbench and the switch test (default 3)
 #   HYBRIDLAND_BENCH_SWITCH_SECS / HYBRIDLAND_BENCH_CYCLIC_SECS  (default 3 / 5)
@@ -120,6 +125,15 @@ for lp in ${HYBRIDLAND_BENCH_EXTRA:-}; do
   fi
   log "extra: $label = $path ($("$path" --version 2>/dev/null || echo "no --version")), runs as ${EXTRA_SCHEDS[*]}"
 done
+ALL_LOADS="placement ecluster frame throughput latency cost"
+LOADS=$(echo ${HYBRIDLAND_BENCH_LOADS-$ALL_LOADS})
+[[ -n $LOADS ]] || die "HYBRIDLAND_BENCH_LOADS is empty; name some of: $ALL_LOADS"
+for l in $LOADS; do
+  [[ " $ALL_LOADS " == *" $l "* ]] || die "HYBRIDLAND_BENCH_LOADS: '$l' is none of: $ALL_LOADS"
+done
+ECLUSTER_ROUNDS=${HYBRIDLAND_BENCH_ECLUSTER_ROUNDS:-20}
+[[ $ECLUSTER_ROUNDS =~ ^[1-9][0-9]*$ ]] && ((ECLUSTER_ROUNDS % 4 == 0)) ||
+  die "HYBRIDLAND_BENCH_ECLUSTER_ROUNDS: '$ECLUSTER_ROUNDS' is not a positive multiple of 4 (one round per E-core in turn)"
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-2400}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/bench-console.log}
 
@@ -227,6 +241,8 @@ fi
 cat > "$IR/hl/bench.env" <<EOF
 BENCH_SCHEDS="$SCHEDS"
 BENCH_EXTRA="${EXTRA_GUEST[*]}"
+BENCH_LOADS="$LOADS"
+BENCH_ECLUSTER_ROUNDS=$ECLUSTER_ROUNDS
 BENCH_HACKBENCH="${HYBRIDLAND_BENCH_HACKBENCH:--g 4 -l 200}"
 BENCH_REPS=${HYBRIDLAND_BENCH_REPS:-3}
 BENCH_SWITCH_SECS=${HYBRIDLAND_BENCH_SWITCH_SECS:-3}
@@ -284,7 +300,7 @@ awk -v scheds="$SCHEDS" "$AWK_LIB"'
     text("lone task: % on P", "lone", "p_pct", 1)
     place("4 spin: P / E{0,2}+{1,3}", "spin4")
     place6("6 spin: P / P pairs full", "spin6")
-    text("E clusters balanced /3", "ebalance", "balanced", 0)
+    eclu("E cluster: emptier", "ecluster")
     text("frame: fps", "frame", "fps", 1)
     text("frame: stdev ms", "frame", "stdev_ms", 1)
     text("frame: missed", "frame", "missed", 1)
@@ -317,6 +333,11 @@ awk -v scheds="$SCHEDS" "$AWK_LIB"'
     for (i = 1; i <= n; i++) { l = L[what, S[i]]; printf " %15s", l == "" ? "-" : kv(l, "on_p") " / " kv(l, "p_pairs_full") }
     printf "\n"
   }
+  function eclu(label, what,   i, l) {
+    printf "%-24s", label
+    for (i = 1; i <= n; i++) { l = L[what, S[i]]; printf " %15s", l == "" ? "-" : kv(l, "emptier") "/" kv(l, "rounds") }
+    printf "\n"
+  }
   function med(label, what,   i, d) {
     printf "%-24s", label
     d = median(v[what, "default"])
@@ -324,10 +345,14 @@ awk -v scheds="$SCHEDS" "$AWK_LIB"'
     printf "\n"
   }' "$OUT"
 echo "(hackbench, frame stdev, missed and latency: lower is better; fps, switch ops/s: higher is better)"
+if grep '^VMBENCH: .* ecluster ' "$OUT" >/dev/null; then
+  echo
+  echo "---- E cluster rounds: the hogged E-core:the spinner's CPU (E clusters {0,2} and {1,3}) ----"
+  awk '{ sub(/\r$/, "") } $1 == "VMBENCH:" && $3 == "ecluster" { sub("hog:cpu=", "", $6); printf "%-17s %s/%s  %s\n", $2, substr($4, 9), substr($5, 8), $6 }' "$OUT"
+fi
 echo
 echo "---- the user-space loop during one hackbench run (issue 14 item 5) ----"
-awk '
-  { sub(/\r$/, "") }
+awk "$AWK_LIB"'
   $1 == "VMBENCH:" && $3 == "cost" {
     d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); w = $6; sub("wall_s=", "", w)
     bpf = 0; yield_ = 0; rest = ""
@@ -348,14 +373,7 @@ for l in "${EXTRA_LABELS[@]}"; do
     if [[ " $SCHEDS " == *" $l-fifo "* && " $SCHEDS " == *" $m "* ]]; then ITEM5_PAIRS+=" $m:$l-fifo"; fi
   done
 done
-awk -v pairs="$ITEM5_PAIRS" '
-  function median(s,   a, k, i, j, t) {
-    k = split(s, a, " ")
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    if (k == 0) return ""
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-  }
-  { sub(/\r$/, "") }
+awk -v pairs="$ITEM5_PAIRS" "$AWK_LIB"'
   $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") && $4 != "failed" && $4 != "error" { v[$3, $2] = v[$3, $2] " " $4 }
   END {
     np = split(pairs, P, " ")

@@ -9,7 +9,9 @@
 # scheduler in that mode) and the peers (scx_bpfland, scx_cosmos, ... from bench.env), which
 # detect the machine through scx_utils from the fake sysfs tree $HL/fakesys
 # (SCX_SYSFS_PREFIX): the same hybrid view that scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
-# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table.
+# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table. Of the
+# loads below, only those named in $BENCH_LOADS run (hybridland-fixed: throughput and cost only;
+# cost: fifo and the policy modes only).
 #
 # The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
 # 4-5 and 6-7 (SMT pairs); the guest kernel sees 4 equal cores x 2 threads (0-1 ... 6-7).
@@ -19,9 +21,14 @@
 #              on each P-core and one in each E cluster
 #   spin6      six spinners: tasks on P-cores, P SMT pairs with both threads busy (the policy
 #              fills the E-cores before a second P thread: 0)
-#   ebalance   hogs on the four P CPUs, then two spinners: in how many of 3 rounds do they sit
-#              in different E clusters (balanced)? one per kernel core, the default's rule,
-#              can put both in one cluster
+#   ecluster   which schedulers balance E clusters: $BENCH_ECLUSTER_ROUNDS rounds, each with a
+#              hog pinned on every P CPU and one on E-core h (h = 0, 1, 2, 3 in turn), then
+#              one unpinned spinner: in how many rounds does it sit in the other, emptier E
+#              cluster? A cluster-aware scheduler: every round. Without cluster balance: a pick
+#              uniform over the three idle E-cores is right 2/3 of the time (19 or more of 20
+#              by chance: 0.3%); "lowest idle CPU" is wrong whenever h = 2 (15 of 20); "a fully
+#              idle kernel core first" (the kernel's cores are 0-1 and 2-3, which cut across
+#              the clusters) is right half the time
 #   frame      a 30 fps render loop ($BENCH_FRAME_MS ms of work a frame, frame-task.c) beside
 #              $BENCH_FRAME_HOGS CPU hogs for $BENCH_FRAME_SECS s: fps, stdev of the frame
 #              interval, missed deadlines, % of its work samples on P-cores
@@ -122,24 +129,30 @@ placement() {  # placement SCHED
   sample_majority 10 0.2; classify
   say "VMBENCH: $1 spin6 on_p=$NP p_pairs_full=$DOUBLE on_e=$NE cpus=$(echo $MAJ | tr ' ' ,)"
   spin_stop; sleep 0.5
+}
 
+ecluster() {  # ecluster SCHED (see the header)
   ok=0; seen=""; r=0
-  while [ $r -lt 3 ]; do
-    hogs=""; n=0
-    while [ $n -lt 4 ]; do taskset 0xf0 sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
+  while [ $r -lt "$BENCH_ECLUSTER_ROUNDS" ]; do
+    h=$((r % 4))
+    hogs=""
+    for m in 0x10 0x20 0x40 0x80 0x$((1 << h)); do
+      taskset "$m" sh -c 'while :; do :; done' & hogs="$hogs $!"
+    done
     sleep 0.5
-    spin_start 2 0.3
+    spin_start 1 0
     sleep 1
-    sample_majority 6 0.2; classify
-    [ $EA -eq 1 ] && [ $EB -eq 1 ] && ok=$((ok + 1))
-    seen="$seen$(echo $MAJ | tr ' ' +);"
+    sample_majority 6 0.2
+    c=$(echo $MAJ)
+    if is_e "$c" && [ "$(cluster_of "$c")" != "$(cluster_of "$h")" ]; then ok=$((ok + 1)); fi
+    seen="$seen$h:$c,"
     spin_stop
     for p in $hogs; do kill -9 "$p" 2>/dev/null; done
     for p in $hogs; do wait "$p" 2>/dev/null; done
     sleep 0.3
     r=$((r + 1))
   done
-  say "VMBENCH: $1 ebalance balanced=$ok/3 cpus=$seen"
+  say "VMBENCH: $1 ecluster emptier=$ok rounds=$BENCH_ECLUSTER_ROUNDS hog:cpu=${seen%,}"
 }
 
 frame() {  # frame SCHED
@@ -287,6 +300,7 @@ stop_sched() {  # stop_sched SCHED
 
 say "guest kernel $(uname -r), $(nproc) CPUs, SMT siblings of cpu0: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)"
 say "schedulers: $BENCH_SCHEDS"
+say "loads: $BENCH_LOADS"
 # libbpf resolves the peers' `__kconfig` externs (CONFIG_PREEMPT_RCU; scx_lavd also
 # CONFIG_NO_HZ_IDLE, CONFIG_NR_CPUS, CONFIG_PREEMPT_RT, CONFIG_X86_64) from /boot/config-$(uname
 # -r) or /proc/config.gz; without either they refuse to load (EINVAL). The cloud kernel's deb
@@ -316,12 +330,13 @@ for sched_name in $BENCH_SCHEDS; do
   if extra_of "$sched_name"; then kind=$EXTRA_KIND; fi
   if start_sched "$sched_name"; then
     case "$kind" in
-      hybridland-fixed) throughput "$sched_name"; cost "$sched_name" ;;
-      *)
-        placement "$sched_name"; frame "$sched_name"; throughput "$sched_name"; latency "$sched_name"
-        case "$kind" in fifo | hybridland) cost "$sched_name" ;; esac
-        ;;
+      hybridland-fixed) loads="throughput cost" ;;
+      fifo | hybridland) loads="placement ecluster frame throughput latency cost" ;;
+      *) loads="placement ecluster frame throughput latency" ;;
     esac
+    for load in $loads; do
+      case " $BENCH_LOADS " in *" $load "*) "$load" "$sched_name" ;; esac
+    done
     stop_sched "$sched_name"
   fi
   say "--- $sched_name took $(( $(date +%s) - sched_t0 ))s"
