@@ -8,7 +8,8 @@
 # threads, single-threaded TCG; scripts/vm/lib.sh) and runs the same loads
 # (scripts/vm/guest-bench.sh) under each scheduler: the kernel's default (no sched_ext),
 # `scx_hybridland --fifo` (no policy), `scx_hybridland`, `scx_hybridland --fixed-slice` (the
-# policy with --fifo's slice rule; throughput and cost only), other scx_hybridland builds if
+# policy with --fifo's slice rule; throughput and cost only), `scx_hybridland --cluster-balance
+# on` (the E-cluster load only), other scx_hybridland builds if
 # asked (HYBRIDLAND_BENCH_EXTRA) and each peer. scx_hybridland reads the machine from
 # scripts/vm/topology-2p-smt-4e.toml (or $HYBRIDLAND_BENCH_TOPOLOGY); the peers read the same
 # machine from a fake sysfs tree built here (make_fakesys) through SCX_SYSFS_PREFIX, as
@@ -41,8 +42,9 @@
 #                               the same for that extra binary (default: the one this build
 #                               reads), for an older build that does not read the current format
 #   HYBRIDLAND_BENCH_ORDER      the schedulers to run, in this order (names as in the table:
-#                               default fifo hybridland hybridland-fixed, the extras' and the
-#                               peers' names; default: all, in that order), e.g. to run two
+#                               default fifo hybridland hybridland-fixed hybridland-balance,
+#                               the extras' and the peers' names; default: all, in that
+#                               order), e.g. to run two
 #                               builds' same mode back to back on a host whose load drifts
 #   HYBRIDLAND_BENCH_LOADS      the loads to run (default: all of placement ecluster frame
 #                               throughput latency cost; scripts/vm/guest-bench.sh says what each
@@ -226,7 +228,7 @@ for i in "${!EXTRA_LABELS[@]}"; do
   cp "${EXTRA_TOPOS[i]}" "$IR/hl/topology-${EXTRA_LABELS[i]}.toml"
 done
 cp "$REPO/scripts/vm/guest-bench.sh" "$IR/hl/guest-bench.sh"
-SCHEDS="default fifo hybridland hybridland-fixed ${EXTRA_SCHEDS[*]} ${PEER_NAMES[*]}"
+SCHEDS="default fifo hybridland hybridland-fixed hybridland-balance ${EXTRA_SCHEDS[*]} ${PEER_NAMES[*]}"
 SCHEDS=$(echo $SCHEDS)  # one space between names
 if [[ -n "${HYBRIDLAND_BENCH_ORDER:-}" ]]; then
   order=""
@@ -293,7 +295,7 @@ awk -v scheds="$SCHEDS" "$AWK_LIB"'
   END {
     n = split(scheds, S, " ")
     short["default"] = "default"; short["fifo"] = "fifo"; short["hybridland"] = "hybridland"
-    short["hybridland-fixed"] = "hl-fixed"
+    short["hybridland-fixed"] = "hl-fixed"; short["hybridland-balance"] = "hl-balance"
     printf "%-24s", "figure (ratio to default)"
     for (i = 1; i <= n; i++) { h = S[i]; sub(/^scx_/, "", h); if (h in short) h = short[h]; printf " %15s", h }
     printf "\n"

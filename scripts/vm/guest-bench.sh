@@ -3,7 +3,9 @@
 #
 # The same loads under each scheduler of $BENCH_SCHEDS, one after the other: `default` (the
 # kernel's own, no sched_ext), `fifo` (`scx_hybridland --fifo`: no policy), `hybridland` (the
-# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule), other
+# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule),
+# `hybridland-balance` (the policy with `--cluster-balance on`: the default `auto` stops
+# balancing at 75% of CPUs busy, which the ecluster load reaches; ecluster only), other
 # scx_hybridland builds from $BENCH_EXTRA (words name=label:mode: $HL/scx_hybridland-label with
 # $HL/topology-label.toml in mode policy, fifo or fixed, given the loads of this build's
 # scheduler in that mode) and the peers (scx_bpfland, scx_cosmos, ... from bench.env), which
@@ -11,7 +13,7 @@
 # (SCX_SYSFS_PREFIX): the same hybrid view that scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
 # figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table. Of the
 # loads below, only those named in $BENCH_LOADS run (hybridland-fixed: throughput and cost only;
-# cost: fifo and the policy modes only).
+# hybridland-balance: ecluster only; cost: fifo, hybridland and hybridland-fixed only).
 #
 # The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
 # 4-5 and 6-7 (SMT pairs); the guest kernel sees 4 equal cores x 2 threads (0-1 ... 6-7).
@@ -253,6 +255,7 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
     fifo) "$SCX" --topology "$TOPO" --stats 1 --fifo >> "$LOG" 2>&1 & ;;
     hybridland) "$SCX" --topology "$TOPO" --stats 1 >> "$LOG" 2>&1 & ;;
     hybridland-fixed) "$SCX" --topology "$TOPO" --stats 1 --fixed-slice >> "$LOG" 2>&1 & ;;
+    hybridland-balance) "$SCX" --topology "$TOPO" --stats 1 --cluster-balance on >> "$LOG" 2>&1 & ;;
     *)
       if extra_of "$1"; then
         case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
@@ -331,6 +334,7 @@ for sched_name in $BENCH_SCHEDS; do
   if start_sched "$sched_name"; then
     case "$kind" in
       hybridland-fixed) loads="throughput cost" ;;
+      hybridland-balance) loads="ecluster" ;;
       fifo | hybridland) loads="placement ecluster frame throughput latency cost" ;;
       *) loads="placement ecluster frame throughput latency" ;;
     esac
