@@ -319,38 +319,36 @@ awk -v scheds="$SCHEDS" "$AWK_LIB"'
     if (d == "" || d + 0 == 0 || x ~ />/ || d ~ />/) return x
     return sprintf("%s (%.2f)", x, x / d)
   }
-  function text(label, what, key, ratio,   i, d) {
-    printf "%-24s", label
+  # A row is printed only when some scheduler has its figure (HYBRIDLAND_BENCH_LOADS may skip loads).
+  function put(x) { row = row sprintf(" %15s", x); if (x != "-") seen = 1 }
+  function flush(label) { if (seen) printf "%-24s%s\n", label, row; row = ""; seen = 0 }
+  function text(label, what, key, ratio,   i, d, x) {
     d = kv(L[what, "default"], key)
-    for (i = 1; i <= n; i++) printf " %15s", ratio ? cell(kv(L[what, S[i]], key), d) : (kv(L[what, S[i]], key) == "" ? "-" : kv(L[what, S[i]], key))
-    printf "\n"
+    for (i = 1; i <= n; i++) { x = kv(L[what, S[i]], key); put(ratio ? cell(x, d) : (x == "" ? "-" : x)) }
+    flush(label)
   }
   function place(label, what,   i, l) {
-    printf "%-24s", label
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; printf " %15s", l == "" ? "-" : kv(l, "on_p") " / " kv(l, "e02") "+" kv(l, "e13") }
-    printf "\n"
+    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "on_p") " / " kv(l, "e02") "+" kv(l, "e13")) }
+    flush(label)
   }
   function place6(label, what,   i, l) {
-    printf "%-24s", label
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; printf " %15s", l == "" ? "-" : kv(l, "on_p") " / " kv(l, "p_pairs_full") }
-    printf "\n"
+    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "on_p") " / " kv(l, "p_pairs_full")) }
+    flush(label)
   }
   function eclu(label, what,   i, l) {
-    printf "%-24s", label
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; printf " %15s", l == "" ? "-" : kv(l, "emptier") "/" kv(l, "rounds") }
-    printf "\n"
+    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "emptier") "/" kv(l, "rounds")) }
+    flush(label)
   }
   function med(label, what,   i, d) {
-    printf "%-24s", label
     d = median(v[what, "default"])
-    for (i = 1; i <= n; i++) printf " %15s", cell(median(v[what, S[i]]), d)
-    printf "\n"
+    for (i = 1; i <= n; i++) put(cell(median(v[what, S[i]]), d))
+    flush(label)
   }' "$OUT"
 echo "(hackbench, frame stdev, missed and latency: lower is better; fps, switch ops/s: higher is better)"
 if grep '^VMBENCH: .* ecluster ' "$OUT" >/dev/null; then
   echo
   echo "---- E cluster rounds: the hogged E-core:the spinner's CPU (E clusters {0,2} and {1,3}) ----"
-  awk '{ sub(/\r$/, "") } $1 == "VMBENCH:" && $3 == "ecluster" { sub("hog:cpu=", "", $6); printf "%-17s %s/%s  %s\n", $2, substr($4, 9), substr($5, 8), $6 }' "$OUT"
+  awk '{ sub(/\r$/, "") } $1 == "VMBENCH:" && $3 == "ecluster" { sub("hog:cpu=", "", $6); printf "%-19s %s/%s  %s\n", $2, substr($4, 9), substr($5, 8), $6 }' "$OUT"
 fi
 echo
 echo "---- the user-space loop during one hackbench run (issue 14 item 5) ----"
