@@ -9,8 +9,8 @@
 # (scripts/vm/guest-bench.sh) under each scheduler: the kernel's default (no sched_ext),
 # `scx_hybridland --fifo` (no policy), `scx_hybridland`, `scx_hybridland --fixed-slice` (the
 # policy with --fifo's slice rule; throughput and cost only), `scx_hybridland --cluster-balance
-# on` (the E-cluster load only), other scx_hybridland builds if
-# asked (HYBRIDLAND_BENCH_EXTRA) and each peer. scx_hybridland reads the machine from
+# on` (the E-cluster load only), other scx_hybridland builds if asked (HYBRIDLAND_BENCH_EXTRA)
+# and each peer. scx_hybridland reads the machine from
 # scripts/vm/topology-2p-smt-4e.toml (or $HYBRIDLAND_BENCH_TOPOLOGY); the peers read the same
 # machine from a fake sysfs tree built here (make_fakesys) through SCX_SYSFS_PREFIX, as
 # scx_utils 1.1.4 reads it. Prints one table, each figure with its ratio to the default
@@ -44,8 +44,8 @@
 #   HYBRIDLAND_BENCH_ORDER      the schedulers to run, in this order (names as in the table:
 #                               default fifo hybridland hybridland-fixed hybridland-balance,
 #                               the extras' and the peers' names; default: all, in that
-#                               order), e.g. to run two
-#                               builds' same mode back to back on a host whose load drifts
+#                               order), e.g. to run two builds' same mode back to back on a
+#                               host whose load drifts
 #   HYBRIDLAND_BENCH_LOADS      the loads to run (default: all of placement ecluster frame
 #                               throughput latency cost; scripts/vm/guest-bench.sh says what each
 #                               is), e.g. "placement ecluster" for the placement table alone
