@@ -348,7 +348,7 @@ echo "(hackbench, frame stdev, missed and latency: lower is better; fps, switch 
 if grep '^VMBENCH: .* ecluster ' "$OUT" >/dev/null; then
   echo
   echo "---- E cluster rounds: the hogged E-core:the spinner's CPU (E clusters {0,2} and {1,3}) ----"
-  awk '{ sub(/\r$/, "") } $1 == "VMBENCH:" && $3 == "ecluster" { sub("hog:cpu=", "", $6); printf "%-19s %s/%s  %s\n", $2, substr($4, 9), substr($5, 8), $6 }' "$OUT"
+  awk "$AWK_LIB"'$1 == "VMBENCH:" && $3 == "ecluster" { printf "%-19s %s/%s  %s\n", $2, kv($0, "emptier"), kv($0, "rounds"), kv($0, "hog:cpu") }' "$OUT"
 fi
 echo
 echo "---- the user-space loop during one hackbench run (issue 14 item 5) ----"

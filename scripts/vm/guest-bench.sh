@@ -58,27 +58,7 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-. "$HL/guest-lib.sh"  # state, ops, cpu_of, wait_state
-is_e() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
-is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
-core_of() { echo $(( $1 / 2 )); }
-cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }
-
-spin_start() {  # spin_start N [GAP] [MASK]
-  SPIN=""
-  n=0
-  while [ $n -lt "$1" ]; do
-    taskset "${3:-0xff}" sh -c 'while :; do :; done' &
-    SPIN="$SPIN $!"
-    n=$((n + 1))
-    sleep "${2:-0.3}"
-  done
-}
-spin_stop() {
-  for p in $SPIN; do kill -9 "$p" 2>/dev/null; done
-  for p in $SPIN; do wait "$p" 2>/dev/null; done
-  SPIN=""
-}
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop
 # sample_majority SAMPLES INTERVAL: each task's most frequent CPU into $MAJ; P samples overall.
 sample_majority() {
   SAMPLES_P=0; SAMPLES_TOTAL=0
@@ -261,18 +241,12 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
         case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
         # shellcheck disable=SC2086
         "$EXTRA_BIN" --topology "$EXTRA_TOPO" --stats 1 $flag >> "$LOG" 2>&1 &
-        SCHED_PID=$!
-        wait_state enabled 90 || { say "VMBENCH: $1 error did not load: $(tail -n 5 "$LOG" | tr '\n' ' ')"
-          kill -9 "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null; SCHED_PID=""; return 1; }
-        sleep 1
-        say "--- $1: ops $(ops); its startup log:"
-        head -n "${BENCH_STARTUP_LINES:-25}" "$LOG" | grep -v "stats:" | sed 's/^/    /'
-        return 0
+      else
+        [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
+        eval "args=\${PEER_ARGS_$1}"
+        # shellcheck disable=SC2086
+        SCX_SYSFS_PREFIX="$FAKESYS" "$HL/$1" $args >> "$LOG" 2>&1 &
       fi
-      [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
-      eval "args=\${PEER_ARGS_$1}"
-      # shellcheck disable=SC2086
-      SCX_SYSFS_PREFIX="$FAKESYS" "$HL/$1" $args >> "$LOG" 2>&1 &
       ;;
   esac
   SCHED_PID=$!

@@ -29,11 +29,7 @@ SPIN=""
 say() { echo "$*"; }
 pass() { echo "VMCHECK: PASS $1: $2"; }
 fail() { echo "VMCHECK: FAIL $1: $2"; }
-. "$HL/guest-lib.sh"  # state, ops, cpu_of, wait_state
-is_e() { [ "$1" -ge 0 ] && [ "$1" -le 3 ]; }
-is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
-core_of() { echo $(( $1 / 2 )); }          # the guest kernel's core (SMT pairs 0-1 ... 6-7)
-cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }   # E clusters {0,2} / {1,3}
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop
 
 start_sched() {  # start_sched ARGS...; runs the scheduler on the CPUs of $SCHED_MASK (default all)
   : > "$LOG"
@@ -58,23 +54,6 @@ stop_sched() {  # stop_sched SIGNAL -> sets SCHED_RC (SIGKILL after 30 s if igno
   wait "$SCHED_PID"; SCHED_RC=$?
   SCHED_PID=""
   cat "$LOG" >> /run/sched-all.log
-}
-
-spin_start() {  # spin_start N [GAP]: N CPU-bound shells allowed on every CPU, PIDs in $SPIN
-  SPIN=""
-  n=0
-  while [ $n -lt "$1" ]; do
-    taskset 0xff sh -c 'while :; do :; done' &
-    SPIN="$SPIN $!"
-    n=$((n + 1))
-    sleep "${2:-0.3}"
-  done
-}
-
-spin_stop() {
-  for p in $SPIN; do kill -9 "$p" 2>/dev/null; done
-  for p in $SPIN; do wait "$p" 2>/dev/null; done
-  SPIN=""
 }
 
 # sample_majority SAMPLES [INTERVAL]: for each task in $SPIN, the CPU it was seen on most often, into

@@ -29,7 +29,7 @@ LOAD=""
 mkdir -p "$OUT"
 
 say() { echo "fidelity: $*"; }
-. "$HL/guest-lib.sh"  # state, ops, cpu_of, wait_state
+. "$HL/guest-lib.sh"  # state, wait_state
 
 spinner() { sh -c 'while :; do :; done' & LOAD="$LOAD $!"; }
 sleeper() {
