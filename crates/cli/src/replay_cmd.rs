@@ -10,8 +10,8 @@ use anyhow::anyhow;
 use core::time::Duration;
 use hybridland_sim::timeline::TimelineWriter;
 use hybridland_sim::{
-    DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, Report, RunRecord, SimError,
-    SimOptions, policy_by_name,
+    DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, ReplayLimits, Report, RunRecord,
+    SimError, SimOptions, policy_by_name,
 };
 use std::fs::File;
 use std::io::BufWriter;

@@ -14,7 +14,7 @@ use crate::table::Table;
 use anyhow::anyhow;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
-use hybridland_sim::{Machine, Report, SimOptions, Trace, policy_by_name};
+use hybridland_sim::{Machine, ReplayLimits, Report, SimOptions, Trace, policy_by_name};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::sync::Mutex;

@@ -37,9 +37,9 @@
 use crate::stats::Counters;
 use anyhow::{Context, Result};
 use hybridland_policy::{CpuId, CpuSet, Step, Topology};
-use hybridland_sim::import::timeline::{Timeline, TimelineBuilder};
-use hybridland_sim::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
-use hybridland_sim::report::StepCount;
+use hybridland_trace::StepCount;
+use hybridland_trace::builder::{Timeline, TimelineBuilder};
+use hybridland_trace::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -368,7 +368,7 @@ impl Recorder {
     }
 
     /// The trace and the live figures.
-    pub(crate) fn build(&self, topo: &Topology) -> Result<(hybridland_sim::Trace, LiveStats)> {
+    pub(crate) fn build(&self, topo: &Topology) -> Result<(hybridland_trace::Trace, LiveStats)> {
         let (timeline, end) = self.timeline(topo)?;
         let counters = self
             .stopped
@@ -462,8 +462,8 @@ pub(crate) fn own_threads() -> Vec<i32> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_sim::Trace;
-    use hybridland_sim::trace::Phase;
+    use hybridland_trace::Trace;
+    use hybridland_trace::format::Phase;
 
     const MS: u64 = 1_000_000;
     /// The kernel clock runs this far behind the loop's in these tests.

@@ -945,7 +945,7 @@ mod test {
         assert_eq!(trace.tasks.len(), 1);
         assert_eq!(
             trace.tasks[0].phases,
-            [hybridland_sim::trace::Phase::RunNs(1_875_000)]
+            [hybridland_trace::format::Phase::RunNs(1_875_000)]
         );
     }
 

@@ -9,6 +9,7 @@ use crate::event_queue::EventQueue;
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
 use crate::options::SimOptions;
+use crate::replay_limits::ReplayLimits;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};

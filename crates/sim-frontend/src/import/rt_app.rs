@@ -22,12 +22,12 @@
 //! returned in [`RtAppImport::unmodelled`] with its task and phase, never silently dropped.
 
 use super::json_tree::{Node, strip_comments};
-use crate::json_error::strip_position;
 use crate::trace::{
     FrameSpec, LoopSpec, MAX_FRAMES, MAX_LOOP_TIMES, Phase, TRACE_VERSION, TaskSpec, Trace,
     TraceError,
 };
 use core::fmt;
+use hybridland_trace::json_error::strip_position;
 use serde::Serialize;
 
 /// The kernel's `sched_prio_to_weight`, nice -20 to 19.

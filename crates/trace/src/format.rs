@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 mod big_integer;
 mod objects;
-mod replay_limits;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -188,7 +187,7 @@ pub enum TraceError {
         first_index: usize,
     },
     /// Valid, but a replay would certainly pass one of its limits
-    /// ([`SimOptions`](crate::SimOptions)'s events or simulated time).
+    /// (the simulator's event or simulated-time limit).
     #[error(
         "{source_name}: tasks[{index}] \"{name}\": needs {needs}, more than the replay limit of {limit}"
     )]
