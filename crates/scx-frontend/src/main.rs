@@ -32,6 +32,7 @@ mod scheduler;
 mod stats;
 mod sys;
 mod sysfs;
+mod task_events;
 mod tasks;
 #[cfg(test)]
 mod test_machines;
@@ -39,7 +40,7 @@ mod topology_detect;
 
 mod bindings;
 // The connector refers to `crate::bpf_intf` and `crate::bpf_skel`.
-use bindings::{bpf, bpf_intf, bpf_skel, idle_skel};
+use bindings::{bpf, bpf_intf, bpf_skel, idle_skel, task_events_skel};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -74,6 +75,8 @@ fn setup_logging(verbose: u8) {
 struct Objects<'a> {
     idle: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
     idle_fallback: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
+    events: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
+    events_fallback: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
     sched: &'a mut MaybeUninit<libbpf_rs::OpenObject>,
 }
 
@@ -173,6 +176,17 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         .inspect_err(|e| warn!("no restart helper ({e:#}): a restart request ends the scheduler"))
         .ok();
     let idle = idle_snapshot::IdleSnapshot::load(objects.idle, objects.idle_fallback)?;
+    let own_tgid = i32::try_from(std::process::id()).unwrap_or(0);
+    let events =
+        task_events::TaskEventSource::load(objects.events, objects.events_fallback, own_tgid)?;
+    info!(
+        "task events: exits, wakers{}",
+        if events.refills() {
+            ", slice refills"
+        } else {
+            " (slice refills unseen on this kernel)"
+        }
+    );
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
     let bpf = bpf::BpfScheduler::init(
@@ -205,7 +219,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     }
 
     let sched = scheduler::Scheduler::new(
-        ops::Live { bpf, idle },
+        ops::Live { bpf, idle, events },
         topo,
         policy,
         scheduler::LoopConfig {
@@ -411,10 +425,14 @@ fn main() -> ExitCode {
     }
     let mut idle_object = MaybeUninit::uninit();
     let mut idle_fallback = MaybeUninit::uninit();
+    let mut events_object = MaybeUninit::uninit();
+    let mut events_fallback = MaybeUninit::uninit();
     let mut sched_object = MaybeUninit::uninit();
     let objects = Objects {
         idle: &mut idle_object,
         idle_fallback: &mut idle_fallback,
+        events: &mut events_object,
+        events_fallback: &mut events_fallback,
         sched: &mut sched_object,
     };
     match init(&opts, objects) {
