@@ -50,7 +50,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         Some(path) => Some(
             File::create(path)
                 .and_then(|f| TimelineWriter::new(BufWriter::new(f)))
-                .map_err(|e| Failure::Input(anyhow!("{}: cannot create: {e}", path.display())))?,
+                .map_err(|e| Failure::Output(anyhow!("{}: cannot create: {e}", path.display())))?,
         ),
     };
     // The replay would refuse these too, but naming the trace only by its `name` field.
@@ -60,6 +60,9 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     trace
         .check_replay_limits(&options, &source)
         .map_err(|e| Failure::Input(e.into()))?;
+    if let Some(dir) = &args.plot {
+        crate::plots::create_dir(dir)?;
+    }
     let mut plots = Vec::new();
     let mut reports = Vec::new();
     for (index, name) in args.policy.iter().enumerate() {
@@ -95,10 +98,10 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     }
     if let (Some(t), Some(path)) = (timeline, &args.timeline) {
         t.finish()
-            .map_err(|e| Failure::Internal(anyhow!("{}: cannot write: {e}", path.display())))?;
+            .map_err(|e| Failure::Output(anyhow!("{}: cannot write: {e}", path.display())))?;
     }
     if let Some(dir) = &args.plot {
-        let files = crate::plots::write_all(dir, &plots).map_err(Failure::Internal)?;
+        let files = crate::plots::write_all(dir, &plots)?;
         tracing::info!(dir = %dir.display(), files = %files.join(" "), "charts written");
     }
     if args.json {
