@@ -2,7 +2,7 @@
 
 use crate::decision_log;
 use crate::failure::Failure;
-use crate::inputs::{self, DEFAULT_TOPOLOGY};
+use crate::inputs::{self, DEFAULT_TOPOLOGY, FileKind};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::plots::PolicyPlot;
 use crate::table::Table;
@@ -163,30 +163,100 @@ fn classify(e: SimError, source: &str) -> Failure {
     }
 }
 
+/// Checks a trace, an rt-app file or a machine file without running anything, and says
+/// which of the three it read. A trace (or rt-app file) is checked against the machine a
+/// replay would use: `--topology`, else the trace's `machine`, else the default.
 pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
-    let trace = inputs::trace(&args.trace, args.strict)?;
     let source = args.trace.display().to_string();
+    let kind = inputs::file_kind(&args.trace)?;
+    if kind == FileKind::Machine {
+        if args.topology.is_some() {
+            return Err(Failure::Input(anyhow!(
+                "{source}: a machine file, not a trace: --topology checks a trace against a \
+                 machine"
+            )));
+        }
+        let machine = inputs::machine_file_or_unknown(&args.trace)?;
+        return Ok(format!(
+            "{source}: ok: machine file, {}\n",
+            describe_machine(&machine)
+        ));
+    }
+    let trace = inputs::trace(&args.trace, args.strict)?;
     // The limits a replay would certainly hit are refused here too, not minutes into it.
     trace
         .check_replay_limits(&SimOptions::default(), &source)
         .map_err(|e| Failure::Input(e.into()))?;
-    let mut line = format!(
-        "{source}: ok: trace version {}, {} task(s)",
-        trace.version,
-        trace.nr_tasks()
-    );
-    if let Some(topology) = &args.topology {
-        let machine = inputs::machine(topology)?;
-        trace
-            .validate_for(&machine.topology, &source)
-            .map_err(|e| Failure::Input(e.into()))?;
-        line += &format!(
-            ", fits {} ({} CPUs)",
-            machine.name,
-            machine.topology.nr_cpus()
-        );
+    let (machine, whose) = match (&args.topology, &trace.machine) {
+        (Some(topology), _) => (inputs::machine(topology)?, "--topology"),
+        (None, Some(named)) => (
+            inputs::trace_machine(named, &args.trace)?,
+            "the trace's machine",
+        ),
+        (None, None) => (inputs::machine(DEFAULT_TOPOLOGY)?, "the default machine"),
+    };
+    trace
+        .validate_for(&machine.topology, &source)
+        .map_err(|e| Failure::Input(e.into()))?;
+    let what = match kind {
+        FileKind::RtApp => format!(
+            "rt-app file, {} task(s) once imported (trace version {})",
+            trace.nr_tasks(),
+            trace.version
+        ),
+        _ => format!(
+            "trace version {}, {} task(s)",
+            trace.version,
+            trace.nr_tasks()
+        ),
+    };
+    Ok(format!(
+        "{source}: ok: {what}; fits {} ({} CPUs, {whose})\n",
+        machine.name,
+        machine.topology.nr_cpus()
+    ))
+}
+
+/// A machine in one line: CPUs, cores, clusters, and each kind's CPUs and capacities.
+fn describe_machine(machine: &hybridland_sim::Machine) -> String {
+    let topo = &machine.topology;
+    let mut kinds: Vec<(usize, &str, usize, u16, u16)> = Vec::new();
+    for cpu in topo.cpus().iter() {
+        let Some(info) = topo.info(cpu) else { continue };
+        match kinds.iter_mut().find(|k| k.0 == info.kind.index()) {
+            Some(k) => {
+                k.2 += 1;
+                k.3 = k.3.min(info.capacity);
+                k.4 = k.4.max(info.capacity);
+            }
+            None => kinds.push((
+                info.kind.index(),
+                info.kind.name(),
+                1,
+                info.capacity,
+                info.capacity,
+            )),
+        }
     }
-    Ok(line + "\n")
+    kinds.sort_unstable();
+    let kinds: Vec<String> = kinds
+        .iter()
+        .map(|(_, name, n, lo, hi)| {
+            if lo == hi {
+                format!("{n} {name} (capacity {lo})")
+            } else {
+                format!("{n} {name} (capacity {lo}-{hi})")
+            }
+        })
+        .collect();
+    format!(
+        "{}: {} CPUs in {} cores and {} clusters; {}",
+        machine.name,
+        topo.nr_cpus(),
+        topo.nr_cores(),
+        topo.nr_clusters(),
+        kinds.join(", ")
+    )
 }
 
 pub(crate) fn policies() -> String {
