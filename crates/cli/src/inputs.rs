@@ -110,6 +110,9 @@ pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, F
     machine(&resolved.to_string_lossy())
 }
 
+/// A capacity and the CPU that has it.
+type CapacityAt = (u16, CpuId);
+
 /// What a machine says that is allowed but contradicts the kinds' meaning: a faster kind of
 /// core (performance before efficiency before low-power efficiency) with a CPU of less
 /// capacity than one of a slower kind. The policy trusts the kinds for its idle order and the
@@ -117,7 +120,7 @@ pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, F
 pub(crate) fn machine_warnings(machine: &Machine, source: &str) -> Vec<String> {
     let topo = &machine.topology;
     // Per kind: the CPU of least and of most capacity.
-    let mut extremes: [Option<((u16, CpuId), (u16, CpuId))>; 3] = [None; 3];
+    let mut extremes: [Option<(CapacityAt, CapacityAt)>; 3] = [None; 3];
     for cpu in topo.cpus().iter() {
         let Some(info) = topo.info(cpu) else { continue };
         let e = &mut extremes[info.kind.index()];
