@@ -255,3 +255,28 @@ fn the_latency_cdf_has_decade_ticks_and_stays_within_one() {
         }
     }
 }
+
+#[test]
+fn the_readme_chart_is_what_the_tool_draws() {
+    let committed = "docs/charts/seed004-webgl-cpu-time-by-kind.svg";
+    let dir = replay_plots(
+        "plots-readme",
+        &[
+            "examples/traces/seed004-webgl.json",
+            "--policy",
+            "hybridland,spread,kernel-default",
+        ],
+    );
+    let drawn = std::fs::read_to_string(dir.join("cpu-time-by-kind.svg")).unwrap();
+    let file = std::fs::read_to_string(common::root().join(committed)).unwrap();
+    assert!(
+        drawn == file,
+        "{committed} is stale: copy {} over it",
+        dir.join("cpu-time-by-kind.svg").display()
+    );
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("]({committed})")),
+        "the README shows no {committed}"
+    );
+}
