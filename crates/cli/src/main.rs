@@ -1,13 +1,15 @@
 //! `hybrid-sim`: replay workload traces on models of hybrid CPUs.
 //!
-//! Exit status: 0 on success, 2 when the input is at fault (a malformed trace or topology
-//! file, an unknown preset or policy, a bad `--set`), 1 when a replay fails for another reason.
+//! Exit status (the README's table): 0 on success, 1 when a replay fails for a reason that is
+//! not the input's, 2 when the input or the command line is at fault, 3 when an output could
+//! not be written.
 
 mod compare_cmd;
 mod decision_log;
 mod failure;
 mod inputs;
 mod opts;
+mod output;
 mod plots;
 mod replay_cmd;
 mod sweep_cmd;
@@ -17,18 +19,16 @@ mod topology_cmd;
 use clap::Parser;
 use failure::Failure;
 use opts::{Command, ImportCommand, Opts, TopologyCommand};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
     init_logging(opts.verbose);
-    match run(opts) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = out.write_all(text.as_bytes());
-            ExitCode::SUCCESS
+    match run(opts).and_then(|text| output::write_stdout(&text)) {
+        Ok(output::Stdout::Written) => ExitCode::SUCCESS,
+        Ok(output::Stdout::Closed) => {
+            ExitCode::from(Failure::Output(anyhow::anyhow!("closed pipe")).exit_code())
         }
         Err(failure) => {
             eprintln!("hybrid-sim: error: {}", failure.message());
@@ -63,9 +63,7 @@ fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
     match &args.output {
         None => Ok(text),
         Some(out) => {
-            std::fs::write(out, &text).map_err(|e| {
-                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
-            })?;
+            output::write_file(out, &text)?;
             Ok(format!(
                 "{}: {} task(s) from rt-app file {}\n",
                 out.display(),
@@ -143,9 +141,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             nudges: 0,
             migrations: imported.migrations,
         };
-        std::fs::write(path, live.to_json_string() + "\n").map_err(|e| {
-            Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", path.display()))
-        })?;
+        output::write_file(path, &(live.to_json_string() + "\n"))?;
     }
     let text = trace.to_json_string() + "\n";
     match &args.output {
@@ -154,9 +150,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             Ok(text)
         }
         Some(out) => {
-            std::fs::write(out, &text).map_err(|e| {
-                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
-            })?;
+            output::write_file(out, &text)?;
             Ok(format!(
                 "{}: {} task(s) from recording {name} on {}; events skipped: {skipped}\n",
                 out.display(),

@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// big.LITTLE) under the hybridland policy and under baselines that reproduce what the kernel
 /// once got wrong, and prints what each did to throughput, latency, frame rate and power.
 /// The same trace, topology and knobs always give byte-identical output.
+///
+/// Exit status: 0 done; 1 a replay failed for a reason that is not the input's; 2 bad input or
+/// usage; 3 an output could not be written (standard output, -o, --live, --timeline, --plot).
 #[derive(Debug, Parser)]
 #[command(name = "hybrid-sim", version, propagate_version = true)]
 pub(crate) struct Opts {
@@ -29,7 +32,13 @@ pub(crate) enum Command {
     /// With one policy, prints its metrics; with several, a side-by-side table where every
     /// figure after the first column also shows its ratio to the first.
     Replay(ReplayArgs),
-    /// Check a trace (and, with --topology, that its CPUs exist) without running it.
+    /// Check a trace, an rt-app file or a machine file without running anything, and say
+    /// which of the three it is.
+    ///
+    /// A trace (or rt-app file) is checked against the machine a replay would use: --topology,
+    /// else the trace's `machine`, else i7-13800h; the line says which. A machine file's line
+    /// gives its CPUs, cores, clusters and kinds; kinds whose capacities contradict them (a
+    /// performance CPU slower than an efficiency one) warn.
     Validate(ValidateArgs),
     /// List the bundled topology presets, or show one.
     #[command(subcommand)]
@@ -42,7 +51,9 @@ pub(crate) enum Command {
     /// Rows run through every combination of --copies (outermost), each --set key in the
     /// order given, and --policy (innermost). The last column is the throughput gain over the
     /// row that differs only in the first --set key's first value (or the first policy):
-    /// reference makespan / makespan - 1. A progress bar shows on a terminal.
+    /// reference makespan / makespan - 1. A policy runs once for all the values of a key it
+    /// does not read (a baseline and cluster_balance): `-` in that column, no gain. A progress
+    /// bar with the time left shows on a terminal.
     Sweep(SweepArgs),
     /// Turn another tool's workload file into a trace.
     #[command(subcommand)]
@@ -55,7 +66,8 @@ pub(crate) enum Command {
     /// per step of the idle order (percentage points apart; the fidelity target is 10), the
     /// average number of tasks running in each L2 cluster and migrations per second (with
     /// their ratio, sim over live). The replay uses the live scheduler's knobs (the live file's
-    /// `settings`), then --set over them. docs/FIDELITY.md reads one run.
+    /// `settings`), then --set over them. A machine whose clusters and core kinds are not the
+    /// live file's is refused (exit status 2). docs/FIDELITY.md reads one run.
     Compare(CompareArgs),
 }
 
@@ -256,14 +268,17 @@ pub(crate) struct ReplayArgs {
 
     /// Also write the replay as a Chrome trace-event JSON file for Perfetto or
     /// chrome://tracing: one process per policy, one track per CPU (sorted by core kind and
-    /// cluster), one slice per run (task, placing step, util), counters for busy CPUs per
-    /// cluster and power. Written as the replay runs, not held in memory.
+    /// cluster) with a slice per run named by its task (its category the idle-order step that
+    /// placed it, `queued` when it waited in a queue, else `placed`), one track per task,
+    /// wake-up arrows from the run before a sleep to the run after, counters for busy CPUs per
+    /// cluster and power (one sample per timestamp). Written as the replay runs, not held in
+    /// memory.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) timeline: Option<PathBuf>,
 
-    /// Also draw SVG charts into this directory (created if missing): CPU time per core kind
-    /// per policy, busy CPUs per cluster over time, fps over time for a frame task, and the
-    /// wake-up latency CDF.
+    /// Also draw SVG charts into this directory (created if missing, before any replay):
+    /// CPU time per core kind per policy, busy CPUs per cluster over time, fps over time for a
+    /// frame task, and the wake-up latency CDF on a log latency axis.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
 }
@@ -277,7 +292,7 @@ pub(crate) struct ValidateArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
-    /// Also check the trace against this preset or topology file.
+    /// Check the trace against this preset or machine file instead of its own machine.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 }

@@ -109,6 +109,8 @@ impl<'a> Simulation<'a> {
                     placed_by: None,
                     placed_util: 0,
                     run_latency: None,
+                    queued: false,
+                    run_queued: false,
                     frame_done: false,
                     migrations: 0,
                     wakeups: 0,
