@@ -154,13 +154,17 @@ pub(crate) enum ImportCommand {
     /// Events the simulator cannot model (lock, barrier, fork, ...) are listed in one warning
     /// with their task and phase. `hybrid-sim replay` reads an rt-app file directly too.
     RtApp(ImportRtAppArgs),
-    /// A scheduler recording: the text `trace-cmd report` or /sys/kernel/tracing/trace
-    /// prints (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
-    /// sched_process_exit), or `perf sched script` output.
+    /// A scheduler recording: the text /sys/kernel/tracing/trace or `trace-cmd report`
+    /// prints (current sched plugin form, older `prev_comm=` form, `-N`, `-R` with numeric
+    /// prev_state), or `perf script` / `perf sched script` output with or without call chains
+    /// (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
+    /// sched_process_exit).
     ///
     /// Each task's run bursts become reference work by the capacity of the CPU they ran on
-    /// (from --topology), its blocked stretches sleeps. Other events are skipped and counted;
-    /// a malformed line is an error naming its number.
+    /// (from --topology), its blocked stretches sleeps; a switch-out as R, R+ or a number
+    /// without the kernel's TASK_REPORT bits (0, 256, 4096) is a preemption, not a sleep.
+    /// Other events are skipped and counted; a line that cannot be read is an error naming
+    /// its number and what was expected.
     Ftrace(ImportFtraceArgs),
 }
 
