@@ -647,3 +647,20 @@ fn batch_policy_and_the_older_grammar() {
             .contains("longer than the period")
     );
 }
+
+/// rt-app's template.json: a run, a `"sleep": 0` and a timer, which is still a frame loop.
+#[test]
+fn a_zero_sleep_beside_a_timer_keeps_the_frame_loop() {
+    let (t, notes) = ok(r#"{"global": {"duration": 6}, "tasks": {"thread0": {"loop": -1,
+        "run": 10000, "sleep": 0, "timer": {"ref": "unique", "period": 100000}}}}"#);
+    assert_eq!(
+        t.tasks[0].frames,
+        Some(FrameSpec {
+            period_ns: 100_000_000,
+            work_ns: 10_000_000,
+            deadline_ns: None,
+            count: 60
+        })
+    );
+    assert!(notes.is_empty(), "{notes:?}");
+}

@@ -844,11 +844,17 @@ impl Importer {
         task_loop: Option<u64>,
         base: &str,
     ) -> Result<Option<(FrameSpec, u64)>, RtAppError> {
+        // A zero-length sleep takes no time (rt-app's template.json has one beside its timer).
+        let takes_time = |e: &&Event| !matches!(e, Event::Sleep(0));
         let (cycle, phase_times): (Vec<&Event>, Option<u64>) = match phases {
-            [one] => (one.events.iter().collect(), one.times),
-            many if many.iter().all(|p| p.times == Some(1)) => {
-                (many.iter().flat_map(|p| p.events.iter()).collect(), Some(1))
-            }
+            [one] => (one.events.iter().filter(takes_time).collect(), one.times),
+            many if many.iter().all(|p| p.times == Some(1)) => (
+                many.iter()
+                    .flat_map(|p| p.events.iter())
+                    .filter(takes_time)
+                    .collect(),
+                Some(1),
+            ),
             _ => return Ok(None),
         };
         let timers: Vec<usize> = (0..cycle.len())
