@@ -373,7 +373,7 @@ fn errors_name_the_file_and_the_place() {
     assert_eq!(t.tasks[0].phases, [Phase::RunNs(1_000)]);
     assert_eq!(keys(&notes), ["a/-/run"]);
     assert!(
-        err(r#"{"tasks": {"a": {"run": 1}}}"#).contains("give the run's length with --duration")
+        err(r#"{"tasks": {"a": {"run": 1}}}"#).contains("give the run's length with `import rt-app --duration`")
     );
     assert!(
         err(r#"{"tasks": {"a": {"loop": 1, "run": 1, "timer": {"period": 0}}}}"#)

@@ -975,8 +975,8 @@ impl Importer {
         self.invalid(
             base,
             "loops forever (loop -1, the default for a task) and global.duration is -1 or \
-             missing: rt-app runs it until stopped; give the run's length with `import rt-app --duration`, the \
-             task a loop count or the file a duration"
+             missing: rt-app runs it until stopped; give the run's length with `import rt-app \
+             --duration`, the task a loop count or the file a duration"
                 .into(),
         )
     }
