@@ -373,7 +373,8 @@ fn errors_name_the_file_and_the_place() {
     assert_eq!(t.tasks[0].phases, [Phase::RunNs(1_000)]);
     assert_eq!(keys(&notes), ["a/-/run"]);
     assert!(
-        err(r#"{"tasks": {"a": {"run": 1}}}"#).contains("give the run's length with `import rt-app --duration`")
+        err(r#"{"tasks": {"a": {"run": 1}}}"#)
+            .contains("give the run's length with `import rt-app --duration`")
     );
     assert!(
         err(r#"{"tasks": {"a": {"loop": 1, "run": 1, "timer": {"period": 0}}}}"#)
@@ -651,8 +652,10 @@ fn batch_policy_and_the_older_grammar() {
 /// rt-app's template.json: a run, a `"sleep": 0` and a timer, which is still a frame loop.
 #[test]
 fn a_zero_sleep_beside_a_timer_keeps_the_frame_loop() {
-    let (t, notes) = ok(r#"{"global": {"duration": 6}, "tasks": {"thread0": {"loop": -1,
-        "run": 10000, "sleep": 0, "timer": {"ref": "unique", "period": 100000}}}}"#);
+    let (t, notes) = ok(
+        r#"{"global": {"duration": 6}, "tasks": {"thread0": {"loop": -1,
+        "run": 10000, "sleep": 0, "timer": {"ref": "unique", "period": 100000}}}}"#,
+    );
     assert_eq!(
         t.tasks[0].frames,
         Some(FrameSpec {
