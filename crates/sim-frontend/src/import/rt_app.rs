@@ -1125,8 +1125,14 @@ impl Importer {
             .collect();
         // (model index, start, generation) of each thread whose forks are still to place.
         let mut queue: Vec<(usize, u64, usize)> = Vec::new();
-        for (i, m) in models.iter().enumerate() {
-            for _ in 0..m.instance.min(MAX_FORKS as u32) {
+        for (i, m) in models
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.forks.is_empty())
+        {
+            // Copies start together and fork alike: past MAX_FORKS of them the limit is hit,
+            // or none forks before the horizon.
+            for _ in 0..m.instance.min(MAX_FORKS as u32 + 1) {
                 queue.push((i, m.spec.start_ns, 0));
             }
         }
