@@ -3,7 +3,7 @@
 use crate::failure::Failure;
 use anyhow::anyhow;
 use hybridland_policy::CpuId;
-use hybridland_sim::import::rt_app;
+use hybridland_sim::import::rt_app::{self, RtAppOptions, RtAppSource};
 use hybridland_sim::trace::MAX_TRACE_BYTES;
 use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
 use std::path::Path;
@@ -189,35 +189,73 @@ pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
 /// Imports an rt-app file into a trace named after the file.
 pub(crate) fn rt_app_trace(text: &str, path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
-    let stem = path
+    rt_app_sources(
+        &[(name, text.to_owned())],
+        path,
+        strict,
+        RtAppOptions::default(),
+    )
+}
+
+/// Imports rt-app files merged into one workload (as rt-app's merge.py merges them), named
+/// after the first. What the model drops or approximates is a summary on standard error, one
+/// line per task, printed whatever the log level; with `strict` it is the error instead.
+pub(crate) fn rt_app_sources(
+    files: &[(String, String)],
+    first: &Path,
+    strict: bool,
+    options: RtAppOptions,
+) -> Result<Trace, Failure> {
+    let stem = first
         .file_stem()
         .map_or_else(|| "rt-app".to_owned(), |s| s.to_string_lossy().into_owned());
-    let imported = rt_app::import(text, &name, &stem).map_err(|e| Failure::Input(e.into()))?;
+    let sources: Vec<RtAppSource<'_>> = files
+        .iter()
+        .map(|(name, text)| RtAppSource { name, text })
+        .collect();
+    let imported =
+        rt_app::import_files(&sources, &stem, options).map_err(|e| Failure::Input(e.into()))?;
     if !imported.unmodelled.is_empty() {
-        let list: Vec<String> = imported
-            .unmodelled
-            .iter()
-            .map(|n| format!("  {n}"))
-            .collect();
-        let head = format!(
-            "{name}: {} rt-app item(s) the simulator cannot model exactly:\n{}",
-            imported.unmodelled.len(),
-            list.join("\n")
-        );
+        let lines = rt_app::summary_lines(&imported.unmodelled);
         if strict {
-            return Err(Failure::Input(anyhow!("{head}\n(--strict refuses them)")));
+            let first = &imported.unmodelled[0];
+            return Err(Failure::Input(anyhow!(
+                "{}: task \"{}\": {} is not modelled exactly ({}), and --strict refuses it; \
+                 everything the model cannot carry:\n  {}",
+                first.source,
+                first.task,
+                first.feature,
+                match &first.treatment {
+                    rt_app::Treatment::Dropped(w) => format!("dropped: {w}"),
+                    rt_app::Treatment::Approximated(w) => format!("approximated: {w}"),
+                },
+                lines.join("\n  ")
+            )));
         }
-        tracing::warn!("{head}");
+        // Not a log line: a reader of the replay must see it whatever RUST_LOG says.
+        eprintln!(
+            "rt-app import: what the model cannot carry exactly, per task:\n  {}",
+            lines.join("\n  ")
+        );
     }
     Ok(imported.trace)
 }
 
-/// Reads a file that must be rt-app's (for `import rt-app`).
-pub(crate) fn rt_app_file(path: &Path, strict: bool) -> Result<Trace, Failure> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    rt_app_trace(&text, path, strict)
+/// Reads the files of `import rt-app` (one workload, possibly split over several files).
+pub(crate) fn rt_app_files(
+    paths: &[std::path::PathBuf],
+    strict: bool,
+    options: RtAppOptions,
+) -> Result<Trace, Failure> {
+    let mut files = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+        files.push((name, text));
+    }
+    let first = paths.first().map_or(Path::new("rt-app"), |p| p.as_path());
+    rt_app_sources(&files, first, strict, options)
 }
 
 /// `--set KEY=VALUE` items.

@@ -58,17 +58,24 @@ fn init_logging(verbose: u8) {
 
 /// `import rt-app`: the trace to a file (with one line saying so) or to standard output.
 fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
-    let trace = inputs::rt_app_file(&args.file, args.strict)?;
+    let options = hybridland_sim::import::rt_app::RtAppOptions {
+        duration_ns: args.duration.map(|s| s.saturating_mul(1_000_000_000)),
+    };
+    let trace = inputs::rt_app_files(&args.files, args.strict, options)?;
     let text = trace.to_json_string() + "\n";
     match &args.output {
         None => Ok(text),
         Some(out) => {
             output::write_file(out, &text)?;
             Ok(format!(
-                "{}: {} task(s) from rt-app file {}\n",
+                "{}: {} task(s) from rt-app file(s) {}\n",
                 out.display(),
                 trace.nr_tasks(),
-                args.file.display()
+                args.files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         }
     }

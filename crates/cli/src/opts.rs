@@ -160,19 +160,28 @@ pub(crate) struct SweepArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ImportCommand {
-    /// An rt-app JSON workload (rt-app's doc/tutorial.txt format): tasks, phases, run /
-    /// runtime / sleep / timer events, loops, instances, delays, cpus, priorities, uclamps.
+    /// An rt-app JSON workload (rt-app's doc/tutorial.txt format, read as rt-app reads it:
+    /// comments, trailing commas, repeated keys, the `"suspend",` shorthand), one file or
+    /// several merged as rt-app's merge.py merges them: tasks, phases, run / runtime / sleep /
+    /// timer / fork / mem / iorun / memrun events, loops, instances, delays, cpus, priorities,
+    /// uclamps, and the older exec / period grammar.
     ///
-    /// Events the simulator cannot model (lock, barrier, fork, ...) are listed in one warning
-    /// with their task and phase. `hybrid-sim replay` reads an rt-app file directly too.
+    /// What the model cannot carry exactly (lock contention, barrier waits, suspend / resume,
+    /// signal / wait, sem_post / sem_wait, taskgroup, ...) is printed on standard error as one
+    /// line per task, whatever RUST_LOG says; --strict refuses the file instead.
+    /// `hybrid-sim replay` reads an rt-app file directly too.
     RtApp(ImportRtAppArgs),
-    /// A scheduler recording: the text `trace-cmd report` or /sys/kernel/tracing/trace
-    /// prints (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
-    /// sched_process_exit), or `perf sched script` output.
+    /// A scheduler recording: the text /sys/kernel/tracing/trace or `trace-cmd report`
+    /// prints (current sched plugin form, older `prev_comm=` form, `-N`, `-R` with numeric
+    /// prev_state), or `perf script` / `perf sched script` output with or without call chains
+    /// (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
+    /// sched_process_exit).
     ///
     /// Each task's run bursts become reference work by the capacity of the CPU they ran on
-    /// (from --topology), its blocked stretches sleeps. Other events are skipped and counted;
-    /// a malformed line is an error naming its number.
+    /// (from --topology), its blocked stretches sleeps; a switch-out as R, R+ or a number
+    /// without the kernel's TASK_REPORT bits (0, 256, 4096) is a preemption, not a sleep.
+    /// Other events are skipped and counted; a line that cannot be read is an error naming
+    /// its number and what was expected.
     Ftrace(ImportFtraceArgs),
 }
 
@@ -204,14 +213,22 @@ pub(crate) struct ImportFtraceArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportRtAppArgs {
-    /// The rt-app file.
-    pub(crate) file: PathBuf,
+    /// The rt-app file, or the files of one workload (merged in the order given: a later
+    /// file's global key, resource or task replaces an earlier one of the same name).
+    #[arg(required = true, num_args = 1..)]
+    pub(crate) files: Vec<PathBuf>,
+
+    /// The run's length in seconds, replacing global.duration: what `loop: -1` runs until
+    /// when the file gives no duration (rt-app runs it until stopped).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub(crate) duration: Option<u64>,
 
     /// Where to write the trace; standard output when not given.
     #[arg(short, long, value_name = "TRACE")]
     pub(crate) output: Option<PathBuf>,
 
-    /// Refuse (exit status 2) a file with anything the simulator drops or approximates.
+    /// Refuse (exit status 2) a file with anything the simulator drops or approximates,
+    /// naming the file, the task and the feature.
     #[arg(long)]
     pub(crate) strict: bool,
 }
