@@ -64,7 +64,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
-EXPECTED=(loaded)
+EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
 RC=$VM_RC

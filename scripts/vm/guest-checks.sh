@@ -116,6 +116,11 @@ if start_sched --cluster-balance on; then
     hybridland*) pass loaded "state=$(state) ops=$o" ;;
     *) fail loaded "state=$(state) but ops=$o" ;;
   esac
+  # The watchdog timeout put in the struct_ops (build.rs's line in the connector), as logged.
+  w=$(sed -n 's/.*running: .*, watchdog \([0-9]*\) ms.*/\1/p' "$LOG" | head -n 1)
+  if [ "$w" = 15000 ]; then pass watchdog-timeout "$w ms (the framework's own: 5000)"; else fail watchdog-timeout "logged: '${w:-nothing}', want 15000"; fi
+  events=$(grep -o "task events: [^(]*\|no task events.*" "$LOG" | head -n 1)
+  say "task events: ${events:-not logged}"
 else
   fail loaded "state=$(state)"
   say "--- scheduler log ---"; cat "$LOG"

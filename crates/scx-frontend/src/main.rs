@@ -37,6 +37,7 @@ mod tasks;
 #[cfg(test)]
 mod test_machines;
 mod topology_detect;
+mod watchdog;
 
 mod bindings;
 // The connector refers to `crate::bpf_intf` and `crate::bpf_skel`.
@@ -178,17 +179,29 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let idle = idle_snapshot::IdleSnapshot::load(objects.idle, objects.idle_fallback)?;
     let own_tgid = i32::try_from(std::process::id()).unwrap_or(0);
     let events =
-        task_events::TaskEventSource::load(objects.events, objects.events_fallback, own_tgid)?;
-    info!(
-        "task events: exits, wakers{}",
-        if events.refills() {
-            ", slice refills"
-        } else {
-            " (slice refills unseen on this kernel)"
-        }
-    );
+        match task_events::TaskEventSource::load(objects.events, objects.events_fallback, own_tgid)
+        {
+            Ok(events) => {
+                info!(
+                    "task events: exits, wakers{}",
+                    if events.refills() {
+                        ", slice refills"
+                    } else {
+                        " (slice refills unseen on this kernel)"
+                    }
+                );
+                Some(events)
+            }
+            Err(e) => {
+                warn!(
+                    "no task events ({e:#}): exited tasks leave the task table after 30 s unseen"
+                );
+                None
+            }
+        };
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
+    watchdog::set_timeout_ms(opts.watchdog_timeout_ms);
     let bpf = bpf::BpfScheduler::init(
         objects.sched,
         None,
@@ -205,16 +218,18 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     )?;
     if opts.fifo {
         info!(
-            "scx_hybridland running in FIFO mode (no policy): shared queue, slice {} us",
-            opts.slice_us
+            "scx_hybridland running in FIFO mode (no policy): shared queue, slice {} us, watchdog {} ms",
+            opts.slice_us,
+            watchdog::timeout_ms()
         );
     } else {
         info!(
-            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us",
+            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms",
             config.primary_domain,
             policy.primary(),
             config.cluster_balance,
-            opts.slice_us
+            opts.slice_us,
+            watchdog::timeout_ms()
         );
     }
 
@@ -227,6 +242,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
             fifo: opts.fifo,
             fixed_slice: opts.fixed_slice,
             nr_possible,
+            max_tasks: opts.max_tasks,
         },
         control,
         nudger,
@@ -242,6 +258,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
                 live: record::RecordConfig::live_path(path, opts.record_live.as_deref()),
                 max_events: usize::try_from(opts.record_max_events)
                     .unwrap_or(record::DEFAULT_MAX_EVENTS),
+                max_tasks: opts.max_tasks,
                 settings: vec![
                     format!("primary_domain={}", config.primary_domain),
                     format!("cluster_balance={}", config.cluster_balance),

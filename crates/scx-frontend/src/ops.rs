@@ -50,7 +50,9 @@ pub(crate) trait SchedOps {
 pub(crate) struct Live<'a, 'b> {
     pub(crate) bpf: BpfScheduler<'a>,
     pub(crate) idle: IdleSnapshot<'b>,
-    pub(crate) events: TaskEventSource<'b>,
+    /// `None` where the kernel refused the event source: the loop then runs as before it,
+    /// pruning tasks by age.
+    pub(crate) events: Option<TaskEventSource<'b>>,
 }
 
 impl SchedOps for Live<'_, '_> {
@@ -58,11 +60,13 @@ impl SchedOps for Live<'_, '_> {
         &mut self,
         each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
     ) -> Result<usize> {
-        self.events.drain(each)
+        self.events.as_mut().map_or(Ok(0), |e| e.drain(each))
     }
 
     fn event_counters(&mut self) -> SourceCounters {
-        self.events.counters()
+        self.events
+            .as_ref()
+            .map_or_else(SourceCounters::default, TaskEventSource::counters)
     }
 
     fn dequeue(&mut self) -> Result<Option<QueuedTask>, i32> {

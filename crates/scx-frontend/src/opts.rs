@@ -116,6 +116,18 @@ pub(crate) struct Opts {
           value_parser = clap::value_parser!(u64).range(1..=crate::record::MAX_MAX_EVENTS as u64))]
     pub(crate) record_max_events: u64,
 
+    /// Most tasks the loop keeps state for (utilisation, vtime, home), reserved at start; a
+    /// task beyond them is placed from a fresh state each time (counted as `untracked`).
+    #[arg(long, default_value_t = crate::tasks::DEFAULT_MAX_TASKS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1_048_576))]
+    pub(crate) max_tasks: usize,
+
+    /// The kernel's watchdog: a runnable task not run for this long ejects the scheduler,
+    /// in ms (1000-30000; the framework's own default is 5000, which a loaded host can pass).
+    #[arg(long, default_value_t = crate::watchdog::DEFAULT_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u32).range(1000..=30000))]
+    pub(crate) watchdog_timeout_ms: u32,
+
     /// Size of the kernel's exit dump buffer, in bytes (0: none).
     #[arg(long, default_value_t = 0)]
     pub(crate) exit_dump_len: u32,

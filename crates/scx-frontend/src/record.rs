@@ -107,6 +107,9 @@ pub(crate) struct RecordConfig {
     pub(crate) trace: PathBuf,
     pub(crate) live: PathBuf,
     pub(crate) max_events: usize,
+    /// Most distinct tasks recorded (reserved up front, as the events are): a recording that
+    /// reaches it stops as one that reaches `max_events` does.
+    pub(crate) max_tasks: usize,
     /// `hybrid-sim --set` items for the knobs in force.
     pub(crate) settings: Vec<String>,
     /// Where the machine came from (a topology file or sysfs), for the trace's description.
@@ -149,11 +152,12 @@ impl Recorder {
     /// Starts recording at `now_ns` (the loop's clock); `own` are the scheduler's threads.
     pub(crate) fn new(cfg: RecordConfig, now_ns: u64, counters: Counters, own: Vec<i32>) -> Self {
         let events = Vec::with_capacity(cfg.max_events);
+        let tasks = HashMap::with_capacity(cfg.max_tasks.min(cfg.max_events));
         Self {
             cfg,
             start_ns: now_ns,
             events,
-            tasks: HashMap::new(),
+            tasks,
             own,
             steps: [(0, 0); Step::ALL.len()],
             kept: 0,
@@ -177,7 +181,7 @@ impl Recorder {
         if !self.wants(ev.pid) {
             return false;
         }
-        if self.events.len() >= self.cfg.max_events {
+        if self.is_full(ev.pid) {
             return true;
         }
         self.events.push(ev);
@@ -193,6 +197,13 @@ impl Recorder {
         info.comm[..n].copy_from_slice(&comm[..n]);
         info.last_at = ev.at_ns;
         self.events.len() >= self.cfg.max_events
+    }
+
+    /// No room for an event of `pid`: the events are all used, or it is a new task and the
+    /// tasks are.
+    fn is_full(&self, pid: i32) -> bool {
+        self.events.len() >= self.cfg.max_events
+            || (self.tasks.len() >= self.cfg.max_tasks && !self.tasks.contains_key(&pid))
     }
 
     /// `pid` exited at `at_ns` (the loop's clock): the trace ends it there, and it is no tail
@@ -241,7 +252,8 @@ impl Recorder {
         if self.stopped.is_some() {
             return;
         }
-        let capped = self.events.len() >= self.cfg.max_events;
+        let capped =
+            self.events.len() >= self.cfg.max_events || self.tasks.len() >= self.cfg.max_tasks;
         let mut tails = Vec::new();
         for (&pid, info) in &self.tasks {
             if info.exited_at.is_some() {
@@ -509,6 +521,7 @@ mod test {
             live: RecordConfig::live_path(&trace, None),
             trace,
             max_events,
+            max_tasks: 16,
             settings: vec!["cluster_balance=auto".into()],
             machine_source: "test".into(),
         }
@@ -615,6 +628,37 @@ mod test {
         assert_eq!(trace.duration_ns, Some(41 * MS));
         assert_eq!(live.steps.iter().map(|s| s.count).sum::<u64>(), 0);
         Trace::from_json_str(&trace.to_json_string(), "capped").unwrap();
+    }
+
+    #[test]
+    fn the_task_cap_stops_recording_and_known_tasks_fill_no_room() {
+        let mut cfg = config(100, "task-cap");
+        cfg.max_tasks = 2;
+        let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
+        assert!(!r.observe(ev(1, 10, -1, true, (0, 0), 0), b"a"));
+        assert!(!r.observe(ev(2, 11, -1, true, (0, 0), 0), b"b"));
+        // Tasks it holds are still recorded; a third is not, and says the recording is full.
+        assert!(!r.observe(ev(1, 20, 1, false, (10, 20), 10), b"a"));
+        assert!(r.observe(ev(3, 21, -1, true, (0, 0), 0), b"c"));
+        r.stop(22 * MS, &Counters::default(), &nothing_running);
+        let (_, live) = r.build(&machine()).unwrap();
+        assert_eq!((r.events.len(), r.tasks.len()), (3, 2));
+        assert!(live.capped);
+    }
+
+    #[test]
+    fn an_exited_task_is_no_tail_and_ends_where_it_exited() {
+        let topo = machine();
+        let mut r = Recorder::new(config(100, "exit"), 0, Counters::default(), Vec::new());
+        assert!(!r.observe(ev(7, 10, -1, true, (0, 0), 0), b"short"));
+        assert!(!r.observe(ev(7, 20, 1, false, (10, 20), 10), b"short"));
+        r.exited(7, 25 * MS);
+        // /proc says running: its pid is another task's by now, so no tail is added.
+        r.stop(40 * MS, &Counters::default(), &|_| Some(('R', 1)));
+        let (trace, _) = r.build(&topo).unwrap();
+        assert_eq!(trace.tasks.len(), 1);
+        let stopped = r.stopped.as_ref().unwrap();
+        assert!(stopped.tails.is_empty());
     }
 
     #[test]

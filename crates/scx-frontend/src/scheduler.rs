@@ -77,6 +77,8 @@ pub(crate) struct LoopConfig {
     pub(crate) fixed_slice: bool,
     /// Possible CPUs: a task allowed on that many may run anywhere.
     pub(crate) nr_possible: u64,
+    /// `--max-tasks`: the task table's capacity, reserved at start.
+    pub(crate) max_tasks: usize,
 }
 
 /// Rate limit for a repeated log line: the first occurrence, then at most one per gap, each
@@ -241,6 +243,7 @@ impl<O: SchedOps> Scheduler<O> {
         nudger: Option<Nudger>,
     ) -> Self {
         let fifo = cfg.fifo.then(|| Fifo::new(cfg.slice_ns));
+        let tasks = TaskTable::with_capacity(cfg.max_tasks);
         // No nudges in FIFO mode: there is no policy to re-place a task.
         let nudger = nudger.filter(|_| !cfg.fifo);
         Self {
@@ -249,7 +252,7 @@ impl<O: SchedOps> Scheduler<O> {
             policy,
             cfg,
             control,
-            tasks: TaskTable::default(),
+            tasks,
             counters: Counters::default(),
             stats: None,
             last_sent: vec![0; hybridland_policy::MAX_CPUS],
@@ -326,6 +329,8 @@ impl<O: SchedOps> Scheduler<O> {
                 balance: self.policy.config().cluster_balance,
                 backlog: self.backlog.len() as u64,
                 tasks_tracked: self.tasks.len() as u64,
+                tasks_high_water: self.tasks.high_water() as u64,
+                tasks_untracked: self.tasks.untracked(),
                 events_dropped: self.ops.event_counters().dropped.iter().sum(),
             };
             let _ = link.samples.send(sample);
@@ -912,6 +917,7 @@ mod test {
                 fixed_slice: false,
                 fifo,
                 nr_possible: 8,
+                max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
             },
             None,
             None,
@@ -965,6 +971,7 @@ mod test {
             trace: dir.join("t.json"),
             live: dir.join("t.live.json"),
             max_events: 100,
+            max_tasks: 100,
             settings: Vec::new(),
             machine_source: "test".into(),
         };
@@ -1242,6 +1249,7 @@ mod test {
             fixed_slice: false,
             fifo,
             nr_possible: 8,
+            max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
         };
         let mut n = Nudger::spawn().unwrap();
         n.wake(CpuId(1), 5);

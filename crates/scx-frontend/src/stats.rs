@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 kept=40 | tasks=31 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
+//!   nudge=0 kept=40 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0 bounce=0
 //!   failed=0 congested=0 running=6 queued=0
 //! ```
@@ -18,12 +18,13 @@
 //!   shared queue instead;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
-//! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now; `exit`,
+//! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now, and
+//!   `tasks-max`, the most it held (its capacity is `--max-tasks`); `exit`,
 //!   threads that exited, `exit-tracked` of them in the table (they leave it at once); `waking`,
 //!   wake-ups, `by-task` of them with a task as waker (not an interrupt); `refill`, slices the
 //!   framework refilled because nothing else wanted the CPU (0 where the kernel cannot report
-//!   them); only when non-zero, `events-dropped` (lost to a full event ring since start) and
-//!   `event-errors`;
+//!   them); only when non-zero, `events-dropped` (lost to a full event ring since start),
+//!   `event-errors` and `untracked` (decisions for tasks the full table did not hold);
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
 //! - only when non-zero: `dispatch-retries` (tasks kept in the local backlog because the ring
 //!   buffer to the kernel was full), `backlog` (tasks in it now), `snapshot-errors` (failed idle
@@ -250,6 +251,10 @@ pub(crate) struct Sample {
     pub(crate) backlog: u64,
     /// Tasks in the loop's task table now.
     pub(crate) tasks_tracked: u64,
+    /// Most tasks it held at once.
+    pub(crate) tasks_high_water: u64,
+    /// Decisions for tasks the full table did not hold, since start.
+    pub(crate) tasks_untracked: u64,
     /// Events the task-event source lost to a full ring, all kinds (a BPF global).
     pub(crate) events_dropped: u64,
 }
@@ -310,6 +315,14 @@ pub(crate) struct Metrics {
     #[stat(desc = "Tasks in the loop's task table now (gauge)")]
     pub(crate) tasks_tracked: u64,
     #[stat(
+        desc = "Most tasks the table held at once since start (gauge; its capacity is --max-tasks)"
+    )]
+    pub(crate) tasks_max: u64,
+    #[stat(
+        desc = "Decisions for tasks the full table did not hold: placed from a fresh state (no history)"
+    )]
+    pub(crate) untracked: u64,
+    #[stat(
         desc = "Per core kind present (performance, efficiency, low-power-efficiency): percentage of its CPU time spent not idle, from /proc/stat"
     )]
     pub(crate) busy_pct: BTreeMap<String, u64>,
@@ -361,6 +374,8 @@ impl Metrics {
             ev_dropped: now.events_dropped,
             ev_errors: d.events.bad + d.events.read_errors,
             tasks_tracked: now.tasks_tracked,
+            tasks_max: now.tasks_high_water,
+            untracked: now.tasks_untracked.saturating_sub(prev.tasks_untracked),
             busy_pct: busy.iter().map(|(k, pct)| (k.to_string(), *pct)).collect(),
             cluster_balance: now.balance.to_string(),
             // The framework's counters are its BPF globals, which start again at zero when it
@@ -405,19 +420,20 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | tasks={} exit={} exit-tracked={} waking={} by-task={} refill={}",
+            " | tasks={} tasks-max={} exit={} exit-tracked={} waking={} by-task={} refill={}",
             self.tasks_tracked,
+            self.tasks_max,
             self.ev_exit,
             self.ev_exit_tracked,
             self.ev_waking,
             self.ev_woken_by_task,
             self.ev_refill
         );
-        if self.ev_dropped > 0 || self.ev_errors > 0 {
+        if self.ev_dropped > 0 || self.ev_errors > 0 || self.untracked > 0 {
             let _ = write!(
                 s,
-                " events-dropped={} event-errors={}",
-                self.ev_dropped, self.ev_errors
+                " events-dropped={} event-errors={} untracked={}",
+                self.ev_dropped, self.ev_errors, self.untracked
             );
         }
         s.push_str(" | busy");
@@ -599,6 +615,8 @@ mod test {
             balance: ClusterBalance::On,
             backlog: 0,
             tasks_tracked: 7,
+            tasks_high_water: 9,
+            tasks_untracked: 0,
             events_dropped: 0,
         }
     }
@@ -617,7 +635,8 @@ mod test {
         assert_eq!(
             m.line(),
             "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
-             nudge=0 kept=0 | tasks=7 exit=0 exit-tracked=0 waking=0 by-task=0 refill=0 | busy \
+             nudge=0 kept=0 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 refill=0 | \
+             busy \
              performance=66% efficiency=10% | balance=on | fw user=7 kernel=0 \
              cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
         );
@@ -634,7 +653,7 @@ mod test {
         lost.events_dropped = 5;
         let line = Metrics::between(&prev, &lost, &[]).line();
         assert!(
-            line.contains(" refill=0 events-dropped=5 event-errors=0 | busy"),
+            line.contains(" refill=0 events-dropped=5 event-errors=0 untracked=0 | busy"),
             "{line}"
         );
         // A framework reload restarts its counters: the interval shows zero, not a wrap.
@@ -664,7 +683,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 28);
+        assert_eq!(meta.fields.len(), 30);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and

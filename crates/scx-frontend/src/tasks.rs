@@ -32,21 +32,72 @@ struct Record {
     home: Option<CpuId>,
 }
 
+/// Default `--max-tasks`: the kernel's default `pid_max`, so a machine that keeps the default
+/// never fills it.
+pub(crate) const DEFAULT_MAX_TASKS: usize = 32_768;
+
 /// Every task's policy state, the shared queue's vtime clock, and the tasks' homes (the
 /// cores they last ran on) in the form the policy reads them.
-#[derive(Default)]
+///
+/// The table holds at most `capacity` tasks, reserved at start (about 90 bytes each in the
+/// framework's fixed 64 MiB arena), so it never allocates while the loop runs. Tasks leave it
+/// when they exit (the task-event source) or go unseen for 30 s. When it is full a task it
+/// does not hold is decided from a fresh state each time (no utilisation history, no vtime
+/// credit, no home) and counted in [`untracked`](Self::untracked): the answer stays correct
+/// for placement rules that need no history, and the table cannot be grown by a thread storm.
 pub(crate) struct TaskTable {
     tasks: HashMap<i32, Record>,
+    capacity: usize,
+    /// The record used for a task the full table does not hold; reset before each use.
+    scratch: Record,
+    untracked: u64,
+    high_water: usize,
     clock: VtimeClock,
     /// Only its homes are used; created with the first task seen.
     homes: Option<CpuState>,
 }
 
+impl Default for TaskTable {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_MAX_TASKS)
+    }
+}
+
 impl TaskTable {
+    /// A table for at most `capacity` tasks, reserved now.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            tasks: HashMap::with_capacity(capacity),
+            capacity,
+            scratch: Record::default(),
+            untracked: 0,
+            high_water: 0,
+            clock: VtimeClock::default(),
+            homes: None,
+        }
+    }
+
+    /// Whether `pid` gets the scratch record (the table is full and does not hold it); counts
+    /// it, resets the scratch record, and keeps the high-water mark.
+    fn admit(&mut self, pid: i32) -> bool {
+        let held = self.tasks.contains_key(&pid);
+        if !held && self.tasks.len() >= self.capacity {
+            self.untracked += 1;
+            self.scratch = Record::default();
+            return false;
+        }
+        self.high_water = self.high_water.max(self.tasks.len() + usize::from(!held));
+        true
+    }
+
     /// Hands the policy what the kernel reports for a dequeued task at `now_ns` (kernel
     /// time): its last run, then, for a wake-up, the wake-up itself. Returns the state.
     pub(crate) fn observe(&mut self, topo: &Topology, t: &Seen, now_ns: u64) -> &TaskState {
-        let rec = self.tasks.entry(t.pid).or_default();
+        let rec = if self.admit(t.pid) {
+            self.tasks.entry(t.pid).or_default()
+        } else {
+            &mut self.scratch
+        };
         rec.seen_ns = rec.seen_ns.max(t.stop_ts).max(t.start_ts).max(now_ns);
         if let Some(cpu) = t.cpu.filter(|_| t.start_ts != 0) {
             if rec.home != Some(cpu) {
@@ -72,7 +123,13 @@ impl TaskTable {
     /// The vtime to dispatch `pid` with (the policy's bounded credit); the clock follows it,
     /// as the task is about to run.
     pub(crate) fn dispatch_vtime(&mut self, pid: i32, slice_ns: u64) -> u64 {
-        let rec = self.tasks.entry(pid).or_default();
+        let rec = if self.tasks.contains_key(&pid) || self.tasks.len() < self.capacity {
+            self.tasks.entry(pid).or_default()
+        } else {
+            // Not counted again: `observe` counted this task when it was dequeued.
+            self.scratch = Record::default();
+            &mut self.scratch
+        };
         let key = self.clock.queue(&mut rec.state, slice_ns);
         self.clock.on_start(key);
         key
@@ -127,6 +184,16 @@ impl TaskTable {
     /// Tasks tracked.
     pub(crate) fn len(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Most tasks tracked at once.
+    pub(crate) const fn high_water(&self) -> usize {
+        self.high_water
+    }
+
+    /// Decisions for tasks the full table did not hold.
+    pub(crate) const fn untracked(&self) -> u64 {
+        self.untracked
     }
 }
 
@@ -219,6 +286,41 @@ mod test {
                 at += ran + 1;
             }
         }
+    }
+
+    #[test]
+    fn a_full_table_decides_new_tasks_from_a_fresh_state_and_never_grows() {
+        let topo = machine();
+        let mut t = TaskTable::with_capacity(2);
+        let seen = |pid| Seen {
+            pid,
+            cpu: Some(CpuId(0)),
+            start_ts: 1_000,
+            stop_ts: 2_000_000,
+            wakeup: true,
+            weight: 100,
+        };
+        for pid in 1..=2 {
+            let _ = t.observe(&topo, &seen(pid), 3_000_000);
+        }
+        // A third task: decided, not stored; and again, from scratch each time.
+        for _ in 0..3 {
+            let s = *t.observe(&topo, &seen(3), 3_000_000);
+            let fresh = *TaskTable::with_capacity(1).observe(&topo, &seen(3), 3_000_000);
+            assert_eq!(s, fresh);
+            let _ = t.dispatch_vtime(3, 5_000_000);
+        }
+        assert_eq!((t.len(), t.high_water(), t.untracked()), (2, 2, 3));
+        assert!(t.get(3).is_none());
+        // The tasks it holds go on as before.
+        let _ = t.observe(&topo, &seen(1), 4_000_000);
+        assert_eq!(t.untracked(), 3);
+        assert_ne!(*t.get(1).unwrap(), TaskState::new());
+        // An exit makes room.
+        assert!(t.forget(&topo, 2));
+        let _ = t.observe(&topo, &seen(3), 5_000_000);
+        assert!(t.get(3).is_some());
+        assert_eq!(t.untracked(), 3);
     }
 
     #[test]

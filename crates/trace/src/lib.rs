@@ -1,6 +1,6 @@
 //! The hybridland trace format and what a recording keeps, shared by both frontends.
 //!
-//! - [`format`]: workload traces (JSON, versioned, with limits and validation whose errors name
+//! - [`format`](mod@format): workload traces (JSON, versioned, with limits and validation whose errors name
 //!   the place), as `hybrid-sim` replays them and every importer and recorder writes them;
 //! - [`builder`]: per-task runs, preemptions, sleeps and wake-ups turned into trace tasks: the
 //!   one builder behind `hybrid-sim import ftrace` and `scx_hybridland --record`;

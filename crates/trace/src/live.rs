@@ -1,7 +1,7 @@
 //! The live side of a fidelity comparison: what a live scheduler measured over the window it
 //! recorded as a trace (`scx_hybridland --record FILE` writes it as `FILE.live.json`), in the
-//! figures a replay's [`Report`](crate::Report) also has, so the two can be set side by side
-//! ([`crate::compare`]).
+//! figures a replay's `Report` (`hybridland_sim::Report`) also has, so the two can be set side by side
+//! (`hybridland_sim::compare`).
 //!
 //! The format (version [`LIVE_VERSION`]) is JSON; every object refuses fields it does not
 //! know, and an error names the file, the place and the field, as trace errors do.

@@ -20,7 +20,6 @@
  * Nothing here decides anything; a full ring drops the event and counts it per kind.
  */
 #include <scx/common.bpf.h>
-#include <bpf_experimental.h>
 
 char _license[] SEC("license") = "GPL";
 
@@ -51,6 +50,39 @@ const volatile s32 own_tgid;
 /* Per kind: events written, and events lost to a full ring. */
 u64 nr_sent[EV_KINDS];
 u64 nr_dropped[EV_KINDS];
+
+/*
+ * The preempt count, to tell a wake-up from an interrupt (where `current` is whatever task was
+ * interrupted) from one by a task. Written here rather than taken from bpf_experimental.h,
+ * whose PREEMPT_RT test is a Kconfig extern: libbpf then needs the kernel's config file at
+ * load time, which a minimal system (the project's VM) does not have. The per-CPU variable is
+ * `__preempt_count` on x86 since 6.15 and `pcpu_hot.preempt_count` from 6.1 to 6.14; arm64
+ * keeps it in the task.
+ */
+extern const int __preempt_count __ksym __weak;
+struct pcpu_hot___hl {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+extern struct pcpu_hot___hl pcpu_hot __ksym __weak;
+
+/* The kernel's irq_count() bits: softirq (served or disabled), hardirq, NMI. */
+#define HL_IRQ_BITS 0x00ffff00
+
+static __always_inline int hl_in_interrupt(void)
+{
+#if defined(bpf_target_x86)
+	if (bpf_ksym_exists(&__preempt_count))
+		return *(int *)bpf_this_cpu_ptr(&__preempt_count) & HL_IRQ_BITS;
+	if (bpf_core_field_exists(pcpu_hot.preempt_count))
+		return ((struct pcpu_hot___hl *)bpf_this_cpu_ptr(&pcpu_hot))->preempt_count &
+		       HL_IRQ_BITS;
+	return 0;
+#elif defined(bpf_target_arm64)
+	return bpf_get_current_task_btf()->thread_info.preempt.count & HL_IRQ_BITS;
+#else
+	return 0;
+#endif
+}
 
 static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
 {
@@ -88,7 +120,7 @@ int BPF_PROG(hl_task_waking, struct task_struct *p)
 
 	if (p->tgid == own_tgid)
 		return 0;
-	if (!bpf_in_interrupt()) {
+	if (!hl_in_interrupt()) {
 		cur = bpf_get_current_task_btf();
 		/* pid 0 is a CPU's idle task: no task woke this one. */
 		if (cur->pid != 0) {
