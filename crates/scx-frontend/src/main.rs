@@ -28,6 +28,7 @@ mod opts;
 mod preflight;
 mod record;
 mod restart;
+mod safe_file;
 mod scheduler;
 mod stats;
 mod sys;
