@@ -349,6 +349,9 @@ pub(crate) fn read_small(path: &Path, limit: usize) -> Result<Vec<u8>, SafeFileE
 pub(crate) mod testing {
     use std::path::{Path, PathBuf};
 
+    /// Held by every test that changes the umask (it is per process, tests run in threads).
+    pub(crate) static UMASK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A fresh empty directory under the system's temporary directory, removed on drop.
     pub(crate) struct Scratch(pub(crate) PathBuf);
 
@@ -430,9 +433,13 @@ mod test {
         let s = Scratch::new("replace");
         let path = s.0.join("out.json");
         // A loose umask must not loosen the mode, a tight one must not tighten it.
+        let guard = UMASK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let old = rustix::process::umask(Mode::from_raw_mode(0o077));
         let first = write_text(&path, "one\n");
         rustix::process::umask(old);
+        drop(guard);
         first.unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "one\n");
         assert_eq!(
@@ -566,9 +573,13 @@ mod test {
     fn directories_are_created_with_their_mode_and_links_to_one_refused() {
         let s = Scratch::new("dir");
         let d = s.0.join("run");
+        let guard = UMASK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let old = rustix::process::umask(Mode::from_raw_mode(0o077));
         let created = ensure_dir(&d, 0o755);
         rustix::process::umask(old);
+        drop(guard);
         assert!(created.unwrap());
         assert_eq!(
             std::fs::metadata(&d).unwrap().permissions().mode() & 0o7777,
