@@ -2,7 +2,8 @@
 # Runs every test of the project, in the order a failure is cheapest to see:
 #   0. the scripts' own checks: the installer's decisions against a stubbed apt, no
 #      early-exit reader behind a pipe under pipefail, and the VM scripts stopping their VM
-#      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C (scripts/tests/);
+#      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C, and the systemd unit's exposure score
+#      (scripts/tests/);
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
 #   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh);
@@ -17,10 +18,11 @@ skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
 
 if ! skip scripts; then
-  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted"
+  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, unit score"
   scripts/tests/installer.sh
   scripts/tests/pipefail-lint.sh
   scripts/tests/vm-interrupt.sh
+  scripts/tests/unit-security.sh
 fi
 
 if [[ -x scripts/install-scx-deps.sh ]] && ! { skip workspace && skip vm; }; then
