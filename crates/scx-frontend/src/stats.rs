@@ -648,23 +648,23 @@ mod test {
         let served = serve(Kinds::new(&b.build().unwrap()), &path);
         let after = rustix::process::umask(old);
         drop(guard);
-        let (server, _link) = served.unwrap();
+        let (server, link) = served.unwrap();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let dir_modes: Vec<u32> = [dir.join("scx"), dir.join("scx/root")]
+            .iter()
+            .map(|d| std::fs::metadata(d).unwrap().mode() & 0o777)
+            .collect();
+        // Stopped before anything is asserted: a server dropped while a failed assertion
+        // unwinds waits for ever on its own wake-up connection.
+        drop(server);
+        drop(link);
         // The umask is given back.
         assert_eq!(after, rustix::fs::Mode::empty());
-        let meta = std::fs::symlink_metadata(&path).unwrap();
         assert!(meta.file_type().is_socket());
         assert_eq!(meta.mode() & 0o7777, SOCKET_MODE);
         assert_eq!(meta.uid(), rustix::process::geteuid().as_raw());
         // The directories scx_stats made on the way are closed too.
-        for d in [dir.join("scx"), dir.join("scx/root")] {
-            assert_eq!(
-                std::fs::metadata(&d).unwrap().mode() & 0o777,
-                0o700,
-                "{}",
-                d.display()
-            );
-        }
-        drop(server);
+        assert_eq!(dir_modes, [0o700, 0o700]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
