@@ -6,7 +6,8 @@
 #      (scripts/tests/);
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
-#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh);
+#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
+#      and started by systemd with the shipped unit (scripts/vm-systemd.sh);
 #   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
 # Build dependencies (a clang >= 18, libbpf's, qemu, the guest kernel) are installed when missing by
 # scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
@@ -50,6 +51,8 @@ if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
   # One VM run decides: each placement check samples enough to tell the policy from its
   # controls in that run (scripts/vm/guest-checks.sh), so nothing is repeated.
   scripts/vm-check.sh
+  # The hardened unit under systemd as PID 1: systemctl start, loaded, stop.
+  scripts/vm-systemd.sh
 fi
 
 if ! skip fuzz && [[ -x scripts/fuzz.sh ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Checks that a VM script stops its VM when interrupted: each case starts scripts/vm-check.sh
-# or scripts/vm-record.sh with a stub qemu-system-x86_64 first on PATH (it notes its pid, its
-# parent's (the `timeout` around it) and its initrd, then sleeps), waits until the stub runs,
+# Checks that a VM script stops its VM when interrupted: each case starts scripts/vm-check.sh,
+# scripts/vm-record.sh or scripts/vm-systemd.sh with a stub qemu-system-x86_64 first on PATH
+# (it notes its pid, its parent's (the `timeout` around it) and its initrd, then sleeps), waits until the stub runs,
 # sends the signal, and requires that the script exits with 128 + the signal's number, that
 # neither the stub nor the timeout is left, and that the script's work directory is gone.
 # No kernel is booted: HYBRIDLAND_KERNEL names an empty file, and the guest binaries are stubs.
@@ -110,6 +110,7 @@ run_case check-term scripts/vm-check.sh TERM script
 run_case check-ctrl-c scripts/vm-check.sh INT group
 run_case check-term-stubborn-qemu scripts/vm-check.sh TERM script ignore
 run_case record-term scripts/vm-record.sh TERM script
+run_case systemd-int scripts/vm-systemd.sh INT script
 
 if ((failures)); then
   echo "vm-interrupt test: $failures failure(s)" >&2
