@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks that a VM script stops its VM when interrupted: each case starts scripts/vm-check.sh,
 # scripts/vm-record.sh or scripts/vm-systemd.sh with a stub qemu-system-x86_64 first on PATH
-# (it notes its pid, its parent's (the `timeout` around it) and its initrd, then sleeps), waits until the stub runs,
-# sends the signal, and requires that the script exits with 128 + the signal's number, that
+# (it notes its pid, its parent's (the `timeout` around it) and its initrd, then sleeps),
+# waits until the stub runs, sends the signal, and requires that the script exits with 128 + the signal's number, that
 # neither the stub nor the timeout is left, and that the script's work directory is gone.
 # No kernel is booted: HYBRIDLAND_KERNEL names an empty file, and the guest binaries are stubs.
 #
