@@ -7,8 +7,9 @@ use crate::table::Table;
 use anyhow::anyhow;
 use core::fmt::Write as _;
 use core::time::Duration;
+use hybridland_policy::parse_cpu_list;
 use hybridland_sim::compare::{Comparison, Row, TARGET_POINTS, compare};
-use hybridland_sim::{LiveStats, SimOptions};
+use hybridland_sim::{LiveStats, Machine, SimOptions};
 
 pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace, false)?;
@@ -25,6 +26,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
     trace
         .validate_for(&machine.topology, &source)
         .map_err(|e| Failure::Input(e.into()))?;
+    fits_recording(&live, &live_name, &machine)?;
     // The live scheduler's knobs, then the command line's over them.
     let mut items = live.settings.clone();
     items.extend(args.set.iter().cloned());
@@ -49,6 +51,76 @@ pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
         return Ok(text + "\n");
     }
     Ok(render(&comparison, &live))
+}
+
+/// Refuses a machine the recording was not made on: every cluster the live figures name must
+/// be one of the machine's (same CPUs, same kind), every kind they count must have as many
+/// CPUs there. Otherwise the replay's clusters and kinds have nothing to line up with, and the
+/// table would compare zeros.
+fn fits_recording(live: &LiveStats, live_name: &str, machine: &Machine) -> Result<(), Failure> {
+    let topo = &machine.topology;
+    let clusters: Vec<(String, &str)> = (0..topo.nr_clusters())
+        .map(|c| {
+            let cpus = topo.cluster_cpus(c);
+            let list: Vec<String> = cpus.iter().map(|cpu| cpu.0.to_string()).collect();
+            // The kernel's list form (`12-15`), as the live file writes it.
+            let list = parse_cpu_list(&list.join(","))
+                .map_or_else(|_| list.join(","), |set| set.to_string());
+            let kind = cpus
+                .first()
+                .and_then(|cpu| topo.info(*cpu))
+                .map_or("?", |i| i.kind.name());
+            (list, kind)
+        })
+        .collect();
+    let refuse = |what: String| {
+        Failure::Input(anyhow!(
+            "{live_name}: {what}, so the recording was not made on {} ({} CPUs; clusters {}): \
+             give --topology the machine it was recorded on (`scx_hybridland --dry-run \
+             --emit-topology` writes it)",
+            machine.name,
+            topo.nr_cpus(),
+            clusters
+                .iter()
+                .map(|(cpus, kind)| format!("{cpus} {kind}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    for lc in &live.clusters {
+        let set = parse_cpu_list(&lc.cpus)
+            .map_err(|e| Failure::Input(anyhow!("{live_name}: cluster cpus {:?}: {e}", lc.cpus)))?;
+        let cpus = set.to_string();
+        match clusters.iter().find(|(c, _)| *c == cpus) {
+            None => {
+                return Err(refuse(format!(
+                    "its cluster of CPUs {} ({}) is not a cluster of the machine",
+                    lc.cpus, lc.kind
+                )));
+            }
+            Some((_, kind)) if *kind != lc.kind => {
+                return Err(refuse(format!(
+                    "its cluster of CPUs {} is {} there but {kind} here",
+                    lc.cpus, lc.kind
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    for lk in live.kinds.iter().filter(|k| k.cpus > 0) {
+        let here = topo
+            .cpus()
+            .iter()
+            .filter(|c| topo.info(*c).is_some_and(|i| i.kind.name() == lk.kind))
+            .count();
+        if here != lk.cpus {
+            return Err(refuse(format!(
+                "it counts {} {} CPU(s), the machine {here}",
+                lk.cpus, lk.kind
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn label(r: &Row) -> String {

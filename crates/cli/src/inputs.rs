@@ -2,7 +2,8 @@
 
 use crate::failure::Failure;
 use anyhow::anyhow;
-use hybridland_sim::import::rt_app;
+use hybridland_policy::CpuId;
+use hybridland_sim::import::rt_app::{self, RtAppOptions, RtAppSource};
 use hybridland_sim::trace::MAX_TRACE_BYTES;
 use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
 use std::path::Path;
@@ -10,11 +11,12 @@ use std::path::Path;
 /// The topology used when neither `--topology` nor anything else says: seed 004's laptop.
 pub(crate) const DEFAULT_TOPOLOGY: &str = "i7-13800h";
 
-/// A preset name or a machine file.
+/// A preset name or a machine file. What the machine says that contradicts itself
+/// ([`machine_warnings`]) is printed on stderr whatever the log level.
 pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
     let path = Path::new(name_or_file);
     if looks_like_file(name_or_file) {
-        return load_topology_file(path).map_err(|e| Failure::Input(e.into()));
+        return machine_file(path);
     }
     presets::lookup(name_or_file).ok_or_else(|| {
         let known: Vec<&str> = presets::list().iter().map(|p| p.name).collect();
@@ -22,6 +24,76 @@ pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
             "unknown topology `{name_or_file}`: give a preset ({}) or a .toml machine file",
             known.join(", ")
         ))
+    })
+}
+
+/// A machine file, its contradictions printed as warnings.
+pub(crate) fn machine_file(path: &Path) -> Result<Machine, Failure> {
+    let machine = load_topology_file(path).map_err(|e| Failure::Input(e.into()))?;
+    warn_contradictions(&machine, path);
+    Ok(machine)
+}
+
+/// A file `validate` found to be neither JSON nor rt-app's: a machine file, or else something
+/// that needs an importer.
+pub(crate) fn machine_file_or_unknown(path: &Path) -> Result<Machine, Failure> {
+    let machine = load_topology_file(path).map_err(|e| {
+        let e = anyhow::Error::from(e);
+        if path.extension().is_some_and(|x| x == "toml") {
+            Failure::Input(e)
+        } else {
+            Failure::Input(e.context(format!(
+                "{}: not a trace or an rt-app file (no JSON), nor a machine file (TOML); a \
+                 scheduler recording is read with `hybrid-sim import ftrace`",
+                path.display()
+            )))
+        }
+    })?;
+    warn_contradictions(&machine, path);
+    Ok(machine)
+}
+
+fn warn_contradictions(machine: &Machine, path: &Path) {
+    for w in machine_warnings(machine, &path.display().to_string()) {
+        eprintln!("hybrid-sim: warning: {w}");
+    }
+}
+
+/// What a file handed to `validate` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A trace (docs/trace-format.md).
+    Trace,
+    /// An rt-app workload file, imported into a trace.
+    RtApp,
+    /// A machine file (TOML, docs/machine-model.md).
+    Machine,
+}
+
+/// Tells a file's kind by its shape: JSON is a trace or an rt-app file (rt-app's keys decide),
+/// anything else a machine file.
+pub(crate) fn file_kind(path: &Path) -> Result<FileKind, Failure> {
+    let name = path.display().to_string();
+    if path.extension().is_some_and(|e| e == "toml") {
+        return Ok(FileKind::Machine);
+    }
+    let meta =
+        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    if meta.len() > MAX_TRACE_BYTES as u64 {
+        // Whatever it is, `trace` refuses it with the limit in the message.
+        return Ok(FileKind::Trace);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    if rt_app::is_rt_app(&text) {
+        return Ok(FileKind::RtApp);
+    }
+    let json =
+        path.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with(['{', '[']);
+    Ok(if json {
+        FileKind::Trace
+    } else {
+        FileKind::Machine
     })
 }
 
@@ -36,6 +108,57 @@ pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, F
     let dir = trace_path.parent().unwrap_or(Path::new(""));
     let resolved = dir.join(path);
     machine(&resolved.to_string_lossy())
+}
+
+/// A capacity and the CPU that has it.
+type CapacityAt = (u16, CpuId);
+
+/// What a machine says that is allowed but contradicts the kinds' meaning: a faster kind of
+/// core (performance before efficiency before low-power efficiency) with a CPU of less
+/// capacity than one of a slower kind. The policy trusts the kinds for its idle order and the
+/// capacities for fit and speed, so such a file makes them pull apart.
+pub(crate) fn machine_warnings(machine: &Machine, source: &str) -> Vec<String> {
+    let topo = &machine.topology;
+    // Per kind: the CPU of least and of most capacity.
+    let mut extremes: [Option<(CapacityAt, CapacityAt)>; 3] = [None; 3];
+    for cpu in topo.cpus().iter() {
+        let Some(info) = topo.info(cpu) else { continue };
+        let e = &mut extremes[info.kind.index()];
+        let here = (info.capacity, cpu);
+        *e = Some(match *e {
+            None => (here, here),
+            Some((lo, hi)) => (lo.min(here), hi.max(here)),
+        });
+    }
+    let name = |i: usize| {
+        topo.cpus()
+            .iter()
+            .find_map(|c| topo.info(c).filter(|x| x.kind.index() == i))
+            .map_or("?", |x| x.kind.name())
+    };
+    let mut out = Vec::new();
+    for fast in 0..extremes.len() {
+        for slow in fast + 1..extremes.len() {
+            let (Some(((low, low_cpu), _)), Some((_, (high, high_cpu)))) =
+                (extremes[fast], extremes[slow])
+            else {
+                continue;
+            };
+            if low < high {
+                out.push(format!(
+                    "{source}: {} CPU {} has capacity {low}, less than {} CPU {}'s {high}; a \
+                     {} core is meant to be the faster, so the idle order and the capacities \
+                     disagree (check each CPU's `kind` and `capacity`)",
+                    name(fast),
+                    low_cpu.0,
+                    name(slow),
+                    high_cpu.0,
+                    name(fast)
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn looks_like_file(name_or_file: &str) -> bool {
@@ -66,35 +189,73 @@ pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
 /// Imports an rt-app file into a trace named after the file.
 pub(crate) fn rt_app_trace(text: &str, path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
-    let stem = path
+    rt_app_sources(
+        &[(name, text.to_owned())],
+        path,
+        strict,
+        RtAppOptions::default(),
+    )
+}
+
+/// Imports rt-app files merged into one workload (as rt-app's merge.py merges them), named
+/// after the first. What the model drops or approximates is a summary on standard error, one
+/// line per task, printed whatever the log level; with `strict` it is the error instead.
+pub(crate) fn rt_app_sources(
+    files: &[(String, String)],
+    first: &Path,
+    strict: bool,
+    options: RtAppOptions,
+) -> Result<Trace, Failure> {
+    let stem = first
         .file_stem()
         .map_or_else(|| "rt-app".to_owned(), |s| s.to_string_lossy().into_owned());
-    let imported = rt_app::import(text, &name, &stem).map_err(|e| Failure::Input(e.into()))?;
+    let sources: Vec<RtAppSource<'_>> = files
+        .iter()
+        .map(|(name, text)| RtAppSource { name, text })
+        .collect();
+    let imported =
+        rt_app::import_files(&sources, &stem, options).map_err(|e| Failure::Input(e.into()))?;
     if !imported.unmodelled.is_empty() {
-        let list: Vec<String> = imported
-            .unmodelled
-            .iter()
-            .map(|n| format!("  {n}"))
-            .collect();
-        let head = format!(
-            "{name}: {} rt-app item(s) the simulator cannot model exactly:\n{}",
-            imported.unmodelled.len(),
-            list.join("\n")
-        );
+        let lines = rt_app::summary_lines(&imported.unmodelled);
         if strict {
-            return Err(Failure::Input(anyhow!("{head}\n(--strict refuses them)")));
+            let first = &imported.unmodelled[0];
+            return Err(Failure::Input(anyhow!(
+                "{}: task \"{}\": {} is not modelled exactly ({}), and --strict refuses it; \
+                 everything the model cannot carry:\n  {}",
+                first.source,
+                first.task,
+                first.feature,
+                match &first.treatment {
+                    rt_app::Treatment::Dropped(w) => format!("dropped: {w}"),
+                    rt_app::Treatment::Approximated(w) => format!("approximated: {w}"),
+                },
+                lines.join("\n  ")
+            )));
         }
-        tracing::warn!("{head}");
+        // Not a log line: a reader of the replay must see it whatever RUST_LOG says.
+        eprintln!(
+            "rt-app import: what the model cannot carry exactly, per task:\n  {}",
+            lines.join("\n  ")
+        );
     }
     Ok(imported.trace)
 }
 
-/// Reads a file that must be rt-app's (for `import rt-app`).
-pub(crate) fn rt_app_file(path: &Path, strict: bool) -> Result<Trace, Failure> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    rt_app_trace(&text, path, strict)
+/// Reads the files of `import rt-app` (one workload, possibly split over several files).
+pub(crate) fn rt_app_files(
+    paths: &[std::path::PathBuf],
+    strict: bool,
+    options: RtAppOptions,
+) -> Result<Trace, Failure> {
+    let mut files = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+        files.push((name, text));
+    }
+    let first = paths.first().map_or(Path::new("rt-app"), |p| p.as_path());
+    rt_app_sources(&files, first, strict, options)
 }
 
 /// `--set KEY=VALUE` items.

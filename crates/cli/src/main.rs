@@ -1,13 +1,15 @@
 //! `hybrid-sim`: replay workload traces on models of hybrid CPUs.
 //!
-//! Exit status: 0 on success, 2 when the input is at fault (a malformed trace or topology
-//! file, an unknown preset or policy, a bad `--set`), 1 when a replay fails for another reason.
+//! Exit status (the README's table): 0 on success, 1 when a replay fails for a reason that is
+//! not the input's, 2 when the input or the command line is at fault, 3 when an output could
+//! not be written.
 
 mod compare_cmd;
 mod decision_log;
 mod failure;
 mod inputs;
 mod opts;
+mod output;
 mod plots;
 mod replay_cmd;
 mod sweep_cmd;
@@ -17,18 +19,16 @@ mod topology_cmd;
 use clap::Parser;
 use failure::Failure;
 use opts::{Command, ImportCommand, Opts, TopologyCommand};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
     init_logging(opts.verbose);
-    match run(opts) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = out.write_all(text.as_bytes());
-            ExitCode::SUCCESS
+    match run(opts).and_then(|text| output::write_stdout(&text)) {
+        Ok(output::Stdout::Written) => ExitCode::SUCCESS,
+        Ok(output::Stdout::Closed) => {
+            ExitCode::from(Failure::Output(anyhow::anyhow!("closed pipe")).exit_code())
         }
         Err(failure) => {
             eprintln!("hybrid-sim: error: {}", failure.message());
@@ -58,19 +58,24 @@ fn init_logging(verbose: u8) {
 
 /// `import rt-app`: the trace to a file (with one line saying so) or to standard output.
 fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
-    let trace = inputs::rt_app_file(&args.file, args.strict)?;
+    let options = hybridland_sim::import::rt_app::RtAppOptions {
+        duration_ns: args.duration.map(|s| s.saturating_mul(1_000_000_000)),
+    };
+    let trace = inputs::rt_app_files(&args.files, args.strict, options)?;
     let text = trace.to_json_string() + "\n";
     match &args.output {
         None => Ok(text),
         Some(out) => {
-            std::fs::write(out, &text).map_err(|e| {
-                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
-            })?;
+            output::write_file(out, &text)?;
             Ok(format!(
-                "{}: {} task(s) from rt-app file {}\n",
+                "{}: {} task(s) from rt-app file(s) {}\n",
                 out.display(),
                 trace.nr_tasks(),
-                args.file.display()
+                args.files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         }
     }
@@ -143,9 +148,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             nudges: 0,
             migrations: imported.migrations,
         };
-        std::fs::write(path, live.to_json_string() + "\n").map_err(|e| {
-            Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", path.display()))
-        })?;
+        output::write_file(path, &(live.to_json_string() + "\n"))?;
     }
     let text = trace.to_json_string() + "\n";
     match &args.output {
@@ -154,9 +157,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             Ok(text)
         }
         Some(out) => {
-            std::fs::write(out, &text).map_err(|e| {
-                Failure::Internal(anyhow::anyhow!("{}: cannot write: {e}", out.display()))
-            })?;
+            output::write_file(out, &text)?;
             Ok(format!(
                 "{}: {} task(s) from recording {name} on {}; events skipped: {skipped}\n",
                 out.display(),

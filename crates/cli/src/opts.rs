@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// big.LITTLE) under the hybridland policy and under baselines that reproduce what the kernel
 /// once got wrong, and prints what each did to throughput, latency, frame rate and power.
 /// The same trace, topology and knobs always give byte-identical output.
+///
+/// Exit status: 0 done; 1 a replay failed for a reason that is not the input's; 2 bad input or
+/// usage; 3 an output could not be written (standard output, -o, --live, --timeline, --plot).
 #[derive(Debug, Parser)]
 #[command(name = "hybrid-sim", version, propagate_version = true)]
 pub(crate) struct Opts {
@@ -29,7 +32,13 @@ pub(crate) enum Command {
     /// With one policy, prints its metrics; with several, a side-by-side table where every
     /// figure after the first column also shows its ratio to the first.
     Replay(ReplayArgs),
-    /// Check a trace (and, with --topology, that its CPUs exist) without running it.
+    /// Check a trace, an rt-app file or a machine file without running anything, and say
+    /// which of the three it is.
+    ///
+    /// A trace (or rt-app file) is checked against the machine a replay would use: --topology,
+    /// else the trace's `machine`, else i7-13800h; the line says which. A machine file's line
+    /// gives its CPUs, cores, clusters and kinds; kinds whose capacities contradict them (a
+    /// performance CPU slower than an efficiency one) warn.
     Validate(ValidateArgs),
     /// List the bundled topology presets, or show one.
     #[command(subcommand)]
@@ -42,7 +51,9 @@ pub(crate) enum Command {
     /// Rows run through every combination of --copies (outermost), each --set key in the
     /// order given, and --policy (innermost). The last column is the throughput gain over the
     /// row that differs only in the first --set key's first value (or the first policy):
-    /// reference makespan / makespan - 1. A progress bar shows on a terminal.
+    /// reference makespan / makespan - 1. A policy runs once for all the values of a key it
+    /// does not read (a baseline and cluster_balance): `-` in that column, no gain. A progress
+    /// bar with the time left shows on a terminal.
     Sweep(SweepArgs),
     /// Turn another tool's workload file into a trace.
     #[command(subcommand)]
@@ -55,7 +66,8 @@ pub(crate) enum Command {
     /// per step of the idle order (percentage points apart; the fidelity target is 10), the
     /// average number of tasks running in each L2 cluster and migrations per second (with
     /// their ratio, sim over live). The replay uses the live scheduler's knobs (the live file's
-    /// `settings`), then --set over them. docs/FIDELITY.md reads one run.
+    /// `settings`), then --set over them. A machine whose clusters and core kinds are not the
+    /// live file's is refused (exit status 2). docs/FIDELITY.md reads one run.
     Compare(CompareArgs),
 }
 
@@ -148,19 +160,28 @@ pub(crate) struct SweepArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ImportCommand {
-    /// An rt-app JSON workload (rt-app's doc/tutorial.txt format): tasks, phases, run /
-    /// runtime / sleep / timer events, loops, instances, delays, cpus, priorities, uclamps.
+    /// An rt-app JSON workload (rt-app's doc/tutorial.txt format, read as rt-app reads it:
+    /// comments, trailing commas, repeated keys, the `"suspend",` shorthand), one file or
+    /// several merged as rt-app's merge.py merges them: tasks, phases, run / runtime / sleep /
+    /// timer / fork / mem / iorun / memrun events, loops, instances, delays, cpus, priorities,
+    /// uclamps, and the older exec / period grammar.
     ///
-    /// Events the simulator cannot model (lock, barrier, fork, ...) are listed in one warning
-    /// with their task and phase. `hybrid-sim replay` reads an rt-app file directly too.
+    /// What the model cannot carry exactly (lock contention, barrier waits, suspend / resume,
+    /// signal / wait, sem_post / sem_wait, taskgroup, ...) is printed on standard error as one
+    /// line per task, whatever RUST_LOG says; --strict refuses the file instead.
+    /// `hybrid-sim replay` reads an rt-app file directly too.
     RtApp(ImportRtAppArgs),
-    /// A scheduler recording: the text `trace-cmd report` or /sys/kernel/tracing/trace
-    /// prints (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
-    /// sched_process_exit), or `perf sched script` output.
+    /// A scheduler recording: the text /sys/kernel/tracing/trace or `trace-cmd report`
+    /// prints (current sched plugin form, older `prev_comm=` form, `-N`, `-R` with numeric
+    /// prev_state), or `perf script` / `perf sched script` output with or without call chains
+    /// (sched_switch, sched_wakeup, sched_wakeup_new, sched_waking, sched_migrate_task,
+    /// sched_process_exit).
     ///
     /// Each task's run bursts become reference work by the capacity of the CPU they ran on
-    /// (from --topology), its blocked stretches sleeps. Other events are skipped and counted;
-    /// a malformed line is an error naming its number.
+    /// (from --topology), its blocked stretches sleeps; a switch-out as R, R+ or a number
+    /// without the kernel's TASK_REPORT bits (0, 256, 4096) is a preemption, not a sleep.
+    /// Other events are skipped and counted; a line that cannot be read is an error naming
+    /// its number and what was expected.
     Ftrace(ImportFtraceArgs),
 }
 
@@ -192,14 +213,22 @@ pub(crate) struct ImportFtraceArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportRtAppArgs {
-    /// The rt-app file.
-    pub(crate) file: PathBuf,
+    /// The rt-app file, or the files of one workload (merged in the order given: a later
+    /// file's global key, resource or task replaces an earlier one of the same name).
+    #[arg(required = true, num_args = 1..)]
+    pub(crate) files: Vec<PathBuf>,
+
+    /// The run's length in seconds, replacing global.duration: what `loop: -1` runs until
+    /// when the file gives no duration (rt-app runs it until stopped).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub(crate) duration: Option<u64>,
 
     /// Where to write the trace; standard output when not given.
     #[arg(short, long, value_name = "TRACE")]
     pub(crate) output: Option<PathBuf>,
 
-    /// Refuse (exit status 2) a file with anything the simulator drops or approximates.
+    /// Refuse (exit status 2) a file with anything the simulator drops or approximates,
+    /// naming the file, the task and the feature.
     #[arg(long)]
     pub(crate) strict: bool,
 }
@@ -256,14 +285,17 @@ pub(crate) struct ReplayArgs {
 
     /// Also write the replay as a Chrome trace-event JSON file for Perfetto or
     /// chrome://tracing: one process per policy, one track per CPU (sorted by core kind and
-    /// cluster), one slice per run (task, placing step, util), counters for busy CPUs per
-    /// cluster and power. Written as the replay runs, not held in memory.
+    /// cluster) with a slice per run named by its task (its category the idle-order step that
+    /// placed it, `queued` when it waited in a queue, else `placed`), one track per task,
+    /// wake-up arrows from the run before a sleep to the run after, counters for busy CPUs per
+    /// cluster and power (one sample per timestamp). Written as the replay runs, not held in
+    /// memory.
     #[arg(long, value_name = "FILE.json")]
     pub(crate) timeline: Option<PathBuf>,
 
-    /// Also draw SVG charts into this directory (created if missing): CPU time per core kind
-    /// per policy, busy CPUs per cluster over time, fps over time for a frame task, and the
-    /// wake-up latency CDF.
+    /// Also draw SVG charts into this directory (created if missing, before any replay):
+    /// CPU time per core kind per policy, busy CPUs per cluster over time, fps over time for a
+    /// frame task, and the wake-up latency CDF on a log latency axis.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
 }
@@ -277,7 +309,7 @@ pub(crate) struct ValidateArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
-    /// Also check the trace against this preset or topology file.
+    /// Check the trace against this preset or machine file instead of its own machine.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 }

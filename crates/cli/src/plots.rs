@@ -1,18 +1,24 @@
 //! `replay --plot DIR`: SVG charts of a replay for people who would rather look than read,
 //! drawn with plotters' SVG backend (text as SVG `<text>`, no font files read):
 //!
-//! - `cpu-time-by-kind.svg`: CPU seconds per core kind, a group of bars per policy;
+//! - `cpu-time-by-kind.svg`: CPU seconds per core kind, a group of bars per policy, each
+//!   group labelled with its policy under it;
 //! - `cluster-occupancy-POLICY.svg`: busy CPUs per L2 cluster over time, one line each;
 //! - `fps.svg`: the first frame task's frames per second per fps window, a line per policy
 //!   (only when the trace has a frame task);
 //! - `wakeup-latency-cdf.svg`: the share of wake-ups served within a latency, a line per
-//!   policy.
+//!   policy, on a log latency axis with a tick per decade and the share axis from 0 to 1.
+//!
+//! Within one chart no two series share a colour, however many there are ([`palette`]).
+//! Each chart is drawn into memory and written in one go, so a write that fails is an
+//! output error naming the file.
 //!
 //! The data comes from the engine's observer hooks as the replay runs and is kept in bounded
 //! form: occupancy in at most [`MAX_BUCKETS`] time buckets (two merge into one when time
 //! outgrows them), latencies in a fixed log-scale histogram, frames as a count per window.
 
-use anyhow::Context as _;
+use crate::failure::Failure;
+use anyhow::anyhow;
 use hybridland_policy::Topology;
 use hybridland_sim::{OccupancyRecord, Report, RunRecord, Trace};
 use plotters::prelude::*;
@@ -23,7 +29,8 @@ const MAX_BUCKETS: usize = 256;
 /// Latency histogram: exact below 8 ns, then 8 buckets per power of two.
 const LATENCY_BUCKETS: usize = 8 + 61 * 8;
 
-const COLOURS: [RGBColor; 8] = [
+/// Tableau's ten categorical colours, used while a chart needs no more.
+const TABLEAU: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -32,10 +39,46 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
-fn colour(i: usize) -> RGBColor {
-    COLOURS[i % COLOURS.len()]
+/// `n` colours, no two alike: Tableau's ten when they suffice, else hues spread evenly round
+/// the wheel at three lightness levels (so neighbours in the legend differ in both), and any
+/// two that still round to the same RGB value are pulled apart.
+fn palette(n: usize) -> Vec<RGBColor> {
+    if n <= TABLEAU.len() {
+        return TABLEAU[..n].to_vec();
+    }
+    let mut out: Vec<RGBColor> = Vec::with_capacity(n);
+    for i in 0..n {
+        let hue = i as f64 * 360.0 / n as f64;
+        let light = [0.45, 0.32, 0.58][i % 3];
+        let mut c = hsl(hue, 0.7, light);
+        while out.contains(&c) {
+            c = RGBColor(c.0, c.1, c.2.wrapping_add(1));
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// HSL (hue in degrees, saturation and lightness in 0..=1) to RGB.
+fn hsl(hue: f64, sat: f64, light: f64) -> RGBColor {
+    let chroma = (1.0 - (2.0 * light - 1.0).abs()) * sat;
+    let h = (hue % 360.0) / 60.0;
+    let x = chroma * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (chroma, x, 0.0),
+        1 => (x, chroma, 0.0),
+        2 => (0.0, chroma, x),
+        3 => (0.0, x, chroma),
+        4 => (x, 0.0, chroma),
+        _ => (chroma, 0.0, x),
+    };
+    let m = light - chroma / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(byte(r), byte(g), byte(b))
 }
 
 /// Busy-CPU time per cluster integrated into time buckets that double in width when needed.
@@ -198,27 +241,39 @@ fn latency_bucket_top(i: usize) -> u64 {
     u64::try_from(top).unwrap_or(u64::MAX)
 }
 
+/// Creates `dir` (and its parents) if missing: done before any replay runs, so a `--plot`
+/// that cannot be written costs nothing first.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Output(anyhow!("{}: cannot create: {e}", dir.display())))
+}
+
 /// Writes every chart into `dir` (created if missing); returns the files written.
-pub(crate) fn write_all(dir: &Path, plots: &[PolicyPlot]) -> anyhow::Result<Vec<String>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+pub(crate) fn write_all(dir: &Path, plots: &[PolicyPlot]) -> Result<Vec<String>, Failure> {
+    create_dir(dir)?;
     let mut written = Vec::new();
-    let mut out = |name: String, draw: &dyn Fn(&Path) -> anyhow::Result<()>| {
+    let mut out = |name: String, draw: &dyn Fn(&mut String) -> anyhow::Result<()>| {
         let path = dir.join(&name);
-        draw(&path).with_context(|| format!("{}: cannot draw", path.display()))?;
+        let mut svg = String::new();
+        draw(&mut svg)
+            .map_err(|e| Failure::Internal(anyhow!("{}: cannot draw: {e:#}", path.display())))?;
+        crate::output::write_file(&path, &svg)?;
         written.push(name);
-        anyhow::Ok(())
+        Ok::<(), Failure>(())
     };
-    out("cpu-time-by-kind.svg".into(), &|p| cpu_time(p, plots))?;
+    out("cpu-time-by-kind.svg".into(), &|svg| cpu_time(svg, plots))?;
     for plot in plots {
         out(
             format!("cluster-occupancy-{}.svg", file_part(&plot.policy)),
-            &|p| occupancy(p, plot),
+            &|svg| occupancy(svg, plot),
         )?;
     }
     if plots.iter().any(|p| p.frames.is_some()) {
-        out("fps.svg".into(), &|p| fps(p, plots))?;
+        out("fps.svg".into(), &|svg| fps(svg, plots))?;
     }
-    out("wakeup-latency-cdf.svg".into(), &|p| latency_cdf(p, plots))?;
+    out("wakeup-latency-cdf.svg".into(), &|svg| {
+        latency_cdf(svg, plots)
+    })?;
     Ok(written)
 }
 
@@ -240,7 +295,38 @@ fn err<E: core::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow::anyhow!("{e:?}")
 }
 
-fn cpu_time(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+/// Chart size in pixels.
+const SIZE: (u32, u32) = (800, 480);
+
+/// The bar chart's x axis: group `i` spans `i..i + 1`, with its one tick (and so its one
+/// label) at the middle. Plotters' own ticks fall where round numbers are, which labelled only
+/// the first group.
+struct GroupAxis {
+    groups: usize,
+}
+
+impl Ranged for GroupAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = f64::from(limit.1 - limit.0);
+        limit.0 + (value / self.groups.max(1) as f64 * span).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            return Vec::new();
+        }
+        (0..self.groups).map(|i| i as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> core::ops::Range<f64> {
+        0.0..self.groups.max(1) as f64
+    }
+}
+
+fn cpu_time(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Result<()> {
     let kinds: Vec<String> = plots
         .first()
         .map(|p| p.kinds.iter().map(|k| k.0.clone()).collect())
@@ -251,29 +337,30 @@ fn cpu_time(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
         .flat_map(|p| p.kinds.iter().map(|k| k.1 as f64 / 1e9))
         .fold(0.0f64, f64::max)
         .max(1e-9);
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let n = plots.len();
     let mut chart = ChartBuilder::on(&root)
         .caption("CPU time per core kind", ("sans-serif", 22))
         .margin(12)
-        .x_label_area_size(40)
+        .x_label_area_size(48)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..n as f64, 0f64..max_s * 1.4)
+        .build_cartesian_2d(GroupAxis { groups: n }, 0f64..max_s * 1.4)
         .map_err(err)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n.max(1))
         .x_label_formatter(&|x| {
             let i = x.floor() as usize;
             plots.get(i).map_or_else(String::new, |p| p.policy.clone())
         })
+        .x_desc("policy")
         .y_desc("CPU seconds")
         .draw()
         .map_err(err)?;
+    let colours = palette(kinds.len());
     for (k, kind) in kinds.iter().enumerate() {
-        let c = colour(k);
+        let c = colours[k];
         let bar_w = 0.8 / nk as f64;
         chart
             .draw_series(plots.iter().enumerate().map(|(i, p)| {
@@ -296,7 +383,7 @@ fn cpu_time(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn occupancy(path: &Path, plot: &PolicyPlot) -> anyhow::Result<()> {
+fn occupancy(svg: &mut String, plot: &PolicyPlot) -> anyhow::Result<()> {
     let occ = &plot.occupancy;
     let used = ((plot.end_ns.div_ceil(occ.width_ns)) as usize).clamp(1, MAX_BUCKETS);
     let series: Vec<Vec<(f64, f64)>> = occ
@@ -336,10 +423,10 @@ fn occupancy(path: &Path, plot: &PolicyPlot) -> anyhow::Result<()> {
         x_max: end_s,
         y_max: max_y * 1.5,
     };
-    line_chart(path, &spec, series)
+    line_chart(svg, &spec, series)
 }
 
-fn fps(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+fn fps(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Result<()> {
     let series: Vec<(String, Vec<(f64, f64)>)> = plots
         .iter()
         .filter_map(|p| {
@@ -373,54 +460,141 @@ fn fps(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
         x_max: max_x * 1.02,
         y_max: max_y * 1.3,
     };
-    line_chart(path, &spec, series)
+    line_chart(svg, &spec, series)
 }
 
-fn latency_cdf(path: &Path, plots: &[PolicyPlot]) -> anyhow::Result<()> {
+/// One policy's latency CDF: `(latency in us, share of wake-ups served within it)`, rising
+/// to exactly 1 at the largest latency; empty when the replay had no wake-up.
+fn cdf_points(latency: &[u64]) -> Vec<(f64, f64)> {
+    let total: u64 = latency.iter().sum();
+    let mut acc = 0u64;
+    let mut points = Vec::new();
+    for (i, n) in latency.iter().enumerate() {
+        if *n == 0 {
+            continue;
+        }
+        acc += n;
+        points.push((
+            latency_bucket_top(i) as f64 / 1e3,
+            acc as f64 / total as f64,
+        ));
+    }
+    points
+}
+
+/// The decades a log axis shows for latencies up to `max_us`, the smallest positive one
+/// being `min_us`: from the decade at or below `min_us` to the one at or above `max_us`, at
+/// least one decade wide, and never below 1 ns.
+fn decades(min_us: f64, max_us: f64) -> Vec<f64> {
+    let lo = min_us.max(1e-3).log10().floor() as i32;
+    let hi = (max_us.max(min_us).log10().ceil() as i32).max(lo + 1);
+    (lo..=hi).map(|e| 10f64.powi(e)).collect()
+}
+
+/// A decade as a tick label: `1 ns`, `10 us`, `1 ms`, `10 s`.
+fn decade_label(us: f64) -> String {
+    let (value, unit) = if us >= 1e6 {
+        (us / 1e6, "s")
+    } else if us >= 1e3 {
+        (us / 1e3, "ms")
+    } else if us >= 1.0 {
+        (us, "us")
+    } else {
+        (us * 1e3, "ns")
+    };
+    format!("{} {unit}", value.round() as u64)
+}
+
+fn latency_cdf(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Result<()> {
     let series: Vec<(String, Vec<(f64, f64)>)> = plots
         .iter()
-        .map(|p| {
-            let total: u64 = p.latency.iter().sum();
-            let mut acc = 0u64;
-            let mut points = Vec::new();
-            for (i, n) in p.latency.iter().enumerate() {
-                if *n == 0 {
-                    continue;
-                }
-                acc += n;
-                points.push((
-                    latency_bucket_top(i) as f64 / 1e3,
-                    acc as f64 / total.max(1) as f64,
-                ));
-            }
-            if points.is_empty() {
-                points.push((0.0, 1.0));
-            }
-            (p.policy.clone(), points)
-        })
+        .map(|p| (p.policy.clone(), cdf_points(&p.latency)))
         .collect();
-    let max_x = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    // A step from 0 to the first bucket, so a replay with no waiting shows a line too.
-    let series = series
-        .into_iter()
-        .map(|(name, points)| {
-            let mut line = vec![(0.0, 0.0)];
-            line.extend(points);
-            (name, line)
-        })
-        .collect();
-    let spec = Lines {
-        title: "Wake-up latency CDF".to_owned(),
-        x_desc: "latency (us)",
-        y_desc: "share of wake-ups",
-        x_max: max_x * 1.05,
-        y_max: 1.3,
+    let positive = || {
+        series
+            .iter()
+            .flat_map(|s| s.1.iter().map(|p| p.0))
+            .filter(|x| *x > 0.0)
     };
-    line_chart(path, &spec, series)
+    let min_us = positive().fold(f64::INFINITY, f64::min);
+    let max_us = positive().fold(0.0f64, f64::max);
+    let ticks = if min_us.is_finite() {
+        decades(min_us, max_us)
+    } else {
+        // Every wake-up served at once: one decade around 1 us shows the step at the left.
+        vec![0.1, 1.0]
+    };
+    let (x_lo, x_hi) = (ticks[0], ticks[ticks.len() - 1]);
+    // Light grid lines at 2x..9x each decade, the look of log paper.
+    let minor: Vec<f64> = ticks
+        .iter()
+        .flat_map(|d| (2..10).map(move |m| d * f64::from(m)))
+        .filter(|x| *x < x_hi)
+        .collect();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Wake-up latency CDF", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(
+            (x_lo..x_hi)
+                .log_scale()
+                .with_key_points(ticks)
+                .with_light_points(minor),
+            0f64..1f64,
+        )
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&|x| decade_label(*x))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .x_desc("wake-up latency (log scale; no wait at the left edge)")
+        .y_desc("share of wake-ups served within")
+        .draw()
+        .map_err(err)?;
+    let colours = palette(series.len());
+    for (i, (name, points)) in series.into_iter().enumerate() {
+        let col = colours[i];
+        // A wake-up served at once (0 ns) has no place on a log axis: it counts at the left
+        // edge, where the line starts.
+        let mut line = Vec::with_capacity(points.len() + 1);
+        let at_edge = points
+            .iter()
+            .take_while(|p| p.0 <= x_lo)
+            .map(|p| p.1)
+            .last()
+            .unwrap_or(0.0);
+        line.push((x_lo, at_edge));
+        line.extend(points.into_iter().filter(|p| p.0 > x_lo));
+        // A CDF stays flat after its last sample: drawn to the right edge, so a policy whose
+        // every wake-up was served at once shows as a line along 1.
+        if let Some(&(x, y)) = line.last() {
+            if x < x_hi && y > 0.0 {
+                line.push((x_hi, y));
+            }
+        }
+        let label = if line.len() == 1 && at_edge == 0.0 {
+            format!("{name} (no wake-ups)")
+        } else {
+            name
+        };
+        chart
+            .draw_series(LineSeries::new(line, col.stroke_width(2)))
+            .map_err(err)?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
 }
 
 /// A line chart's title and axes; both axes start at 0.
@@ -434,11 +608,11 @@ struct Lines {
 
 /// Draws one line per named series, with a legend.
 fn line_chart(
-    path: &Path,
+    svg: &mut String,
     spec: &Lines,
     series: Vec<(String, Vec<(f64, f64)>)>,
 ) -> anyhow::Result<()> {
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(&spec.title, ("sans-serif", 22))
@@ -453,8 +627,9 @@ fn line_chart(
         .y_desc(spec.y_desc)
         .draw()
         .map_err(err)?;
+    let colours = palette(series.len());
     for (i, (name, points)) in series.into_iter().enumerate() {
-        let col = colour(i);
+        let col = colours[i];
         chart
             .draw_series(LineSeries::new(points, col.stroke_width(2)))
             .map_err(err)?
@@ -498,6 +673,47 @@ mod test {
                 assert!(latency_bucket_top(i - 1) < ns, "{ns} -> bucket {i}");
             }
         }
+    }
+
+    #[test]
+    fn palettes_never_repeat_a_colour() {
+        for n in 0..=1100 {
+            let p = palette(n);
+            assert_eq!(p.len(), n);
+            let distinct: std::collections::BTreeSet<(u8, u8, u8)> =
+                p.iter().map(|c| (c.0, c.1, c.2)).collect();
+            assert_eq!(distinct.len(), n, "{n} colours");
+        }
+    }
+
+    #[test]
+    fn the_cdf_ends_at_one_and_never_passes_it() {
+        let mut latency = vec![0u64; LATENCY_BUCKETS];
+        latency[0] = 3;
+        latency[latency_bucket(1_500)] = 5;
+        latency[latency_bucket(2_000_000)] = 1;
+        let points = cdf_points(&latency);
+        assert_eq!(points.len(), 3);
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+        );
+        assert!(points.iter().all(|p| p.1 <= 1.0));
+        assert_eq!(points.last().unwrap().1, 1.0);
+        assert!(cdf_points(&vec![0; LATENCY_BUCKETS]).is_empty());
+    }
+
+    #[test]
+    fn decades_cover_the_data() {
+        assert_eq!(
+            decades(1.5, 2000.0),
+            vec![1.0, 10.0, 100.0, 1000.0, 10000.0]
+        );
+        assert_eq!(decades(10.0, 10.0), vec![10.0, 100.0]);
+        assert_eq!(decade_label(0.01), "10 ns");
+        assert_eq!(decade_label(100.0), "100 us");
+        assert_eq!(decade_label(1e4), "10 ms");
     }
 
     #[test]

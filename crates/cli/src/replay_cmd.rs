@@ -2,7 +2,7 @@
 
 use crate::decision_log;
 use crate::failure::Failure;
-use crate::inputs::{self, DEFAULT_TOPOLOGY};
+use crate::inputs::{self, DEFAULT_TOPOLOGY, FileKind};
 use crate::opts::{ReplayArgs, ValidateArgs};
 use crate::plots::PolicyPlot;
 use crate::table::Table;
@@ -10,8 +10,8 @@ use anyhow::anyhow;
 use core::time::Duration;
 use hybridland_sim::timeline::TimelineWriter;
 use hybridland_sim::{
-    DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, Report, RunRecord, SimError,
-    SimOptions, policy_by_name,
+    DecisionObserver, DecisionRecord, OccupancyRecord, PolicyKind, ReplayLimits, Report, RunRecord,
+    SimError, SimOptions, policy_by_name,
 };
 use std::fs::File;
 use std::io::BufWriter;
@@ -50,7 +50,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
         Some(path) => Some(
             File::create(path)
                 .and_then(|f| TimelineWriter::new(BufWriter::new(f)))
-                .map_err(|e| Failure::Input(anyhow!("{}: cannot create: {e}", path.display())))?,
+                .map_err(|e| Failure::Output(anyhow!("{}: cannot create: {e}", path.display())))?,
         ),
     };
     // The replay would refuse these too, but naming the trace only by its `name` field.
@@ -60,6 +60,9 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     trace
         .check_replay_limits(&options, &source)
         .map_err(|e| Failure::Input(e.into()))?;
+    if let Some(dir) = &args.plot {
+        crate::plots::create_dir(dir)?;
+    }
     let mut plots = Vec::new();
     let mut reports = Vec::new();
     for (index, name) in args.policy.iter().enumerate() {
@@ -95,10 +98,10 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     }
     if let (Some(t), Some(path)) = (timeline, &args.timeline) {
         t.finish()
-            .map_err(|e| Failure::Internal(anyhow!("{}: cannot write: {e}", path.display())))?;
+            .map_err(|e| Failure::Output(anyhow!("{}: cannot write: {e}", path.display())))?;
     }
     if let Some(dir) = &args.plot {
-        let files = crate::plots::write_all(dir, &plots).map_err(Failure::Internal)?;
+        let files = crate::plots::write_all(dir, &plots)?;
         tracing::info!(dir = %dir.display(), files = %files.join(" "), "charts written");
     }
     if args.json {
@@ -160,30 +163,100 @@ fn classify(e: SimError, source: &str) -> Failure {
     }
 }
 
+/// Checks a trace, an rt-app file or a machine file without running anything, and says
+/// which of the three it read. A trace (or rt-app file) is checked against the machine a
+/// replay would use: `--topology`, else the trace's `machine`, else the default.
 pub(crate) fn validate(args: &ValidateArgs) -> Result<String, Failure> {
-    let trace = inputs::trace(&args.trace, args.strict)?;
     let source = args.trace.display().to_string();
+    let kind = inputs::file_kind(&args.trace)?;
+    if kind == FileKind::Machine {
+        if args.topology.is_some() {
+            return Err(Failure::Input(anyhow!(
+                "{source}: a machine file, not a trace: --topology checks a trace against a \
+                 machine"
+            )));
+        }
+        let machine = inputs::machine_file_or_unknown(&args.trace)?;
+        return Ok(format!(
+            "{source}: ok: machine file, {}\n",
+            describe_machine(&machine)
+        ));
+    }
+    let trace = inputs::trace(&args.trace, args.strict)?;
     // The limits a replay would certainly hit are refused here too, not minutes into it.
     trace
         .check_replay_limits(&SimOptions::default(), &source)
         .map_err(|e| Failure::Input(e.into()))?;
-    let mut line = format!(
-        "{source}: ok: trace version {}, {} task(s)",
-        trace.version,
-        trace.nr_tasks()
-    );
-    if let Some(topology) = &args.topology {
-        let machine = inputs::machine(topology)?;
-        trace
-            .validate_for(&machine.topology, &source)
-            .map_err(|e| Failure::Input(e.into()))?;
-        line += &format!(
-            ", fits {} ({} CPUs)",
-            machine.name,
-            machine.topology.nr_cpus()
-        );
+    let (machine, whose) = match (&args.topology, &trace.machine) {
+        (Some(topology), _) => (inputs::machine(topology)?, "--topology"),
+        (None, Some(named)) => (
+            inputs::trace_machine(named, &args.trace)?,
+            "the trace's machine",
+        ),
+        (None, None) => (inputs::machine(DEFAULT_TOPOLOGY)?, "the default machine"),
+    };
+    trace
+        .validate_for(&machine.topology, &source)
+        .map_err(|e| Failure::Input(e.into()))?;
+    let what = match kind {
+        FileKind::RtApp => format!(
+            "rt-app file, {} task(s) once imported (trace version {})",
+            trace.nr_tasks(),
+            trace.version
+        ),
+        _ => format!(
+            "trace version {}, {} task(s)",
+            trace.version,
+            trace.nr_tasks()
+        ),
+    };
+    Ok(format!(
+        "{source}: ok: {what}; fits {} ({} CPUs, {whose})\n",
+        machine.name,
+        machine.topology.nr_cpus()
+    ))
+}
+
+/// A machine in one line: CPUs, cores, clusters, and each kind's CPUs and capacities.
+fn describe_machine(machine: &hybridland_sim::Machine) -> String {
+    let topo = &machine.topology;
+    let mut kinds: Vec<(usize, &str, usize, u16, u16)> = Vec::new();
+    for cpu in topo.cpus().iter() {
+        let Some(info) = topo.info(cpu) else { continue };
+        match kinds.iter_mut().find(|k| k.0 == info.kind.index()) {
+            Some(k) => {
+                k.2 += 1;
+                k.3 = k.3.min(info.capacity);
+                k.4 = k.4.max(info.capacity);
+            }
+            None => kinds.push((
+                info.kind.index(),
+                info.kind.name(),
+                1,
+                info.capacity,
+                info.capacity,
+            )),
+        }
     }
-    Ok(line + "\n")
+    kinds.sort_unstable();
+    let kinds: Vec<String> = kinds
+        .iter()
+        .map(|(_, name, n, lo, hi)| {
+            if lo == hi {
+                format!("{n} {name} (capacity {lo})")
+            } else {
+                format!("{n} {name} (capacity {lo}-{hi})")
+            }
+        })
+        .collect();
+    format!(
+        "{}: {} CPUs in {} cores and {} clusters; {}",
+        machine.name,
+        topo.nr_cpus(),
+        topo.nr_cores(),
+        topo.nr_clusters(),
+        kinds.join(", ")
+    )
 }
 
 pub(crate) fn policies() -> String {

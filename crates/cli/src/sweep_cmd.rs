@@ -6,6 +6,10 @@
 //! dimension* is the first `--set` key (else the policy, when there are several): each row's
 //! gain is the throughput gain over the row that differs from it only in that dimension's first
 //! value, `reference makespan / makespan - 1`, the measure seed 002 reports for cluster balance.
+//!
+//! A policy runs once for all the values of a key it does not read (a baseline and
+//! hybridland's `cluster_balance`, or a key its name already sets, `hybridland:cluster_balance=on`):
+//! its row shows `-` (CSV: an empty field; JSON: the key left out of `set`) and has no gain.
 
 use crate::failure::Failure;
 use crate::inputs::{self, DEFAULT_TOPOLOGY};
@@ -14,18 +18,24 @@ use crate::table::Table;
 use anyhow::anyhow;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
-use hybridland_sim::{Machine, Report, SimOptions, Trace, policy_by_name};
+use hybridland_sim::{Machine, ReplayLimits, Report, SimOptions, Trace, policy_by_name};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::sync::Mutex;
+
+/// The progress bar: replays done, time so far and indicatif's estimate of the time left
+/// (from the rate replays have finished at so far).
+const BAR_TEMPLATE: &str =
+    "{spinner} sweep [{bar:30}] {pos}/{len} replays, {elapsed} gone, about {eta} to go";
 
 /// One replay of the grid.
 #[derive(Clone, Debug, Serialize)]
 struct Point {
     /// `--copies` factor, when swept.
     copies: Option<u32>,
-    /// `KEY=VALUE` settings of the swept `--set` keys, in `--set` order.
-    settings: Vec<(String, String)>,
+    /// `KEY=VALUE` settings of the swept `--set` keys, in `--set` order; `None` for a key the
+    /// policy does not read.
+    settings: Vec<(String, Option<String>)>,
     policy: String,
 }
 
@@ -36,7 +46,7 @@ struct Outcome<'a> {
     set: std::collections::BTreeMap<&'a str, &'a str>,
     /// The same settings in `--set` order, for the table's columns.
     #[serde(skip)]
-    settings: &'a [(String, String)],
+    settings: &'a [(String, Option<String>)],
     policy: &'a str,
     seed: u64,
     /// Throughput gain over the compared dimension's first value, percent.
@@ -56,6 +66,14 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
         return Err(Failure::Input(anyhow!("--policy needs at least one name")));
     }
     let swept = parse_sets(&args.set)?;
+    for (key, _) in &swept {
+        if !args.policy.iter().any(|p| reads_knob(p, key)) {
+            return Err(Failure::Input(anyhow!(
+                "--set {key}: none of the policies swept ({}) reads it",
+                args.policy.join(", ")
+            )));
+        }
+    }
     let mut fixed = Vec::new();
     if let Some(seed) = args.seed {
         fixed.push(format!("seed={seed}"));
@@ -89,7 +107,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
             set: p
                 .settings
                 .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_deref()?)))
                 .collect(),
             settings: &p.settings,
             policy: &p.policy,
@@ -135,6 +153,16 @@ fn parse_sets(items: &[String]) -> Result<Vec<(String, Vec<String>)>, Failure> {
     Ok(out)
 }
 
+/// Whether a replay under `policy` (a name, perhaps with its own `:KEY=VALUE` knobs) depends
+/// on `key` from `--set`. An unknown name is taken to read everything: building it fails later
+/// with the error that names it.
+fn reads_knob(policy: &str, key: &str) -> bool {
+    let mut parts = policy.split(':');
+    let base = parts.next().unwrap_or("").trim();
+    let set_by_name = parts.any(|item| item.split_once('=').is_some_and(|(k, _)| k.trim() == key));
+    !set_by_name && hybridland_sim::PolicyKind::from_name(base).is_none_or(|k| k.has_knob(key))
+}
+
 fn grid(copies: &[u32], swept: &[(String, Vec<String>)], policies: &[String]) -> Vec<Point> {
     let copies: Vec<Option<u32>> = if copies.is_empty() {
         vec![None]
@@ -158,11 +186,23 @@ fn grid(copies: &[u32], swept: &[(String, Vec<String>)], policies: &[String]) ->
     for c in &copies {
         for s in &settings {
             for policy in policies {
-                points.push(Point {
+                let point = Point {
                     copies: *c,
-                    settings: s.clone(),
+                    settings: s
+                        .iter()
+                        .map(|(k, v)| (k.clone(), reads_knob(policy, k).then(|| v.clone())))
+                        .collect(),
                     policy: policy.clone(),
-                });
+                };
+                // The keys it does not read: one replay stands for all their values.
+                let same = |q: &Point| {
+                    q.copies == point.copies
+                        && q.policy == point.policy
+                        && q.settings == point.settings
+                };
+                if !points.iter().any(same) {
+                    points.push(point);
+                }
             }
         }
     }
@@ -184,7 +224,11 @@ fn prepare(
     source: &str,
 ) -> Result<Job, Failure> {
     let mut items: Vec<String> = fixed.to_vec();
-    items.extend(p.settings.iter().map(|(k, v)| format!("{k}={v}")));
+    items.extend(
+        p.settings
+            .iter()
+            .filter_map(|(k, v)| Some(format!("{k}={}", v.as_ref()?))),
+    );
     let knobs = inputs::knobs(&items)?;
     policy_by_name(&p.policy, &knobs).map_err(|e| Failure::Input(e.into()))?;
     let mut t = trace.clone();
@@ -231,9 +275,7 @@ fn run_all(
     // lines would tear it.
     let bar = if std::io::stderr().is_terminal() && !tracing::enabled!(tracing::Level::INFO) {
         let bar = indicatif::ProgressBar::new(jobs.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{spinner} sweep [{bar:30}] {pos}/{len} replays {elapsed}",
-        ) {
+        if let Ok(style) = indicatif::ProgressStyle::with_template(BAR_TEMPLATE) {
             bar.set_style(style.progress_chars("=> "));
         }
         bar
@@ -305,7 +347,11 @@ fn describe(p: &Point) -> String {
     if let Some(c) = p.copies {
         parts.push(format!("--copies {c}"));
     }
-    parts.extend(p.settings.iter().map(|(k, v)| format!("{k}={v}")));
+    parts.extend(
+        p.settings
+            .iter()
+            .filter_map(|(k, v)| Some(format!("{k}={}", v.as_ref()?))),
+    );
     parts.push(format!("policy {}", p.policy));
     parts.join(", ")
 }
@@ -331,13 +377,15 @@ fn gains(
             Compared::Policy => {
                 q.copies == p.copies && q.settings == p.settings && q.policy == policies[0]
             }
+            // A row that does not read the compared key has nothing to be compared with.
             Compared::Key(k) => {
-                q.copies == p.copies
+                p.settings[k].1.is_some()
+                    && q.copies == p.copies
                     && q.policy == p.policy
                     && q.settings.iter().zip(&p.settings).enumerate().all(
                         |(i, ((qk, qv), (_, pv)))| {
                             if i == k {
-                                *qv == swept[k].1[0] && *qk == swept[k].0
+                                qv.as_ref() == Some(&swept[k].1[0]) && *qk == swept[k].0
                             } else {
                                 qv == pv
                             }
@@ -414,7 +462,11 @@ fn table(
         if let Some(c) = o.copies {
             row.push(c.to_string());
         }
-        row.extend(o.settings.iter().map(|(_, v)| v.clone()));
+        row.extend(
+            o.settings
+                .iter()
+                .map(|(_, v)| v.clone().unwrap_or_else(|| "-".to_owned())),
+        );
         if args.policy.len() > 1 {
             row.push(o.policy.to_owned());
         }
@@ -459,7 +511,11 @@ fn csv(outcomes: &[Outcome<'_>], swept: &[(String, Vec<String>)]) -> String {
         let r = o.report;
         let s = &r.summary;
         let mut row = vec![o.copies.map_or_else(String::new, |c| c.to_string())];
-        row.extend(o.settings.iter().map(|(_, v)| csv_field(v)));
+        row.extend(
+            o.settings
+                .iter()
+                .map(|(_, v)| v.as_deref().map_or_else(String::new, csv_field)),
+        );
         row.push(csv_field(o.policy));
         row.push(o.seed.to_string());
         row.push(s.makespan_ns.to_string());
@@ -494,5 +550,31 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_bar_shows_an_estimate_of_the_time_left() {
+        assert!(BAR_TEMPLATE.contains("{eta}"));
+        assert!(indicatif::ProgressStyle::with_template(BAR_TEMPLATE).is_ok());
+    }
+
+    #[test]
+    fn a_policy_reads_its_own_knobs_and_the_replays() {
+        assert!(reads_knob("hybridland", "cluster_balance"));
+        assert!(!reads_knob(
+            "hybridland:cluster_balance=on",
+            "cluster_balance"
+        ));
+        assert!(!reads_knob("spread", "cluster_balance"));
+        assert!(reads_knob("spread", "slice_us"));
+        assert!(reads_knob("spread", "smt_slowdown_pct"));
+        assert!(reads_knob("kernel-default", "kernel_asym_capacity"));
+        assert!(!reads_knob("hybridland", "kernel_asym_capacity"));
+        assert!(reads_knob("no-such-policy", "cluster_balance"));
     }
 }

@@ -54,3 +54,18 @@ fn a_malformed_recording_names_the_line() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn perf_script_with_call_chains_and_trace_cmd_report_import() {
+    for f in ["perf-script-callchain.txt", "trace-cmd-report.txt"] {
+        let o = hybrid_sim(&[
+            "import",
+            "ftrace",
+            &format!("examples/recordings/formats/{f}"),
+            "--topology",
+            "scripts/vm/topology-2p-smt-4e.toml",
+        ]);
+        assert!(o.status.success(), "{f}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).starts_with("{\n  \"version\": 1,"), "{f}");
+    }
+}

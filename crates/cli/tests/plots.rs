@@ -77,3 +77,206 @@ fn no_frame_task_no_fps_chart() {
     assert!(!dir.join("fps.svg").exists());
     assert!(rendered_ink(&dir.join("wakeup-latency-cdf.svg")) > 2_000);
 }
+
+/// The text of every `<text>` element, trimmed.
+fn texts(svg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(start) = rest.find("<text") {
+        let body = &rest[start..];
+        let open_end = body.find('>').unwrap() + 1;
+        let close = body.find("</text>").unwrap();
+        out.push(body[open_end..close].trim().to_owned());
+        rest = &body[close..];
+    }
+    out
+}
+
+/// Every element `<NAME ...>` of the SVG, as its tag text.
+fn elements<'a>(svg: &'a str, name: &str) -> Vec<&'a str> {
+    let open = format!("<{name} ");
+    svg.match_indices(&open)
+        .map(|(i, _)| {
+            let end = svg[i..].find('>').unwrap();
+            &svg[i..=i + end]
+        })
+        .collect()
+}
+
+fn attr<'a>(element: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = element.find(&key)? + key.len();
+    let len = element[start..].find('"')?;
+    Some(&element[start..start + len])
+}
+
+/// The series lines of a line chart (plotters draws axes and ticks 1 px wide, series 2 px).
+fn series_lines(svg: &str) -> Vec<&str> {
+    elements(svg, "polyline")
+        .into_iter()
+        .filter(|p| attr(p, "stroke-width") == Some("2"))
+        .collect()
+}
+
+fn replay_plots(dir_name: &str, args: &[&str]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir_name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--plot", dir.to_str().unwrap()]);
+    let o = hybrid_sim(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir
+}
+
+#[test]
+fn every_bar_group_has_one_label_and_every_kind_its_own_fill() {
+    let policies = ["hybridland", "spread", "kernel-default", "capacity-blind"];
+    let dir = replay_plots(
+        "plots-groups",
+        &[
+            "examples/traces/seed000-10-threads.json",
+            "--policy",
+            &policies.join(","),
+        ],
+    );
+    let svg = std::fs::read_to_string(dir.join("cpu-time-by-kind.svg")).unwrap();
+    let texts = texts(&svg);
+    for p in policies {
+        let n = texts.iter().filter(|t| *t == p).count();
+        assert_eq!(n, 1, "policy {p} labelled {n} times: {texts:?}");
+    }
+    // The bars: every filled rectangle that is not the white background or legend box.
+    let fills: std::collections::BTreeMap<&str, usize> = elements(&svg, "rect")
+        .into_iter()
+        .filter_map(|r| attr(r, "fill"))
+        .filter(|f| !["#FFFFFF", "#000000", "none"].contains(f))
+        .fold(Default::default(), |mut m, f| {
+            *m.entry(f).or_default() += 1;
+            m
+        });
+    // Two kinds on the laptop: two fills, each on one bar per policy plus its legend swatch.
+    assert_eq!(fills.len(), 2, "{fills:?}");
+    assert!(
+        fills.values().all(|n| *n == policies.len() + 1),
+        "{fills:?}"
+    );
+}
+
+#[test]
+fn a_machine_of_twelve_clusters_gets_twelve_colours() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plots-twelve");
+    std::fs::create_dir_all(&dir).unwrap();
+    let clusters: Vec<String> = (0..12)
+        .map(|c| format!("\"{}-{}\"", c * 2, c * 2 + 1))
+        .collect();
+    let machine = dir.join("twelve.toml");
+    std::fs::write(
+        &machine,
+        format!(
+            "name = \"twelve\"\nclusters = [{}]\n\n[[cpus]]\nlist = \"0-23\"\n\
+             kind = \"efficiency\"\ncapacity = 512\n",
+            clusters.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = replay_plots(
+        "plots-twelve/charts",
+        &[
+            "examples/traces/seed003-openmp.json",
+            "--topology",
+            machine.to_str().unwrap(),
+        ],
+    );
+    let svg = std::fs::read_to_string(out.join("cluster-occupancy-hybridland.svg")).unwrap();
+    let lines = series_lines(&svg);
+    assert_eq!(lines.len(), 12);
+    let colours: std::collections::BTreeSet<&str> =
+        lines.iter().filter_map(|l| attr(l, "stroke")).collect();
+    assert_eq!(colours.len(), 12, "{colours:?}");
+    assert!(texts(&svg).iter().any(|t| t == "cluster 11 (efficiency)"));
+}
+
+#[test]
+fn the_latency_cdf_has_decade_ticks_and_stays_within_one() {
+    // 24 copies of mcf on TC2's 5 CPUs: most wake-ups wait, for milliseconds.
+    let dir = replay_plots(
+        "plots-cdf",
+        &[
+            "examples/traces/seed002-mcf-24.json",
+            "--topology",
+            "tc2",
+            "--policy",
+            "hybridland,spread",
+        ],
+    );
+    let svg = std::fs::read_to_string(dir.join("wakeup-latency-cdf.svg")).unwrap();
+    let texts = texts(&svg);
+    let scale = |unit: &str| match unit {
+        "ns" => 1e-3,
+        "us" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        other => panic!("unit {other}"),
+    };
+    let ticks: Vec<f64> = texts
+        .iter()
+        .filter_map(|t| {
+            let (v, unit) = t.split_once(' ')?;
+            let v: f64 = v.parse().ok()?;
+            ["ns", "us", "ms", "s"]
+                .contains(&unit)
+                .then(|| v * scale(unit))
+        })
+        .collect();
+    assert!(ticks.len() >= 2, "{texts:?}");
+    for w in ticks.windows(2) {
+        assert!(
+            (w[1] / w[0] - 10.0).abs() < 1e-9,
+            "ticks not a decade apart: {ticks:?}"
+        );
+    }
+    assert!((ticks[0].log10() - ticks[0].log10().round()).abs() < 1e-9);
+    // The share axis: 0.0 to 1.0, nothing above.
+    let shares: Vec<f64> = texts.iter().filter_map(|t| t.parse().ok()).collect();
+    assert_eq!(shares.iter().copied().fold(0.0, f64::max), 1.0, "{texts:?}");
+    // Every point of every line lies at or below the 1.0 grid line (SVG y grows downwards).
+    let top = elements(&svg, "line")
+        .into_iter()
+        .filter_map(|l| attr(l, "y1")?.parse::<i64>().ok())
+        .min()
+        .unwrap();
+    let lines = series_lines(&svg);
+    assert_eq!(lines.len(), 2);
+    for l in lines {
+        for point in attr(l, "points").unwrap().split_whitespace() {
+            let y: i64 = point.split(',').nth(1).unwrap().parse().unwrap();
+            assert!(y >= top, "point {point} above the 1.0 line at y={top}");
+        }
+    }
+}
+
+#[test]
+fn the_readme_chart_is_what_the_tool_draws() {
+    let committed = "docs/charts/seed004-webgl-cpu-time-by-kind.svg";
+    let dir = replay_plots(
+        "plots-readme",
+        &[
+            "examples/traces/seed004-webgl.json",
+            "--policy",
+            "hybridland,spread,kernel-default",
+        ],
+    );
+    let drawn = std::fs::read_to_string(dir.join("cpu-time-by-kind.svg")).unwrap();
+    let file = std::fs::read_to_string(common::root().join(committed)).unwrap();
+    assert!(
+        drawn == file,
+        "{committed} is stale: copy {} over it",
+        dir.join("cpu-time-by-kind.svg").display()
+    );
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("]({committed})")),
+        "the README shows no {committed}"
+    );
+}

@@ -174,3 +174,67 @@ fn bad_grids_exit_2_before_any_replay() {
         assert!(err.contains(says), "{all:?}: {err}");
     }
 }
+
+#[test]
+fn a_policy_without_the_swept_knob_runs_once() {
+    let csv = ok(&[
+        "sweep",
+        "examples/traces/seed000-10-threads.json",
+        "--policy",
+        "hybridland,spread,kernel-default",
+        "--set",
+        "cluster_balance=off,on,auto",
+        "--csv",
+    ]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (key, policy, gain) = (
+        header.iter().position(|h| *h == "cluster_balance").unwrap(),
+        header.iter().position(|h| *h == "policy").unwrap(),
+        header.iter().position(|h| *h == "gain_pct").unwrap(),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let of =
+        |name: &str| -> Vec<&Vec<&str>> { rows.iter().filter(|r| r[policy] == name).collect() };
+    // hybridland once per value; each baseline once, with no value and no gain.
+    assert_eq!(rows.len(), 5, "{csv}");
+    let values: Vec<&str> = of("hybridland").iter().map(|r| r[key]).collect();
+    assert_eq!(values, ["off", "on", "auto"]);
+    for baseline in ["spread", "kernel-default"] {
+        let r = of(baseline);
+        assert_eq!(r.len(), 1, "{baseline}: {csv}");
+        assert_eq!((r[0][key], r[0][gain]), ("", ""), "{baseline}");
+    }
+
+    // JSON leaves the key out of a baseline's `set`.
+    let json: Value = serde_json::from_str(&ok(&[
+        "sweep",
+        "examples/traces/seed000-10-threads.json",
+        "--policy",
+        "hybridland,spread",
+        "--set",
+        "cluster_balance=off,on",
+        "--json",
+    ]))
+    .unwrap();
+    let spread: Vec<&Value> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["policy"] == "spread")
+        .collect();
+    assert_eq!(spread.len(), 1);
+    assert_eq!(spread[0]["set"], serde_json::json!({}));
+
+    // A key no swept policy reads is a mistake, said before anything runs.
+    let o = hybrid_sim(&[
+        "sweep",
+        "examples/traces/seed000-10-threads.json",
+        "--policy",
+        "spread",
+        "--set",
+        "cluster_balance=off,on",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("none of the policies swept (spread)"));
+}

@@ -1,11 +1,16 @@
 //! `replay --timeline`: the file is Chrome trace-event JSON (the JSON Object Format of the
 //! Trace Event Format document that chrome://tracing and Perfetto read), its slices never
-//! overlap on a CPU's track, they add up to the report's busy time, and writing it changes
-//! nothing in the replay.
+//! overlap on a track (a CPU's or a task's), they add up to the report's busy time, every
+//! track is named, every wake-up arrow is bound to a slice at both ends, no counter has two
+//! samples at one timestamp, a slice says `queued` only when its task waited in a queue, and
+//! writing it changes nothing in the replay.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+/// Task tracks' thread ids start here (`hybridland_sim::timeline::TASK_TID_BASE`).
+const TASK_TID_BASE: u64 = 1 << 20;
 
 mod common;
 use common::hybrid_sim;
@@ -47,7 +52,21 @@ fn check_event(e: &Value) {
             ns(&obj["ts"]);
             ns(&obj["dur"]);
             let args = obj["args"].as_object().expect("slice args");
-            assert!(args["step"].is_string() && args["util"].is_u64(), "{e}");
+            assert!(args["placed"].is_string(), "{e}");
+            assert_eq!(obj["cat"], args["placed"], "{e}");
+            if obj["tid"].as_u64().unwrap() < TASK_TID_BASE {
+                assert!(args["util"].is_u64() && args["task"].is_u64(), "{e}");
+            } else {
+                assert!(args["cpu"].is_u64(), "{e}");
+            }
+        }
+        "s" | "f" => {
+            ns(&obj["ts"]);
+            assert!(obj["id"].is_u64(), "{e}");
+            assert_eq!(obj["cat"], "wake-up", "{e}");
+            if ph == "f" {
+                assert_eq!(obj["bp"], "e", "{e}");
+            }
         }
         "C" => {
             ns(&obj["ts"]);
@@ -103,16 +122,39 @@ fn timeline_is_trace_event_json_with_disjoint_slices_matching_the_report() {
         ["hybridland", "spread"]
     );
     assert_eq!(threads[&(1, 12)], "cpu 12 efficiency cluster 6");
+    // Task tracks beside the CPU tracks: the trace's frame task and its other tasks.
+    let task_tracks: Vec<&String> = threads
+        .iter()
+        .filter(|(k, _)| k.0 == 1 && k.1 >= TASK_TID_BASE)
+        .map(|(_, v)| v)
+        .collect();
+    assert!(!task_tracks.is_empty());
+    assert!(
+        task_tracks.iter().all(|n| n.starts_with("task ")),
+        "{task_tracks:?}"
+    );
 
     let mut tracks: BTreeMap<(u64, u64), Vec<(u64, u64)>> = BTreeMap::new();
+    let mut named_by_task = 0;
     for e in events.iter().filter(|e| e["ph"] == "X") {
         let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
         assert!(threads.contains_key(&key), "slice on an unnamed track: {e}");
+        // A CPU's slices are named by the task that ran, a task's by the CPU it ran on.
+        if key.1 < TASK_TID_BASE {
+            assert_eq!(
+                threads[&(key.0, TASK_TID_BASE + e["args"]["task"].as_u64().unwrap())],
+                format!("task {}", e["name"].as_str().unwrap())
+            );
+            named_by_task += 1;
+        } else {
+            assert!(e["name"].as_str().unwrap().starts_with("cpu "), "{e}");
+        }
         tracks
             .entry(key)
             .or_default()
             .push((ns(&e["ts"]), ns(&e["dur"])));
     }
+    assert!(named_by_task > 0);
     assert!(tracks.keys().any(|k| k.0 == 1) && tracks.keys().any(|k| k.0 == 2));
     for (key, slices) in &mut tracks {
         slices.sort_unstable();
@@ -140,10 +182,113 @@ fn timeline_is_trace_event_json_with_disjoint_slices_matching_the_report() {
             );
         }
     }
+    check_flows(events, &tracks);
+    check_counters(events);
     // The P-cores of hybridland's replay carry slices placed by the idle order's first step.
-    assert!(text.contains("\"step\":\"idle-p-core\""));
+    assert!(text.contains("\"placed\":\"idle-p-core\""));
     assert!(text.contains("\"name\":\"power (W)\""));
     assert!(text.contains("\"name\":\"busy cpus: cluster 6 (efficiency)\""));
+}
+
+/// Every flow id has one start and one end, in time order, and each end lies strictly inside
+/// a slice of its own track: that slice is the one a viewer binds it to.
+fn check_flows(events: &[Value], tracks: &BTreeMap<(u64, u64), Vec<(u64, u64)>>) {
+    let mut flows: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "s" || e["ph"] == "f") {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        let ts = ns(&e["ts"]);
+        let inside = tracks
+            .get(&key)
+            .is_some_and(|slices| slices.iter().any(|(s, d)| *s < ts && ts < s + d));
+        assert!(inside, "flow event bound to no slice: {e}");
+        flows
+            .entry(e["id"].as_u64().unwrap())
+            .or_default()
+            .push((e["ph"].as_str().unwrap().to_owned(), ts));
+    }
+    assert!(!flows.is_empty(), "no wake-up arrows");
+    for (id, ends) in &flows {
+        assert_eq!(ends.len(), 2, "flow {id}: {ends:?}");
+        assert_eq!(
+            (ends[0].0.as_str(), ends[1].0.as_str()),
+            ("s", "f"),
+            "flow {id}"
+        );
+        assert!(
+            ends[0].1 < ends[1].1,
+            "flow {id} goes back in time: {ends:?}"
+        );
+    }
+}
+
+/// No counter track (process and name) has two samples at one timestamp.
+fn check_counters(events: &[Value]) {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut samples = 0;
+    for e in events.iter().filter(|e| e["ph"] == "C") {
+        let key = (
+            e["pid"].as_u64().unwrap(),
+            e["name"].as_str().unwrap().to_owned(),
+            ns(&e["ts"]),
+        );
+        assert!(
+            seen.insert(key.clone()),
+            "two samples of one counter at once: {key:?}"
+        );
+        samples += 1;
+    }
+    assert!(samples > 0);
+}
+
+/// The `placed` of every slice on the CPU tracks of a replay of `trace` under `policy`.
+fn placements(name: &str, trace: &str, topology: &str, policy: &str) -> Vec<String> {
+    let path = scratch(name);
+    let o = hybrid_sim(&[
+        "replay",
+        trace,
+        "--topology",
+        topology,
+        "--policy",
+        policy,
+        "--timeline",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["tid"].as_u64().unwrap() < TASK_TID_BASE)
+        .map(|e| e["args"]["placed"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_slice_says_queued_only_when_its_task_waited_in_a_queue() {
+    // One task on an idle laptop never queues, under a policy with steps or without.
+    for policy in ["hybridland", "spread", "kernel-default"] {
+        let placed = placements(
+            &format!("lone-{policy}.json"),
+            "examples/traces/seed000-lone.json",
+            "i7-13800h",
+            policy,
+        );
+        assert!(!placed.is_empty());
+        assert!(
+            !placed.iter().any(|p| p == "queued"),
+            "{policy}: {placed:?}"
+        );
+    }
+    // 24 copies of mcf on 5 CPUs: most runs come off a queue.
+    let placed = placements(
+        "mcf24-spread.json",
+        "examples/traces/seed002-mcf-24.json",
+        "tc2",
+        "spread",
+    );
+    let queued = placed.iter().filter(|p| *p == "queued").count();
+    assert!(queued * 2 > placed.len(), "{queued} of {}", placed.len());
 }
 
 #[test]
@@ -165,13 +310,22 @@ fn writing_a_timeline_changes_nothing_in_the_replay() {
 }
 
 #[test]
-fn an_unwritable_timeline_is_an_input_error_naming_the_file() {
+fn an_unwritable_timeline_is_an_output_error_naming_the_file() {
     let o = hybrid_sim(&[
         "replay",
         "examples/traces/seed000-lone.json",
         "--timeline",
         "/nonexistent-dir/t.json",
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent-dir/t.json: cannot create"));
+    // A file that opens but cannot take the data: the error comes at the end, still status 3.
+    let o = hybrid_sim(&[
+        "replay",
+        "examples/traces/seed000-lone.json",
+        "--timeline",
+        "/dev/full",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/dev/full: cannot write"));
 }

@@ -1,6 +1,6 @@
 //! The framework operations the live loop uses, behind one small trait so the loop's error
 //! paths can be tested with a fake: [`Live`] is scx_rustland_core plus the idle-snapshot
-//! program; the tests' `FakeOps` (in `scheduler.rs`) has a ring buffer of fixed size and
+//! program and the task-event source; the tests' `FakeOps` (in `scheduler.rs`) has a ring buffer of fixed size and
 //! scripted snapshots.
 
 #![forbid(unsafe_code)]
@@ -8,6 +8,7 @@
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
 use crate::idle_snapshot::{IdleSnapshot, Snapshot};
 use crate::stats::Framework;
+use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
 use hybridland_policy::CpuId;
 
@@ -29,6 +30,14 @@ pub(crate) trait SchedOps {
     fn counters(&mut self) -> Framework;
     /// Whether the scheduler is to stop (a signal, or the kernel ended it).
     fn exited(&mut self) -> bool;
+    /// Hands the task events that arrived since the last call to `each` (a bounded number per
+    /// call); returns how many.
+    fn drain_events(
+        &mut self,
+        each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
+    ) -> Result<usize>;
+    /// The event source's kernel-side counters.
+    fn event_counters(&mut self) -> SourceCounters;
     /// The CPU the loop runs on (a system call, not the framework's; a trait method so tests
     /// do not depend on where the test thread runs).
     fn current_cpu(&mut self) -> Option<CpuId> {
@@ -36,13 +45,26 @@ pub(crate) trait SchedOps {
     }
 }
 
-/// The real framework: scx_rustland_core's connector and the idle-snapshot program.
+/// The real framework: scx_rustland_core's connector, the idle-snapshot program and the
+/// task-event source.
 pub(crate) struct Live<'a, 'b> {
     pub(crate) bpf: BpfScheduler<'a>,
     pub(crate) idle: IdleSnapshot<'b>,
+    pub(crate) events: TaskEventSource<'b>,
 }
 
 impl SchedOps for Live<'_, '_> {
+    fn drain_events(
+        &mut self,
+        each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
+    ) -> Result<usize> {
+        self.events.drain(each)
+    }
+
+    fn event_counters(&mut self) -> SourceCounters {
+        self.events.counters()
+    }
+
     fn dequeue(&mut self) -> Result<Option<QueuedTask>, i32> {
         self.bpf.dequeue_task()
     }

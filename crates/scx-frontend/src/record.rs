@@ -38,9 +38,9 @@ use crate::safe_file;
 use crate::stats::Counters;
 use anyhow::{Context, Result};
 use hybridland_policy::{CpuId, CpuSet, Step, Topology};
-use hybridland_sim::import::timeline::{Timeline, TimelineBuilder};
-use hybridland_sim::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
-use hybridland_sim::report::StepCount;
+use hybridland_trace::StepCount;
+use hybridland_trace::builder::{Timeline, TimelineBuilder};
+use hybridland_trace::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tracing::{info, warn};
@@ -80,6 +80,8 @@ struct TaskInfo {
     unrestricted: bool,
     /// The loop's clock at its last event.
     last_at: u64,
+    /// When it exited (the task-event source), if it did while recording.
+    exited_at: Option<u64>,
 }
 
 /// A task still runnable when recording stopped: it ran from `from_ns` on `cpu` to the end.
@@ -184,12 +186,25 @@ impl Recorder {
             allowed: None,
             unrestricted: false,
             last_at: ev.at_ns,
+            exited_at: None,
         });
         let n = comm.len().min(16);
         info.comm = [0; 16];
         info.comm[..n].copy_from_slice(&comm[..n]);
         info.last_at = ev.at_ns;
         self.events.len() >= self.cfg.max_events
+    }
+
+    /// `pid` exited at `at_ns` (the loop's clock): the trace ends it there, and it is no tail
+    /// when recording stops (its pid may already be another task's). Tasks never recorded are
+    /// ignored, so this keeps nothing new.
+    pub(crate) fn exited(&mut self, pid: i32, at_ns: u64) {
+        if !self.wants(pid) {
+            return;
+        }
+        if let Some(info) = self.tasks.get_mut(&pid) {
+            info.exited_at = Some(at_ns.max(info.last_at));
+        }
     }
 
     /// The CPUs `pid` may use, as the loop looked them up: `restricted` when fewer than all.
@@ -229,6 +244,9 @@ impl Recorder {
         let capped = self.events.len() >= self.cfg.max_events;
         let mut tails = Vec::new();
         for (&pid, info) in &self.tasks {
+            if info.exited_at.is_some() {
+                continue;
+            }
             if let Some(('R', cpu)) = proc_state(pid)
                 && let Ok(cpu) = u16::try_from(cpu)
             {
@@ -344,6 +362,16 @@ impl Recorder {
                 }
             }
         }
+        let mut exits: Vec<(u64, u32)> = self
+            .tasks
+            .iter()
+            .filter_map(|(&pid, info)| Some((info.exited_at?, u32::try_from(pid).ok()?)))
+            .filter(|&(at, _)| at <= end)
+            .collect();
+        exits.sort_unstable();
+        for (at, pid) in exits {
+            b.exit(pid, at);
+        }
         for (&pid, info) in &self.tasks {
             let (Ok(pid), Some(set), false) = (u32::try_from(pid), info.allowed, info.unrestricted)
             else {
@@ -368,7 +396,7 @@ impl Recorder {
     }
 
     /// The trace and the live figures.
-    pub(crate) fn build(&self, topo: &Topology) -> Result<(hybridland_sim::Trace, LiveStats)> {
+    pub(crate) fn build(&self, topo: &Topology) -> Result<(hybridland_trace::Trace, LiveStats)> {
         let (timeline, end) = self.timeline(topo)?;
         let counters = self
             .stopped
@@ -466,8 +494,8 @@ pub(crate) fn own_threads() -> Vec<i32> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use hybridland_sim::Trace;
-    use hybridland_sim::trace::Phase;
+    use hybridland_trace::Trace;
+    use hybridland_trace::format::Phase;
 
     const MS: u64 = 1_000_000;
     /// The kernel clock runs this far behind the loop's in these tests.

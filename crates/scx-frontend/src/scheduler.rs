@@ -29,6 +29,7 @@ use crate::ops::SchedOps;
 use crate::record::{Event, Recorder};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
+use crate::task_events::TaskEvent;
 use crate::tasks::{Seen, TaskTable};
 use anyhow::{Result, bail};
 use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, SliceEnd, TaskHints, Topology};
@@ -292,6 +293,7 @@ impl<O: SchedOps> Scheduler<O> {
         let mut next_nudge = 0;
         while !self.ops.exited() {
             self.schedule_batch()?;
+            self.apply_events();
             let now = now_ns();
             if now >= next_nudge {
                 next_nudge = now + NUDGE_CHECK_NS;
@@ -323,6 +325,8 @@ impl<O: SchedOps> Scheduler<O> {
                 fw: self.ops.counters(),
                 balance: self.policy.config().cluster_balance,
                 backlog: self.backlog.len() as u64,
+                tasks_tracked: self.tasks.len() as u64,
+                events_dropped: self.ops.event_counters().dropped.iter().sum(),
             };
             let _ = link.samples.send(sample);
         }
@@ -484,6 +488,42 @@ impl<O: SchedOps> Scheduler<O> {
             .and_then(|c| self.last_sent.get_mut(c))
         {
             *t = now;
+        }
+    }
+
+    /// Applies the task events that arrived since the last call: an exit takes the task out of
+    /// the task table at once (and ends it in the recording); wake-ups and refills are counted.
+    /// In `--fifo` mode too, so the event ring never fills.
+    fn apply_events(&mut self) {
+        let (tasks, topo, counters, recorder) = (
+            &mut self.tasks,
+            &self.topo,
+            &mut self.counters,
+            &mut self.recorder,
+        );
+        let drained = self.ops.drain_events(&mut |ev| match ev {
+            Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
+                counters.events.exit += 1;
+                if tasks.forget(topo, pid) {
+                    counters.events.exit_tracked += 1;
+                }
+                if let Some(r) = recorder.as_mut() {
+                    r.exited(pid, at_ns);
+                }
+            }
+            Ok(TaskEvent::Waking { waker, .. }) => {
+                counters.events.waking += 1;
+                counters.events.woken_by_task += u64::from(waker.is_some());
+            }
+            Ok(TaskEvent::Refill { .. }) => counters.events.refill += 1,
+            Err(e) => {
+                counters.events.bad += 1;
+                debug!("task-event record skipped: {e}");
+            }
+        });
+        if let Err(e) = drained {
+            self.counters.events.read_errors += 1;
+            debug!("reading task events: {e:#}");
         }
     }
 
@@ -747,6 +787,7 @@ fn seen(task: &QueuedTask) -> Seen {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::task_events::{RawEventError, SourceCounters, Waker};
     use hybridland_policy::PolicyConfig;
 
     /// A framework with a user ring buffer of `ring_cap` slots (the kernel empties it when the
@@ -762,6 +803,8 @@ mod test {
         nr_snapshots: usize,
         /// The CPU the loop runs on.
         own: Option<CpuId>,
+        /// Task events to hand over at the next drain.
+        events: Vec<Result<TaskEvent, RawEventError>>,
     }
 
     impl FakeOps {
@@ -776,6 +819,7 @@ mod test {
                 pending: Vec::new(),
                 nr_snapshots: 0,
                 own: None,
+                events: Vec::new(),
             }
         }
 
@@ -821,6 +865,17 @@ mod test {
         }
         fn current_cpu(&mut self) -> Option<CpuId> {
             self.own
+        }
+        fn drain_events(
+            &mut self,
+            each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
+        ) -> Result<usize> {
+            let n = self.events.len();
+            self.events.drain(..).for_each(each);
+            Ok(n)
+        }
+        fn event_counters(&mut self) -> SourceCounters {
+            SourceCounters::default()
         }
     }
 
@@ -945,8 +1000,70 @@ mod test {
         assert_eq!(trace.tasks.len(), 1);
         assert_eq!(
             trace.tasks[0].phases,
-            [hybridland_sim::trace::Phase::RunNs(1_875_000)]
+            [hybridland_trace::format::Phase::RunNs(1_875_000)]
         );
+    }
+
+    #[test]
+    fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
+        let mut s = sched(64, false);
+        s.ops
+            .incoming
+            .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(wakeup(3))]);
+        s.schedule_batch().unwrap();
+        assert_eq!(s.tasks.len(), 3);
+        let at_ns = now_ns();
+        s.ops.events.extend([
+            Ok(TaskEvent::Exit {
+                at_ns,
+                pid: 2,
+                tgid: 2,
+            }),
+            // Not a task the loop saw: counted, nothing to forget.
+            Ok(TaskEvent::Exit {
+                at_ns,
+                pid: 99,
+                tgid: 99,
+            }),
+            Ok(TaskEvent::Waking {
+                at_ns,
+                pid: 1,
+                waker: Some(Waker {
+                    pid: 3,
+                    cpu: CpuId(4),
+                }),
+            }),
+            Ok(TaskEvent::Waking {
+                at_ns,
+                pid: 3,
+                waker: None,
+            }),
+            Ok(TaskEvent::Refill {
+                at_ns,
+                pid: 1,
+                cpu: CpuId(0),
+                slice_us: 20_000,
+            }),
+            Err(RawEventError::Kind(7)),
+        ]);
+        s.apply_events();
+        assert_eq!(s.tasks.len(), 2);
+        assert!(s.tasks.get(2).is_none() && s.tasks.get(1).is_some());
+        let e = s.counters.events;
+        assert_eq!(
+            (
+                e.exit,
+                e.exit_tracked,
+                e.waking,
+                e.woken_by_task,
+                e.refill,
+                e.bad
+            ),
+            (2, 1, 2, 1, 1, 1)
+        );
+        // Drained: a second call applies nothing again.
+        s.apply_events();
+        assert_eq!(s.counters.events, e);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 kept=40 | busy performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0
-//!   bounce=0 failed=0 congested=0 running=6 queued=0
+//!   nudge=0 kept=40 | tasks=31 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
+//!   performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0 bounce=0
+//!   failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
@@ -17,6 +18,12 @@
 //!   shared queue instead;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
+//! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now; `exit`,
+//!   threads that exited, `exit-tracked` of them in the table (they leave it at once); `waking`,
+//!   wake-ups, `by-task` of them with a task as waker (not an interrupt); `refill`, slices the
+//!   framework refilled because nothing else wanted the CPU (0 where the kernel cannot report
+//!   them); only when non-zero, `events-dropped` (lost to a full event ring since start) and
+//!   `event-errors`;
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
 //! - only when non-zero: `dispatch-retries` (tasks kept in the local backlog because the ring
 //!   buffer to the kernel was full), `backlog` (tasks in it now), `snapshot-errors` (failed idle
@@ -61,6 +68,41 @@ pub(crate) struct Counters {
     pub(crate) dequeue_errors: u64,
     /// Affinity look-ups that failed (task gone).
     pub(crate) affinity_errors: u64,
+    /// Events from the task-event source, as the loop applied them.
+    pub(crate) events: EventCounts,
+}
+
+/// Task events the loop took from the event source (`src/task_events.rs`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EventCounts {
+    /// Threads that exited.
+    pub(crate) exit: u64,
+    /// Exits of tasks the loop was tracking: their entries left the task table then.
+    pub(crate) exit_tracked: u64,
+    /// Wake-ups seen.
+    pub(crate) waking: u64,
+    /// Of those, woken by a task (its pid and CPU known), not by an interrupt.
+    pub(crate) woken_by_task: u64,
+    /// Slices the framework refilled because nothing else waited.
+    pub(crate) refill: u64,
+    /// Records that did not parse (a BPF object out of step with this build).
+    pub(crate) bad: u64,
+    /// Failed reads of the event ring.
+    pub(crate) read_errors: u64,
+}
+
+impl EventCounts {
+    fn delta(&self, prev: &Self) -> Self {
+        Self {
+            exit: self.exit - prev.exit,
+            exit_tracked: self.exit_tracked - prev.exit_tracked,
+            waking: self.waking - prev.waking,
+            woken_by_task: self.woken_by_task - prev.woken_by_task,
+            refill: self.refill - prev.refill,
+            bad: self.bad - prev.bad,
+            read_errors: self.read_errors - prev.read_errors,
+        }
+    }
 }
 
 impl Counters {
@@ -80,6 +122,7 @@ impl Counters {
             snapshot_errors: self.snapshot_errors - prev.snapshot_errors,
             dequeue_errors: self.dequeue_errors - prev.dequeue_errors,
             affinity_errors: self.affinity_errors - prev.affinity_errors,
+            events: self.events.delta(&prev.events),
         }
     }
 }
@@ -205,6 +248,10 @@ pub(crate) struct Sample {
     pub(crate) balance: ClusterBalance,
     /// Tasks in the local backlog now.
     pub(crate) backlog: u64,
+    /// Tasks in the loop's task table now.
+    pub(crate) tasks_tracked: u64,
+    /// Events the task-event source lost to a full ring, all kinds (a BPF global).
+    pub(crate) events_dropped: u64,
 }
 
 /// scx_hybridland's figures over one interval, as `--monitor`, `--stats` and any scx_stats
@@ -244,6 +291,24 @@ pub(crate) struct Metrics {
     pub(crate) dequeue_errors: u64,
     #[stat(desc = "Affinity look-ups that failed (the task was gone)")]
     pub(crate) affinity_errors: u64,
+    #[stat(desc = "Threads that exited (task-event source)")]
+    pub(crate) ev_exit: u64,
+    #[stat(desc = "Exits of tasks the loop tracked: their entries left the task table at once")]
+    pub(crate) ev_exit_tracked: u64,
+    #[stat(desc = "Wake-ups seen (task-event source)")]
+    pub(crate) ev_waking: u64,
+    #[stat(desc = "Wake-ups whose waker was a task (its pid and CPU known), not an interrupt")]
+    pub(crate) ev_woken_by_task: u64,
+    #[stat(
+        desc = "Slices the framework refilled because nothing else wanted the CPU (0 where the kernel cannot report them)"
+    )]
+    pub(crate) ev_refill: u64,
+    #[stat(desc = "Task events lost to a full event ring since start (gauge)")]
+    pub(crate) ev_dropped: u64,
+    #[stat(desc = "Task-event records that did not parse, or failed reads of the event ring")]
+    pub(crate) ev_errors: u64,
+    #[stat(desc = "Tasks in the loop's task table now (gauge)")]
+    pub(crate) tasks_tracked: u64,
     #[stat(
         desc = "Per core kind present (performance, efficiency, low-power-efficiency): percentage of its CPU time spent not idle, from /proc/stat"
     )]
@@ -288,6 +353,14 @@ impl Metrics {
             snapshot_errors: d.snapshot_errors,
             dequeue_errors: d.dequeue_errors,
             affinity_errors: d.affinity_errors,
+            ev_exit: d.events.exit,
+            ev_exit_tracked: d.events.exit_tracked,
+            ev_waking: d.events.waking,
+            ev_woken_by_task: d.events.woken_by_task,
+            ev_refill: d.events.refill,
+            ev_dropped: now.events_dropped,
+            ev_errors: d.events.bad + d.events.read_errors,
+            tasks_tracked: now.tasks_tracked,
             busy_pct: busy.iter().map(|(k, pct)| (k.to_string(), *pct)).collect(),
             cluster_balance: now.balance.to_string(),
             // The framework's counters are its BPF globals, which start again at zero when it
@@ -328,6 +401,23 @@ impl Metrics {
                 self.snapshot_errors,
                 self.dequeue_errors,
                 self.affinity_errors
+            );
+        }
+        let _ = write!(
+            s,
+            " | tasks={} exit={} exit-tracked={} waking={} by-task={} refill={}",
+            self.tasks_tracked,
+            self.ev_exit,
+            self.ev_exit_tracked,
+            self.ev_waking,
+            self.ev_woken_by_task,
+            self.ev_refill
+        );
+        if self.ev_dropped > 0 || self.ev_errors > 0 {
+            let _ = write!(
+                s,
+                " events-dropped={} event-errors={}",
+                self.ev_dropped, self.ev_errors
             );
         }
         s.push_str(" | busy");
@@ -524,6 +614,8 @@ mod test {
             },
             balance: ClusterBalance::On,
             backlog: 0,
+            tasks_tracked: 7,
+            events_dropped: 0,
         }
     }
 
@@ -541,7 +633,8 @@ mod test {
         assert_eq!(
             m.line(),
             "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
-             nudge=0 kept=0 | busy performance=66% efficiency=10% | balance=on | fw user=7 kernel=0 \
+             nudge=0 kept=0 | tasks=7 exit=0 exit-tracked=0 waking=0 by-task=0 refill=0 | busy \
+             performance=66% efficiency=10% | balance=on | fw user=7 kernel=0 \
              cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
         );
         // The error figures appear only when there is something to say.
@@ -550,7 +643,14 @@ mod test {
         errs.backlog = 4;
         let line = Metrics::between(&prev, &errs, &[]).line();
         assert!(
-            line.contains(" kept=0 dispatch-retries=0 backlog=4 snapshot-errors=3 dequeue-errors=0 affinity-errors=0 | busy | "),
+            line.contains(" kept=0 dispatch-retries=0 backlog=4 snapshot-errors=3 dequeue-errors=0 affinity-errors=0 | tasks=7 "),
+            "{line}"
+        );
+        let mut lost = now;
+        lost.events_dropped = 5;
+        let line = Metrics::between(&prev, &lost, &[]).line();
+        assert!(
+            line.contains(" refill=0 events-dropped=5 event-errors=0 | busy"),
             "{line}"
         );
         // A framework reload restarts its counters: the interval shows zero, not a wrap.
@@ -580,7 +680,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 20);
+        assert_eq!(meta.fields.len(), 28);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and

@@ -90,7 +90,19 @@ impl TaskTable {
         &self.clock
     }
 
-    /// Forgets tasks not seen since `before_ns` (kernel time), and their homes.
+    /// Forgets `pid` and its home (it exited). Returns whether it was tracked.
+    pub(crate) fn forget(&mut self, topo: &Topology, pid: i32) -> bool {
+        let Some(rec) = self.tasks.remove(&pid) else {
+            return false;
+        };
+        if let (Some(home), Some(homes)) = (rec.home, self.homes.as_mut()) {
+            homes.leave_home(topo, home);
+        }
+        true
+    }
+
+    /// Forgets tasks not seen since `before_ns` (kernel time), and their homes: the fallback
+    /// for tasks whose exit was not reported (the event ring was full).
     pub(crate) fn prune(&mut self, topo: &Topology, before_ns: u64) {
         let homes = &mut self.homes;
         self.tasks.retain(|_, r| {
@@ -113,7 +125,6 @@ impl TaskTable {
     }
 
     /// Tasks tracked.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.tasks.len()
     }

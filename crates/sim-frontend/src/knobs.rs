@@ -1,7 +1,7 @@
 //! `KEY=VALUE` settings from command lines (`--set`), sorted into policy knobs, replay options
 //! and machine-model overrides.
 
-use crate::baselines::AsymCapacity;
+use crate::asym_capacity::AsymCapacity;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{SimOptions, UtilSource};
 use hybridland_policy::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain};

@@ -34,19 +34,17 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod asym_capacity;
 pub mod baselines;
 pub mod compare;
 pub mod engine;
 pub mod event_queue;
 pub mod hybridland;
 pub mod import;
-mod json_error;
 pub mod knobs;
-pub mod live;
 pub mod machine;
 pub mod machine_file;
 pub mod metrics;
-mod object_only;
 pub mod options;
 pub mod presets;
 pub mod registry;
@@ -54,7 +52,12 @@ pub mod report;
 pub mod rng;
 pub mod sim_policy;
 pub mod timeline;
-pub mod trace;
+
+/// The trace format (its own crate, shared with the live scheduler), at its old path.
+pub use hybridland_trace::format as trace;
+/// The live figures a recording keeps (its own crate, shared with the live scheduler).
+pub use hybridland_trace::live;
+mod replay_limits;
 
 pub use engine::{
     DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation,
@@ -66,6 +69,7 @@ pub use machine::{CorePower, MachineModel, ModelError};
 pub use machine_file::{Machine, MachineError, load_topology_file};
 pub use options::{SimOptions, UtilSource};
 pub use registry::{PolicyKind, policy_by_name};
+pub use replay_limits::ReplayLimits;
 pub use report::Report;
 pub use sim_policy::{Decision, MachineView, PolicyError, Reason, SimPolicy, Target, TaskView};
 pub use trace::{Trace, TraceError};

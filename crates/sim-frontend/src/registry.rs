@@ -74,6 +74,26 @@ impl PolicyKind {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name() == name)
     }
+
+    /// The `--set` keys of its own that it reads; every policy also takes the replay's keys
+    /// and the machine model's ([`has_knob`](Self::has_knob)).
+    pub const fn own_knobs(self) -> &'static [&'static str] {
+        match self {
+            Self::Hybridland => crate::knobs::POLICY_KEYS,
+            Self::KernelDefault => crate::knobs::BASELINE_KEYS,
+            Self::CapacityBlind | Self::CountCluster | Self::SummedCapacity | Self::Spread => &[],
+        }
+    }
+
+    /// Whether a replay under it depends on `key`: its own knobs, the replay's
+    /// ([`SIM_KEYS`](crate::knobs::SIM_KEYS)) and the machine model's
+    /// ([`MODEL_KEYS`](crate::machine::MODEL_KEYS)). `sweep` runs a policy once for the values
+    /// of a key it does not have.
+    pub fn has_knob(self, key: &str) -> bool {
+        self.own_knobs().contains(&key)
+            || crate::knobs::SIM_KEYS.contains(&key)
+            || crate::machine::MODEL_KEYS.contains(&key)
+    }
 }
 
 /// Builds a policy from its name and the `--set` knobs. A name may carry its own knobs after

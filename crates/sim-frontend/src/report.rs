@@ -3,6 +3,7 @@
 //! Times are integer nanoseconds; derived figures (rates, percentages, joules, watts, fps) are
 //! `f64` computed from integers in a fixed order, so the same replay gives the same bytes.
 
+pub use hybridland_trace::StepCount;
 use serde::{Deserialize, Serialize};
 
 /// The whole result of one replay.
@@ -156,17 +157,6 @@ pub struct CpuStats {
     pub busy_ns: u64,
     /// Busy time over makespan, percent.
     pub utilisation_pct: f64,
-}
-
-/// How often one step of the idle order chose.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepCount {
-    /// Step name (`idle-p-core`...).
-    pub step: String,
-    /// Decisions.
-    pub count: u64,
-    /// Of those, outside the primary domain.
-    pub overflow: u64,
 }
 
 /// One task.

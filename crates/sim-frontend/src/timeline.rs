@@ -3,23 +3,57 @@
 //! replay --timeline FILE.json` writes one.
 //!
 //! Layout: one process per policy, in `--policy` order, so several policies sit one above
-//! the other in one file; in each, one thread (track) per CPU, named `cpu N <kind> cluster C`
-//! and sorted by core kind, then cluster, then CPU, so a kind's clusters stay together. Each
-//! run of a task is one complete (`X`) slice on its CPU's track, named after the task, with the
-//! idle-order step that placed it (`queued` when it came off a queue) and the utilisation the
-//! policy was given as arguments. Counter (`C`) tracks give each cluster's busy CPUs and the
-//! machine's power in watts. A CPU runs one task at a time, so slices on a track never overlap.
+//! the other in one file. In each:
+//!
+//! - one thread (track) per CPU, named `cpu N <kind> cluster C` and sorted by core kind, then
+//!   cluster, then CPU, so a kind's clusters stay together. Each run of a task is one complete
+//!   (`X`) slice there, named after the task; its category and `placed` argument say how it
+//!   got the CPU: the idle-order step that chose it (`idle-p-core`, ...), `queued` when it
+//!   waited in a queue first, `placed` when a policy that names no steps put it straight on
+//!   an idle CPU. Its arguments also hold the utilisation the policy was given and, after a
+//!   wake-up, the wait (`wait_us`).
+//! - one track per task below the CPUs, named `task NAME`, with the same runs as slices named
+//!   after the CPU (`cpu N`): where a task ran, and when it did not.
+//! - a flow arrow (`s`/`f` events, id unique in the file, category `wake-up`) from the run
+//!   before each sleep to the run after the wake-up, so Perfetto links the two slices: the
+//!   traces carry no waker, so the arrow starts where the task itself blocked. Both ends sit
+//!   strictly inside their slices, which is what binds them; runs shorter than 2 ns get none.
+//! - counter (`C`) tracks for each cluster's busy CPUs and the machine's power in watts, with
+//!   one sample per timestamp: the changes within one instant are folded into their final
+//!   value.
+//!
+//! A CPU runs one task at a time and a task runs on one CPU, so slices on a track never
+//! overlap.
 //!
 //! Events are written as the replay produces them (through the engine's observer hook,
 //! [`DecisionObserver::on_run`](crate::DecisionObserver::on_run) and
 //! [`on_occupancy`](crate::DecisionObserver::on_occupancy)), never gathered in memory: a long
-//! replay's timeline costs output, not RAM. Call [`begin_policy`](TimelineWriter::begin_policy)
-//! before each replay, hand it the replay's runs and occupancy changes, then
-//! [`finish`](TimelineWriter::finish).
+//! replay's timeline costs output, and a few words per task, not RAM per event. Call
+//! [`begin_policy`](TimelineWriter::begin_policy) before each replay, hand it the replay's runs
+//! and occupancy changes, then [`finish`](TimelineWriter::finish).
 
 use crate::engine::{OccupancyRecord, RunRecord};
 use hybridland_policy::{CpuId, Topology};
 use std::io::Write;
+
+/// Task tracks' thread ids start here, above any CPU id.
+pub const TASK_TID_BASE: u64 = 1 << 20;
+
+/// What the writer remembers of a task: whether its track is named yet, and its last run.
+#[derive(Clone, Copy, Default)]
+struct TaskTrack {
+    named: bool,
+    /// CPU, start and end of the task's last run.
+    last: Option<(CpuId, u64, u64)>,
+}
+
+/// Counter samples of the current instant, written when time moves on.
+#[derive(Default)]
+struct PendingCounters {
+    ts_ns: Option<u64>,
+    busy: Vec<Option<u32>>,
+    power_mw: Option<u64>,
+}
 
 /// A trace-event document being written to `W` (give it a buffered writer).
 pub struct TimelineWriter<W: Write> {
@@ -30,6 +64,10 @@ pub struct TimelineWriter<W: Write> {
     /// Per cluster of the current machine: its counter's name.
     cluster_names: Vec<String>,
     pid: u32,
+    nr_cpus: usize,
+    tasks: Vec<TaskTrack>,
+    counters: PendingCounters,
+    next_flow: u64,
 }
 
 /// Microseconds, the format's unit, with the nanoseconds kept as three decimals.
@@ -39,6 +77,15 @@ fn micros(ns: u64) -> String {
 
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".to_owned())
+}
+
+/// How a run got its CPU, as its slice's category says.
+fn placed(r: &RunRecord<'_>) -> &'static str {
+    match (r.step, r.queued) {
+        (Some(step), _) => step.name(),
+        (None, true) => "queued",
+        (None, false) => "placed",
+    }
 }
 
 impl<W: Write> TimelineWriter<W> {
@@ -54,6 +101,10 @@ impl<W: Write> TimelineWriter<W> {
             error: None,
             cluster_names: Vec::new(),
             pid: 0,
+            nr_cpus: 0,
+            tasks: Vec::new(),
+            counters: PendingCounters::default(),
+            next_flow: 1,
         })
     }
 
@@ -74,8 +125,10 @@ impl<W: Write> TimelineWriter<W> {
 
     /// Starts the process of the next policy: its name and one named track per CPU.
     pub fn begin_policy(&mut self, index: usize, policy: &str, topo: &Topology) {
+        self.flush_counters();
         self.pid = index as u32 + 1;
         let pid = self.pid;
+        self.tasks.clear();
         self.event(&format!(
             "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}",
             quoted(policy)
@@ -89,6 +142,7 @@ impl<W: Write> TimelineWriter<W> {
             .filter_map(|c| topo.info(c).map(|i| (i.kind.index(), i.cluster, c)))
             .collect();
         order.sort_unstable();
+        self.nr_cpus = order.len();
         for (sort, (_, cluster, cpu)) in order.iter().enumerate() {
             let kind = topo.info(*cpu).map_or("?", |i| i.kind.name());
             let tid = cpu.0;
@@ -109,46 +163,125 @@ impl<W: Write> TimelineWriter<W> {
                 format!("busy cpus: cluster {c} ({kind})")
             })
             .collect();
-        // Every counter starts at zero, so its track begins with the replay.
-        for c in 0..self.cluster_names.len() {
-            let name = quoted(&self.cluster_names[c]);
-            self.event(&format!(
-                "{{\"ph\":\"C\",\"name\":{name},\"pid\":{pid},\"tid\":0,\"ts\":0.000,\"args\":{{\"busy\":0}}}}"
-            ));
-        }
+        // Every counter starts at zero, so its track begins with the replay; a change at
+        // time 0 replaces the zero rather than adding a second sample there.
+        self.counters = PendingCounters {
+            ts_ns: Some(0),
+            busy: vec![Some(0); self.cluster_names.len()],
+            power_mw: None,
+        };
     }
 
-    /// One run: a slice on its CPU's track.
+    /// Names task `task`'s track the first time it runs.
+    fn task_track(&mut self, task: usize, name: &str) {
+        if self.tasks.len() <= task {
+            self.tasks.resize(task + 1, TaskTrack::default());
+        }
+        if self.tasks[task].named {
+            return;
+        }
+        self.tasks[task].named = true;
+        let (pid, tid) = (self.pid, TASK_TID_BASE + task as u64);
+        let sort = self.nr_cpus + task;
+        self.event(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+            quoted(&format!("task {name}"))
+        ));
+        self.event(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{sort}}}}}"
+        ));
+    }
+
+    /// One run: a slice on its CPU's track and one on its task's, and after a wake-up the
+    /// arrow from the run before it.
     pub fn run(&mut self, r: &RunRecord<'_>) {
-        let step = r.step.map_or("queued", |s| s.name());
+        self.task_track(r.task, r.task_name);
+        let pid = self.pid;
+        let placed = placed(r);
+        let wait = r
+            .latency_ns
+            .map_or_else(String::new, |ns| format!(",\"wait_us\":{}", micros(ns)));
+        let (ts, dur) = (micros(r.start_ns), micros(r.end_ns - r.start_ns));
         let line = format!(
-            "{{\"ph\":\"X\",\"name\":{},\"cat\":\"{step}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"task\":{},\"step\":\"{step}\",\"util\":{}}}}}",
+            "{{\"ph\":\"X\",\"name\":{},\"cat\":\"{placed}\",\"pid\":{pid},\"tid\":{},\"ts\":{ts},\"dur\":{dur},\"args\":{{\"task\":{},\"placed\":\"{placed}\",\"util\":{}{wait}}}}}",
             quoted(r.task_name),
-            self.pid,
             r.cpu.0,
-            micros(r.start_ns),
-            micros(r.end_ns - r.start_ns),
             r.task,
             r.util
         );
         self.event(&line);
+        let line = format!(
+            "{{\"ph\":\"X\",\"name\":\"cpu {}\",\"cat\":\"{placed}\",\"pid\":{pid},\"tid\":{},\"ts\":{ts},\"dur\":{dur},\"args\":{{\"cpu\":{},\"placed\":\"{placed}\"{wait}}}}}",
+            r.cpu.0,
+            TASK_TID_BASE + r.task as u64,
+            r.cpu.0,
+        );
+        self.event(&line);
+        let previous = self.tasks[r.task].last;
+        self.tasks[r.task].last = Some((r.cpu, r.start_ns, r.end_ns));
+        // A run that starts with a wait followed a wake-up; the one before it ended in a
+        // sleep. The arrow's ends go mid-slice, where nothing can bind them elsewhere.
+        let (Some(wait_ns), Some((from_cpu, from_start, from_end))) = (r.latency_ns, previous)
+        else {
+            return;
+        };
+        if from_end - from_start < 2 || r.end_ns - r.start_ns < 2 {
+            return;
+        }
+        let id = self.next_flow;
+        self.next_flow += 1;
+        let from_ts = micros(from_start + (from_end - from_start) / 2);
+        let to_ts = micros(r.start_ns + (r.end_ns - r.start_ns) / 2);
+        self.event(&format!(
+            "{{\"ph\":\"s\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{from_ts}}}",
+            from_cpu.0
+        ));
+        self.event(&format!(
+            "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{to_ts},\"args\":{{\"wait_us\":{}}}}}",
+            r.cpu.0,
+            micros(wait_ns)
+        ));
     }
 
-    /// A cluster's busy CPUs and the machine's power: counter samples.
+    /// A cluster's busy CPUs and the machine's power: counter samples, one per counter and
+    /// timestamp.
     pub fn occupancy(&mut self, o: &OccupancyRecord) {
+        if self.counters.ts_ns.is_some_and(|t| t != o.now_ns) {
+            self.flush_counters();
+        }
+        self.counters.ts_ns = Some(o.now_ns);
+        if let Some(slot) = self.counters.busy.get_mut(o.cluster) {
+            *slot = Some(o.busy_cpus);
+        }
+        self.counters.power_mw = Some(o.power_mw);
+    }
+
+    /// Writes the current instant's counter samples.
+    fn flush_counters(&mut self) {
+        let Some(ts_ns) = self.counters.ts_ns.take() else {
+            return;
+        };
         let pid = self.pid;
-        let ts = micros(o.now_ns);
-        if let Some(name) = self.cluster_names.get(o.cluster).map(|n| quoted(n)) {
+        let ts = micros(ts_ns);
+        let busy = core::mem::take(&mut self.counters.busy);
+        for (c, value) in busy.iter().enumerate() {
+            let (Some(n), Some(name)) = (value, self.cluster_names.get(c)) else {
+                continue;
+            };
+            let line = format!(
+                "{{\"ph\":\"C\",\"name\":{},\"pid\":{pid},\"tid\":0,\"ts\":{ts},\"args\":{{\"busy\":{n}}}}}",
+                quoted(name)
+            );
+            self.event(&line);
+        }
+        self.counters.busy = busy.iter().map(|_| None).collect();
+        if let Some(mw) = self.counters.power_mw.take() {
             self.event(&format!(
-                "{{\"ph\":\"C\",\"name\":{name},\"pid\":{pid},\"tid\":0,\"ts\":{ts},\"args\":{{\"busy\":{}}}}}",
-                o.busy_cpus
+                "{{\"ph\":\"C\",\"name\":\"power (W)\",\"pid\":{pid},\"tid\":0,\"ts\":{ts},\"args\":{{\"W\":{}.{:03}}}}}",
+                mw / 1000,
+                mw % 1000
             ));
         }
-        self.event(&format!(
-            "{{\"ph\":\"C\",\"name\":\"power (W)\",\"pid\":{pid},\"tid\":0,\"ts\":{ts},\"args\":{{\"W\":{}.{:03}}}}}",
-            o.power_mw / 1000,
-            o.power_mw % 1000
-        ));
     }
 
     /// Closes the event list and flushes; returns the writer.
@@ -156,6 +289,7 @@ impl<W: Write> TimelineWriter<W> {
     /// # Errors
     /// The first write error of the whole document, if any.
     pub fn finish(mut self) -> std::io::Result<W> {
+        self.flush_counters();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -217,8 +351,12 @@ mod test {
             .iter()
             .filter(|e| e["ph"] == "X")
             .collect();
-        // Two copies, two runs each.
-        assert_eq!(slices.len(), 4);
+        // Two copies, two runs each, on a CPU's track and on the task's.
+        assert_eq!(slices.len(), 8);
+        let slices: Vec<&serde_json::Value> = slices
+            .into_iter()
+            .filter(|s| s["tid"].as_u64().unwrap() < TASK_TID_BASE)
+            .collect();
         assert_eq!(slices[0]["name"], "a \"quoted\".0");
         let busy: f64 = slices.iter().map(|s| s["dur"].as_f64().unwrap()).sum();
         let reported: u64 = report.cpus.iter().map(|c| c.busy_ns).sum();

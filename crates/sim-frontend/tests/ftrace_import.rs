@@ -145,7 +145,17 @@ fn bad_lines_are_named_by_number() {
         "{e}"
     );
     let e = bad("  x-1 [000] 1.000000: sched_wakeup: prio=120\n");
-    assert!(e.to_string().contains("needs comm= and pid="), "{e}");
+    assert!(
+        e.to_string()
+            .contains("sched_wakeup fields do not parse: expected `comm=NAME pid=PID ...`"),
+        "{e}"
+    );
+    // A call-chain line only belongs under an event.
+    let e = bad("\tffffffff8108a3c5 __schedule+0x2b5 ([kernel.kallsyms])\n");
+    assert!(
+        e.to_string().starts_with("bad.txt:1: not an event line"),
+        "{e}"
+    );
     let e = bad("# only comments\n");
     assert!(matches!(e, FtraceError::Empty { .. }), "{e:?}");
 }
@@ -254,4 +264,84 @@ fn the_vm_recording_imports_every_task_it_ran() {
         .collect();
     runs.sort_unstable();
     assert!(runs[runs.len() - 1].1.starts_with("sh-") && runs[runs.len() - 2].1.starts_with("sh-"));
+}
+
+/// The VM recording rewritten as current `trace-cmd report` (sched plugin), older trace-cmd
+/// (`prev_comm=`, `success=1`), `trace-cmd report -R` (numeric `prev_state`) and `perf script`
+/// with call chains (examples/recordings/formats/): each imports to the same trace as the
+/// tracefs original, so every format reads its preemptions as preemptions.
+#[test]
+fn every_format_of_the_vm_recording_imports_alike() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let machine =
+        hybridland_sim::load_topology_file(&root.join("scripts/vm/topology-2p-smt-4e.toml"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let base = import(
+        &read("examples/recordings/vm-busybox.trace"),
+        "vm-busybox.trace",
+        "vm",
+        &machine.topology,
+        false,
+    )
+    .unwrap();
+    assert_eq!(base.trace.tasks.len(), 56);
+    for f in [
+        "trace-cmd-report.txt",
+        "trace-cmd-report-old.txt",
+        "trace-cmd-report-raw.txt",
+        "perf-script-callchain.txt",
+    ] {
+        let text = read(&format!("examples/recordings/formats/{f}"));
+        let imp =
+            import(&text, f, "vm", &machine.topology, false).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_eq!(imp.trace.tasks, base.trace.tasks, "{f}");
+        assert_eq!(imp.trace.duration_ns, base.trace.duration_ns, "{f}");
+        assert_eq!(imp.busy_ns, base.busy_ns, "{f}");
+        assert!(imp.skipped.is_empty(), "{f}: {:?}", imp.skipped);
+    }
+}
+
+/// A numeric `prev_state` of 0 (running when switched out: preempted) keeps the task
+/// runnable, 1 (S) makes it sleep, 4096 (a 4.x kernel's preemption flag) is runnable too.
+#[test]
+fn numeric_prev_state_zero_is_a_preemption_not_a_sleep() {
+    let rec = |state: &str| {
+        format!(
+            "cpus=5
+ w-100 [000] 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=0 next_comm=w next_pid=100 next_prio=120
+ w-100 [000] 1.010000: sched_switch: prev_comm=w prev_pid=100 prev_prio=120 prev_state={state} next_comm=k next_pid=7 next_prio=120
+ k-7 [000] 1.015000: sched_switch: prev_comm=k prev_pid=7 prev_prio=120 prev_state=1 next_comm=w next_pid=100 next_prio=120
+ w-100 [000] 1.020000: sched_process_exit: comm=w pid=100 prio=120
+"
+        )
+    };
+    let phases = |state: &str| {
+        let imp = import(&rec(state), "r.txt", "r", &tc2().topology, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        imp.trace
+            .tasks
+            .iter()
+            .find(|t| t.name == "w-100")
+            .unwrap()
+            .phases
+            .clone()
+    };
+    // CPU 0 of tc2 is an A15 (capacity 1024): 10 ms + 5 ms of work, one run.
+    assert_eq!(phases("0"), [Phase::RunNs(15_000_000)]);
+    assert_eq!(phases("4096"), [Phase::RunNs(15_000_000)]);
+    assert_eq!(
+        phases("1"),
+        [
+            Phase::RunNs(10_000_000),
+            Phase::SleepNs(5_000_000),
+            Phase::RunNs(5_000_000)
+        ]
+    );
+    let bad = import(&rec("bogus"), "r.txt", "r", &tc2().topology, false).unwrap_err();
+    assert!(
+        bad.to_string()
+            .starts_with("r.txt:3: sched_switch prev_state `bogus`"),
+        "{bad}"
+    );
 }

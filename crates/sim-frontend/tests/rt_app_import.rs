@@ -2,7 +2,10 @@
 
 mod util;
 
-use hybridland_sim::import::rt_app::{RtAppError, Treatment, Unmodelled, import, is_rt_app};
+use hybridland_sim::import::rt_app::{
+    RtAppError, RtAppOptions, RtAppSource, Treatment, Unmodelled, import, import_files, is_rt_app,
+    summary_lines,
+};
 use hybridland_sim::trace::{FrameSpec, LoopSpec, Phase};
 use hybridland_sim::{Trace, presets};
 use std::path::PathBuf;
@@ -222,13 +225,14 @@ fn runs_then_a_timer_become_a_frame_loop() {
             count: 63
         })
     );
-    // A counted loop gives the count; absolute mode and a shared timer are noted.
+    // A counted loop gives the count; absolute mode is noted (a shared timer only when
+    // another thread shares it).
     let (t, notes) = ok(
         r#"{"tasks": {"r": {"loop": 10, "phases": {"p": {"loop": 3, "run": 1000,
             "timer": {"ref": "tick", "period": 5000, "mode": "absolute"}}}}}}"#,
     );
     assert_eq!(t.tasks[0].frames.as_ref().map(|f| f.count), Some(30));
-    assert_eq!(keys(&notes), ["r/p/timer", "r/p/timer"]);
+    assert_eq!(keys(&notes), ["r/p/timer"]);
 }
 
 #[test]
@@ -245,7 +249,7 @@ fn a_timer_elsewhere_is_a_sleep_to_the_end_of_its_period() {
             Phase::RunNs(1_000)
         ]
     );
-    assert_eq!(keys(&notes), ["a/p/timer"]);
+    assert_eq!(keys(&notes), ["a/-/timer"]);
 }
 
 #[test]
@@ -263,50 +267,95 @@ fn runtime_is_approximated_as_reference_work() {
 fn every_unmodelled_event_is_listed_with_task_and_phase() {
     let (t, notes) = ok(r#"{"tasks": {
         "a": {"loop": 1, "taskgroup": "/tg", "phases": {
-            "p1": {"run": 10, "lock": "m", "signal": "c", "unlock": "m"},
+            "p1": {"run": 10, "lock": "m", "signal": "c", "unlock": "m", "lock": "m", "unlock": "m"},
             "p2": {"barrier": "b", "sleep": 10, "mem": 4096, "iorun": 10, "yield": ""}}},
-        "b": {"loop": 1, "run": 10, "fork": "a", "suspend": "b", "resume": "a", "wait": {"ref": "c", "mutex": "m"},
-              "sync": {"ref": "c", "mutex": "m"}, "broad": "c"}}}"#);
+        "b": {"loop": 1, "run": 10, "suspend": "b", "resume": "a", "wait": {"ref": "c", "mutex": "m"},
+              "sync": {"ref": "c", "mutex": "m"}, "broad": "c", "sem_post": "s", "sem_wait": "s",
+              "memrun": {"type": "chase", "size": 4096, "count": 100}, "nodes_membind": [0]}}}"#);
+    // mem and iorun as work at 10 bytes per reference ns; memrun's chase at 5 ns a step.
     assert_eq!(
         t.tasks[0].phases,
-        [Phase::RunNs(10_000), Phase::SleepNs(10_000)]
-    );
-    assert_eq!(
-        keys(&notes),
         [
-            "a/p1/lock",
-            "a/p1/signal",
-            "a/p1/unlock",
-            "a/p2/barrier",
-            "a/p2/mem",
-            "a/p2/iorun",
-            "a/p2/yield",
-            "a/-/taskgroup",
-            "b/-/fork",
-            "b/-/suspend",
-            "b/-/resume",
-            "b/-/wait",
-            "b/-/sync",
-            "b/-/broad",
+            Phase::RunNs(10_000),
+            Phase::SleepNs(10_000),
+            Phase::RunNs(409),
+            Phase::RunNs(1)
         ]
     );
-    assert!(
-        notes
-            .iter()
-            .all(|n| matches!(n.treatment, Treatment::Dropped(_)))
+    assert_eq!(t.tasks[1].phases, [Phase::RunNs(10_000), Phase::RunNs(500)]);
+    let listed: Vec<String> = notes
+        .iter()
+        .map(|n| {
+            let kind = match n.treatment {
+                Treatment::Dropped(_) => "dropped",
+                Treatment::Approximated(_) => "approximated",
+            };
+            format!(
+                "{}/{}/{}/{}",
+                n.task,
+                n.phase.as_deref().unwrap_or("-"),
+                n.feature,
+                kind
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "a/p1/lock/approximated",
+            "a/p1/signal/dropped",
+            "a/p1/unlock/approximated",
+            "a/p1/lock/approximated",
+            "a/p1/unlock/approximated",
+            "a/p2/barrier/approximated",
+            "a/p2/mem/approximated",
+            "a/p2/iorun/approximated",
+            "a/p2/yield/dropped",
+            "a/-/taskgroup/dropped",
+            "b/-/suspend/dropped",
+            "b/-/resume/dropped",
+            "b/-/wait/dropped",
+            "b/-/sync/dropped",
+            "b/-/broad/dropped",
+            "b/-/sem_post/dropped",
+            "b/-/sem_wait/dropped",
+            "b/-/memrun/approximated",
+            "b/-/nodes_membind/dropped",
+        ]
     );
+    assert_eq!(notes[0].source, "t.json");
     assert!(
-        notes[0]
+        notes[1]
             .to_string()
-            .starts_with("task \"a\" phase \"p1\": lock dropped ("),
+            .starts_with("task \"a\" phase \"p1\": signal dropped ("),
         "{}",
-        notes[0]
+        notes[1]
     );
+    // One summary line per task, each feature once, with its phases.
+    let lines = summary_lines(&notes);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("t.json: task \"a\": lock approximated (never contended"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[0].matches("(never contended").count(),
+        2,
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains("[phases p1]"), "{}", lines[0]);
 }
 
 #[test]
 fn errors_name_the_file_and_the_place() {
-    let e = import("{\"tasks\": {\"a\": {\"run\": 10,}}}", "bad.json", "bad").unwrap_err();
+    let e = import(
+        "{\"tasks\": {\"a\": {\"run\": 10 \"sleep\": 1}}}",
+        "bad.json",
+        "bad",
+    )
+    .unwrap_err();
     assert!(matches!(e, RtAppError::Syntax { line: 1, .. }), "{e:?}");
     assert!(e.to_string().starts_with("bad.json:1:"), "{e}");
     assert!(
@@ -315,14 +364,17 @@ fn errors_name_the_file_and_the_place() {
         )
     );
     assert!(err(r#"{"tasks": {"a": {"loop": 1, "run": 1.5}}}"#).contains("tasks.a.run"));
-    assert!(
-        err(r#"{"tasks": {"a": {"loop": 1, "jump": 1}}}"#)
-            .contains("tasks.a.jump: is not an rt-app event")
-    );
+    // A key rt-app does not know is ignored, as rt-app ignores it, and noted.
+    let (_, notes) = ok(r#"{"tasks": {"a": {"loop": 1, "run": 1, "jump": 1}}}"#);
+    assert_eq!(keys(&notes), ["a/-/jump"]);
     assert!(err(r#"{"tasks": {"a": {"loop": 1, "lock": "m"}}}"#).contains("nothing to simulate"));
+    // Events beside `phases` are not run, by rt-app either.
+    let (t, notes) = ok(r#"{"tasks": {"a": {"loop": 1, "phases": {"p": {"run": 1}}, "run": 3}}}"#);
+    assert_eq!(t.tasks[0].phases, [Phase::RunNs(1_000)]);
+    assert_eq!(keys(&notes), ["a/-/run"]);
     assert!(
-        err(r#"{"tasks": {"a": {"loop": 1, "phases": {"p": {"run": 1}}, "run": 3}}}"#)
-            .contains("tasks.a.run: is not a task property")
+        err(r#"{"tasks": {"a": {"run": 1}}}"#)
+            .contains("give the run's length with `import rt-app --duration`")
     );
     assert!(
         err(r#"{"tasks": {"a": {"loop": 1, "run": 1, "timer": {"period": 0}}}}"#)
@@ -355,4 +407,263 @@ fn the_bundled_example_imports_and_replays() {
     // The render thread's 9 ms of work fits its 16.667 ms period on a P-core: 60 fps.
     let fps = report.fps.unwrap();
     assert!(fps.fps_mean > 59.0 && fps.missed_deadlines == 0, "{fps:?}");
+}
+
+fn ok_with(files: &[(&str, &str)], duration_s: Option<u64>) -> (Trace, Vec<Unmodelled>) {
+    let sources: Vec<RtAppSource<'_>> = files
+        .iter()
+        .map(|(name, text)| RtAppSource { name, text })
+        .collect();
+    let options = RtAppOptions {
+        duration_ns: duration_s.map(|s| s * 1_000_000_000),
+    };
+    let imported = import_files(&sources, "t", options).unwrap_or_else(|e| panic!("{e}"));
+    (imported.trace, imported.unmodelled)
+}
+
+#[test]
+fn read_as_rt_app_reads_trailing_commas_comments_repeats_and_the_suspend_shorthand() {
+    let (t, notes) = ok(r#"{
+        // a comment
+        "tasks": {
+            "a": {
+                "loop": 2, /* block */
+                "suspend",
+                "run": 10,
+                "sleep": 20,
+                "run": 30,
+            },
+        },
+    }"#);
+    assert_eq!(
+        t.tasks[0].phases,
+        [Phase::Loop(LoopSpec {
+            times: 2,
+            phases: vec![
+                Phase::RunNs(10_000),
+                Phase::SleepNs(20_000),
+                Phase::RunNs(30_000)
+            ]
+        })]
+    );
+    assert_eq!(keys(&notes), ["a/-/suspend"]);
+    // Event keys by prefix, as rt-app's parser matches them.
+    let (t, _) = ok(r#"{"tasks": {"a": {"loop": 1, "run_first": 5, "sleep_then": 6}}}"#);
+    assert_eq!(
+        t.tasks[0].phases,
+        [Phase::RunNs(5_000), Phase::SleepNs(6_000)]
+    );
+}
+
+#[test]
+fn duration_option_bounds_loop_forever_and_replaces_the_files() {
+    let text = r#"{"tasks": {"a": {"run": 1000, "sleep": 1000}}}"#;
+    assert!(err(text).contains("--duration"));
+    let (t, _) = ok_with(&[("a.json", text)], Some(2));
+    assert_eq!(t.duration_ns, Some(2_000_000_000));
+    assert_eq!(
+        t.tasks[0].phases,
+        [Phase::Loop(LoopSpec {
+            times: 1000,
+            phases: vec![Phase::RunNs(1_000_000), Phase::SleepNs(1_000_000)]
+        })]
+    );
+    let with_own = r#"{"global": {"duration": 9}, "tasks": {"a": {"run": 1000, "sleep": 1000}}}"#;
+    assert_eq!(
+        ok_with(&[("a.json", with_own)], Some(2)).0.duration_ns,
+        Some(2_000_000_000)
+    );
+}
+
+#[test]
+fn files_merge_as_rt_apps_merge_py_merges_them() {
+    let (t, notes) = ok_with(
+        &[
+            ("g.json", r#"{"global": {"duration": 1}}"#),
+            (
+                "a.json",
+                r#"{"tasks": {"a": {"run": 10, "lock": "m", "unlock": "m"}}}"#,
+            ),
+            ("b.json", r#"{"tasks": {"b": {"loop": 1, "run": 20}}}"#),
+        ],
+        None,
+    );
+    let names: Vec<&str> = t.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(t.duration_ns, Some(1_000_000_000));
+    assert_eq!(notes[0].source, "a.json");
+    // Alone, a file without tasks says what to do.
+    let e = import(r#"{"global": {"duration": 1}}"#, "g.json", "g")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("give every file of a split workload to one import"),
+        "{e}"
+    );
+}
+
+/// rt-app's `cpufreq_governor_efficiency/dvfs.json`: a timer phase then a run phase, ten
+/// rounds. rt-app's timer keeps one clock across phases: it fires at 1.2 s, 2.4 s, ... and
+/// the thread ends after the tenth run, at 12.9 s (the importer gave 21.0 s when each phase
+/// restarted the timer).
+#[test]
+fn a_timer_keeps_its_clock_across_phases() {
+    let (t, notes) = ok(r#"{"tasks": {"thread": {"loop": 10, "phases": {
+        "sleeping": {"loop": 1, "timer": {"ref": "tick", "period": 1200000}},
+        "running": {"loop": 1, "run": 900000}}}}}"#);
+    let task = &t.tasks[0];
+    assert_eq!(
+        task.frames,
+        Some(FrameSpec {
+            period_ns: 1_200_000_000,
+            work_ns: 900_000_000,
+            deadline_ns: None,
+            count: 10
+        })
+    );
+    // The first frame starts when the timer first fires.
+    assert_eq!(task.start_ns, 1_200_000_000);
+    assert!(notes.is_empty(), "{notes:?}");
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let report = util::replay_on(&machine, &t, "hybridland", &[], None);
+    assert_eq!(report.summary.makespan_ns, 12_900_000_000);
+    // A timer between runs is a sleep to its next firing, counted from its last one across
+    // the phases: 2 ms run, timer (10 ms), 5 ms run: 8 ms sleep the first round, 3 ms after.
+    let (t, _) = ok(r#"{"tasks": {"a": {"loop": 4, "phases": {
+        "p": {"run": 2000, "timer": {"ref": "unique", "period": 10000}},
+        "q": {"run": 5000}}}}}"#);
+    assert_eq!(
+        t.tasks[0].phases,
+        [
+            Phase::RunNs(2_000_000),
+            Phase::SleepNs(8_000_000),
+            Phase::RunNs(5_000_000),
+            Phase::Loop(LoopSpec {
+                times: 3,
+                phases: vec![
+                    Phase::RunNs(2_000_000),
+                    Phase::SleepNs(3_000_000),
+                    Phase::RunNs(5_000_000)
+                ]
+            })
+        ]
+    );
+}
+
+/// rt-app's `tutorial/example9.json`: thread3 forks thread1 in its first phase and thread2
+/// (instance 0: only ever forked) in its second, once (loop 1).
+#[test]
+fn a_fork_starts_the_forked_thread_where_the_fork_is() {
+    let (t, notes) = ok(r#"{"global": {"duration": 2}, "tasks": {
+        "thread1": {"phases": {"phase1": {"run": 10000, "sleep": 10000}}},
+        "thread2": {"instance": 0, "phases": {"phase1": {"run": 20000, "sleep": 20000}}},
+        "thread3": {"loop": 1, "phases": {
+            "phase1": {"fork": "thread1", "run": 10000, "sleep": 10000},
+            "phase2": {"fork": "thread2", "run": 20000, "sleep": 20000}}}}}"#);
+    let starts: Vec<(&str, u32, u64)> = t
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.copies, t.start_ns))
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            ("thread1", 1, 0),
+            ("thread3", 1, 0),
+            ("thread1-forked1", 1, 0),
+            ("thread2-forked1", 1, 20_000_000)
+        ]
+    );
+    // thread3 runs its whole count: both phases once.
+    assert_eq!(
+        t.tasks[1].phases,
+        [
+            Phase::RunNs(10_000_000),
+            Phase::SleepNs(10_000_000),
+            Phase::RunNs(20_000_000),
+            Phase::SleepNs(20_000_000)
+        ]
+    );
+    // The forked thread runs: it replays with its own run time.
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let report = util::replay_on(&machine, &t, "hybridland", &[], None);
+    let forked = report
+        .tasks
+        .iter()
+        .find(|r| r.name.starts_with("thread2-forked1"))
+        .unwrap_or_else(|| panic!("{:?}", report.tasks));
+    assert!(
+        forked.ran_performance_ns + forked.ran_efficiency_ns > 0,
+        "{forked:?}"
+    );
+    assert!(notes.iter().all(|n| n.feature == "fork"), "{notes:?}");
+    let e = err(r#"{"tasks": {"a": {"loop": 1, "run": 1, "fork": "nobody"}}}"#);
+    assert!(e.contains("forks \"nobody\", which is not a task"), "{e}");
+    let e = err(r#"{"global": {"duration": 100}, "tasks": {"a": {"run": 1, "fork": "a"}}}"#);
+    assert!(e.contains("more than 1024 times"), "{e}");
+}
+
+/// rt-app's `mp3-long.json` runs a 300 us thread for 600 s: two million rounds, more than a
+/// trace loop holds, folded into a loop of loops.
+#[test]
+fn rounds_past_the_loop_limit_fold() {
+    let (t, _) = ok(r#"{"global": {"duration": 600}, "tasks": {"a": {"run": 300}}}"#);
+    let Phase::Loop(outer) = &t.tasks[0].phases[0] else {
+        panic!("{:?}", t.tasks[0].phases)
+    };
+    assert_eq!(outer.times, 2);
+    assert_eq!(
+        outer.phases,
+        [Phase::Loop(LoopSpec {
+            times: 1_000_000,
+            phases: vec![Phase::RunNs(300_000)]
+        })]
+    );
+}
+
+#[test]
+fn batch_policy_and_the_older_grammar() {
+    let (t, notes) =
+        ok(r#"{"tasks": {"a": {"loop": 1, "run": 1, "policy": "SCHED_BATCH", "priority": 5}}}"#);
+    assert_eq!(t.tasks[0].weight, 33);
+    assert_eq!(keys(&notes), ["a/-/policy"]);
+    // rt-app's first grammar, as doc/examples/merge/ writes it: exec per period.
+    let (t, notes) = ok(r#"{"global": {"duration": 1},
+        "resources": {"m0": {"type": "mutex"}, "w": {"type": "wait"}},
+        "tasks": {"t": {"exec": 1000, "period": 5000, "deadline": 4000,
+            "lock_order": ["w", "m0"], "resources": {"m0": {"duration": 500}}}}}"#);
+    assert_eq!(
+        t.tasks[0].frames,
+        Some(FrameSpec {
+            period_ns: 5_000_000,
+            work_ns: 1_000_000,
+            deadline_ns: Some(4_000_000),
+            count: 200
+        })
+    );
+    let features: Vec<&str> = notes.iter().map(|n| n.feature.as_str()).collect();
+    assert_eq!(features, ["lock_order (wait)", "lock_order (mutex)"]);
+    assert!(
+        err(r#"{"tasks": {"t": {"loop": 1, "exec": 10, "period": 5}}}"#)
+            .contains("longer than the period")
+    );
+}
+
+/// rt-app's template.json: a run, a `"sleep": 0` and a timer, which is still a frame loop.
+#[test]
+fn a_zero_sleep_beside_a_timer_keeps_the_frame_loop() {
+    let (t, notes) = ok(
+        r#"{"global": {"duration": 6}, "tasks": {"thread0": {"loop": -1,
+        "run": 10000, "sleep": 0, "timer": {"ref": "unique", "period": 100000}}}}"#,
+    );
+    assert_eq!(
+        t.tasks[0].frames,
+        Some(FrameSpec {
+            period_ns: 100_000_000,
+            work_ns: 10_000_000,
+            deadline_ns: None,
+            count: 60
+        })
+    );
+    assert!(notes.is_empty(), "{notes:?}");
 }

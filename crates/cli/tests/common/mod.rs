@@ -29,6 +29,22 @@ pub(crate) fn hybrid_sim_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         .expect("run hybrid-sim")
 }
 
+/// `hybrid-sim ARGS` with its standard output going to `/dev/full`, where every write fails
+/// (ENOSPC).
+pub(crate) fn hybrid_sim_to_full(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .stdout(full)
+        .output()
+        .expect("run hybrid-sim")
+}
+
 /// Output bytes as text.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

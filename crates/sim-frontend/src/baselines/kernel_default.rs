@@ -51,51 +51,11 @@
 //! symmetric path that x86 hybrid kernels took before that, with capacity unknown at wake-up.
 
 use super::{policy_rng, pull_from_busiest};
+use crate::asym_capacity::AsymCapacity;
 use crate::sim_policy::{
     Decision, MachineView, Move, PolicyError, QueuedTask, Reason, SimPolicy, Target, TaskView,
 };
 use hybridland_policy::{CpuId, CpuSet, CpuState, Topology};
-
-/// Whether the kernel's asymmetric-capacity wake-up path is taken.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-pub enum AsymCapacity {
-    /// When the machine has CPUs of different capacities.
-    #[default]
-    Auto,
-    /// Always.
-    On,
-    /// Never: the symmetric path, capacity unknown at wake-up.
-    Off,
-}
-
-impl AsymCapacity {
-    /// Parses `auto`, `on` or `off`.
-    pub fn parse(value: &str) -> Option<Self> {
-        match value {
-            "auto" => Some(Self::Auto),
-            "on" => Some(Self::On),
-            "off" => Some(Self::Off),
-            _ => None,
-        }
-    }
-
-    /// Whether the path is active on `topo`.
-    pub fn active(self, topo: &Topology) -> bool {
-        match self {
-            Self::Auto => topo.capacity_levels().len() > 1,
-            Self::On => true,
-            Self::Off => false,
-        }
-    }
-
-    const fn name(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::On => "on",
-            Self::Off => "off",
-        }
-    }
-}
 
 /// Which step of the kernel's path chose the CPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -8,11 +8,12 @@ mod kernel_default;
 mod spread;
 mod summed_capacity;
 
+pub use crate::asym_capacity::AsymCapacity;
 pub use capacity_blind::CapacityBlind;
 pub use count_cluster::CountCluster;
 pub use kernel_default::{
-    AsymCapacity, KernelDefault, KernelStep, Wakeup, fits, misfit_target, select_fork,
-    select_wakeup, smt_balance_target, wake_affine,
+    KernelDefault, KernelStep, Wakeup, fits, misfit_target, select_fork, select_wakeup,
+    smt_balance_target, wake_affine,
 };
 pub use spread::Spread;
 pub use summed_capacity::SummedCapacity;

@@ -135,6 +135,7 @@ impl<'a> Simulation<'a> {
         // Balancing only moves tasks between CPU queues, so ticks run only while one is used.
         self.ensure_tick();
         self.tasks[t].status = Status::Queued;
+        self.tasks[t].queued = true;
         self.cpus[cpu.index()].local.push_back(t);
         self.load[cpu.index()] += 1;
         self.nr_local += 1;
@@ -144,6 +145,7 @@ impl<'a> Simulation<'a> {
         let task = &mut self.tasks[t];
         let key = self.vtime.queue(&mut task.state, self.options.slice_ns);
         task.status = Status::Queued;
+        task.queued = true;
         self.shared.insert((key, self.shared_seq, t));
         self.shared_seq += 1;
     }

@@ -91,6 +91,7 @@ impl<'a> Simulation<'a> {
                     task,
                     step,
                     util,
+                    queued,
                     latency_ns,
                     frame_done,
                 } => {
@@ -102,6 +103,7 @@ impl<'a> Simulation<'a> {
                         task_name: &self.tasks[task].name,
                         step,
                         util,
+                        queued,
                         latency_ns,
                         frame_done,
                     });

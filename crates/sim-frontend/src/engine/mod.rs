@@ -109,6 +109,10 @@ struct Task<'t> {
     placed_util: u16,
     /// The wait before the current run (for run records).
     run_latency: Option<u64>,
+    /// Put in a queue since its last run started; `run_queued` keeps it for the current run
+    /// (for run records).
+    queued: bool,
+    run_queued: bool,
     /// Set just before the stop that completes a frame (for run records).
     frame_done: bool,
 }
@@ -123,6 +127,7 @@ enum Pending {
         /// Taken at the stop: a slice end places the task again within the same event.
         step: Option<Step>,
         util: u16,
+        queued: bool,
         latency_ns: Option<u64>,
         frame_done: bool,
     },

@@ -51,6 +51,10 @@ pub struct RunRecord<'a> {
     pub step: Option<Step>,
     /// The utilisation the policy was given for that placement.
     pub util: u16,
+    /// Whether the task waited in a CPU's or the shared queue before this run (the policy
+    /// queued it, or it yielded its CPU to a waiting task), rather than being put straight
+    /// on an idle CPU.
+    pub queued: bool,
     /// How long the task waited between becoming runnable and this run's start (the
     /// report's wake-up latency sample); `None` when the run continued straight from the
     /// previous one.

@@ -32,6 +32,7 @@ impl<'a> Simulation<'a> {
                 .saturating_add(u128::from(cost) * u128::from(WORK_SCALE));
         }
         task.run_latency = task.runnable_since.take().map(|since| now - since);
+        task.run_queued = core::mem::take(&mut task.queued);
         if let Some(waited) = task.run_latency {
             self.latency.record(waited);
         }
@@ -122,6 +123,7 @@ impl<'a> Simulation<'a> {
                         task: t,
                         step: task.placed_by,
                         util: task.placed_util,
+                        queued: task.run_queued,
                         latency_ns: task.run_latency,
                         frame_done,
                     });

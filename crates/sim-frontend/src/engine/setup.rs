@@ -9,6 +9,7 @@ use crate::event_queue::EventQueue;
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
 use crate::options::SimOptions;
+use crate::replay_limits::ReplayLimits;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
@@ -108,6 +109,8 @@ impl<'a> Simulation<'a> {
                     placed_by: None,
                     placed_util: 0,
                     run_latency: None,
+                    queued: false,
+                    run_queued: false,
                     frame_done: false,
                     migrations: 0,
                     wakeups: 0,

@@ -1,7 +1,14 @@
-//! Scheduler recordings turned into a [`Trace`]: the text that `trace-cmd report` and
-//! `/sys/kernel/tracing/trace` print (with or without the `(tgid)` column, `success=1` or
-//! not) and `perf sched script` (raw `prev_comm=` fields or its `comm:pid [prio] S ==> ...`
-//! form).
+//! Scheduler recordings turned into a [`Trace`]: the text that `/sys/kernel/tracing/trace`
+//! prints (with or without the `(tgid)` column), `trace-cmd report` in its current form (the
+//! sched plugin's `COMM:PID [PRIO] S ==> COMM:PID [PRIO]` and `COMM:PID [PRIO] success=1
+//! CPU:003`), its older form and `-N` (`prev_comm=.. prev_state=S ==> next_comm=..`,
+//! `comm=.. pid=.. success=1 target_cpu=..`), `-R` (raw fields, numeric `prev_state`), and
+//! `perf script` / `perf sched script` in either switch form, with or without call chains
+//! (address lines indented under an event are skipped).
+//!
+//! `prev_state` is read as the kernel prints it: `R` or `R+` (and a number with none of the
+//! TASK_REPORT bits, such as 0, 256 or 4096) is a preemption, the task stays runnable; every
+//! other state is a sleep.
 //!
 //! Per task (every pid but 0, the idle task): each stretch from being switched in to being
 //! switched out is a run burst, turned into reference work by the capacity of the CPU it ran
@@ -101,6 +108,8 @@ pub fn import(
     let mut timeline = TimelineBuilder::new(topo);
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_ns = 0u64;
+    // Whether the line before was an event: only then may an indented line be a call chain.
+    let mut after_event = false;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -108,12 +117,19 @@ pub fn import(
             continue;
         }
         let Some(ev) = parse_line(line) else {
+            // A comm may be all hex digits (`dd`), so an event line is tried first.
+            if after_event && raw.starts_with(char::is_whitespace) && is_stack_frame(line) {
+                continue;
+            }
             return Err(err(
                 n,
-                "not an event line (`COMM-PID [CPU] ... SECONDS: EVENT: FIELDS`), a comment or a header"
+                "not an event line: expected `COMM-PID [CPU] ... SECONDS: EVENT: FIELDS` (tracefs, \
+                 trace-cmd) or perf script's `COMM PID [CPU] SECONDS: EVENT: FIELDS`, a call-chain line \
+                 indented under an event (`ADDRESS SYMBOL (DSO)`), a `#` comment or a header"
                     .into(),
             ));
         };
+        after_event = true;
         if !USED.contains(&ev.event) {
             *skipped.entry(ev.event.to_owned()).or_default() += 1;
             continue;
@@ -145,26 +161,36 @@ pub fn import(
                         format!("sched_switch fields do not parse: `{}`", ev.fields),
                     )
                 })?;
+                let runnable = state_is_runnable(&prev.state).ok_or_else(|| {
+                    err(
+                        n,
+                        format!(
+                            "sched_switch prev_state `{}` is neither the kernel's state letters \
+                             (R, R+, S, D, T, t, X, Z, P, I) nor a number",
+                            prev.state
+                        ),
+                    )
+                })?;
                 if prev.pid != 0 {
-                    timeline.switch_out(prev.pid, &prev.comm, now, prev.state.starts_with('R'));
+                    timeline.switch_out(prev.pid, &prev.comm, now, runnable);
                 }
                 if next.pid != 0 {
                     timeline.switch_in(next.pid, &next.comm, now, ev.cpu);
                 }
             }
             "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
-                let f = fields(ev.fields);
-                let (Some(comm), Some(pid)) = (
-                    f.get("comm"),
-                    f.get("pid").and_then(|p| p.parse::<u32>().ok()),
-                ) else {
+                let Some((comm, pid)) = parse_wakeup(ev.fields) else {
                     return Err(err(
                         n,
-                        format!("{} needs comm= and pid=: `{}`", ev.event, ev.fields),
+                        format!(
+                            "{} fields do not parse: expected `comm=NAME pid=PID ...` or \
+                             `NAME:PID [PRIO] ...`, got `{}`",
+                            ev.event, ev.fields
+                        ),
                     ));
                 };
                 if pid != 0 {
-                    timeline.wakeup(pid, comm, now);
+                    timeline.wakeup(pid, &comm, now);
                 }
             }
             "sched_migrate_task" => {
@@ -308,8 +334,10 @@ struct SwitchSide {
     state: String,
 }
 
-/// `prev_comm=.. prev_pid=.. prev_prio=.. prev_state=.. ==> next_comm=.. next_pid=.. ..` or
-/// perf's `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]`.
+/// `prev_comm=.. prev_pid=.. prev_prio=.. prev_state=.. ==> next_comm=.. next_pid=.. ..`
+/// (tracefs, older trace-cmd, `trace-cmd report -N`; `-R` prints the same fields without the
+/// `==>`), or the sched plugin's `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]` (current
+/// trace-cmd and perf).
 fn parse_switch(s: &str) -> Option<(SwitchSide, SwitchSide)> {
     let f = fields(s);
     if let (Some(pc), Some(pp), Some(nc), Some(np)) = (
@@ -358,4 +386,111 @@ fn parse_switch(s: &str) -> Option<(SwitchSide, SwitchSide)> {
             state: String::new(),
         },
     ))
+}
+
+/// `comm=NAME pid=PID ...` (tracefs, `-N`, `-R`), or the sched plugin's
+/// `NAME:PID [PRIO] [success=1] CPU:NNN` (current trace-cmd and perf).
+fn parse_wakeup(s: &str) -> Option<(String, u32)> {
+    let f = fields(s);
+    if let (Some(comm), Some(pid)) = (f.get("comm"), f.get("pid")) {
+        return Some(((*comm).to_owned(), pid.parse().ok()?));
+    }
+    let open = s.rfind(" [")?;
+    let who = &s[..open];
+    let tail = &s[open + 2..];
+    tail.find(']')?;
+    let colon = who.rfind(':')?;
+    let comm = who[..colon].trim();
+    if comm.is_empty() {
+        return None;
+    }
+    Some((comm.to_owned(), who[colon + 1..].trim().parse().ok()?))
+}
+
+/// Whether a switched-out task stays runnable (was preempted) rather than blocking.
+///
+/// Letters as the kernel prints them: `R` and `R+` (preempted) are runnable, every other state
+/// (`S`, `D`, `I`, `T`, `X`, `Z`, ... and combinations such as `D|K`) blocks. A number is the
+/// raw field (`trace-cmd report -R`, old kernels): its low 8 bits are the kernel's reported
+/// states (TASK_REPORT: 1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P, 128 I); with none of them set
+/// the task was running, whatever preemption flag is above them (256, TASK_REPORT_MAX, since
+/// 4.14; 4096 or 2048, TASK_STATE_MAX, before). `None` for anything else.
+fn state_is_runnable(state: &str) -> Option<bool> {
+    let state = state.trim();
+    if state.is_empty() {
+        return None;
+    }
+    if state.bytes().all(|b| b.is_ascii_digit()) {
+        let v: u64 = state.parse().ok()?;
+        return Some(v & 0xff == 0);
+    }
+    if let Some(hex) = state.strip_prefix("0x") {
+        let v = u64::from_str_radix(hex, 16).ok()?;
+        return Some(v & 0xff == 0);
+    }
+    let letters_ok = state.bytes().all(|b| b"RSDTtXZPIKWNx+|".contains(&b));
+    if !letters_ok {
+        return None;
+    }
+    Some(state.starts_with('R'))
+}
+
+/// A perf call-chain line: a hex address, then a symbol (`ffffffff8108a3c5 __schedule+0x2b5
+/// ([kernel.kallsyms])`).
+fn is_stack_frame(line: &str) -> bool {
+    let mut parts = line.split_whitespace();
+    let Some(addr) = parts.next() else {
+        return false;
+    };
+    !addr.is_empty() && addr.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn numeric_states_follow_task_report() {
+        // Running, preempted on 4.14+ (TASK_REPORT_MAX), and before (TASK_STATE_MAX).
+        for s in ["0", "256", "4096", "2048", "R", "R+"] {
+            assert_eq!(state_is_runnable(s), Some(true), "{s}");
+        }
+        for s in [
+            "1", "2", "128", "4097", "0x402", "S", "D", "I", "D|K", "X", "Z",
+        ] {
+            assert_eq!(state_is_runnable(s), Some(false), "{s}");
+        }
+        for s in ["", "sleeping", "-1", "0xzz"] {
+            assert_eq!(state_is_runnable(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn wakeups_in_both_forms() {
+        assert_eq!(
+            parse_wakeup("comm=a b pid=12 prio=120 target_cpu=003"),
+            Some(("a b".into(), 12))
+        );
+        assert_eq!(
+            parse_wakeup("kworker/2:1:83 [120] success=1 CPU:002"),
+            Some(("kworker/2:1".into(), 83))
+        );
+        assert_eq!(
+            parse_wakeup("sh:160 [120] CPU:007"),
+            Some(("sh".into(), 160))
+        );
+        assert_eq!(parse_wakeup("sh [120] CPU:007"), None);
+        assert_eq!(parse_wakeup(":5 [120]"), None);
+    }
+
+    #[test]
+    fn stack_frames_are_hex_then_symbol() {
+        assert!(is_stack_frame(
+            "ffffffff8108a3c5 __schedule+0x2b5 ([kernel.kallsyms])"
+        ));
+        assert!(is_stack_frame(
+            "7f2a3c4b5d6e [unknown] (/usr/lib/libc.so.6)"
+        ));
+        assert!(!is_stack_frame("sh 159 [002] 5.2: sched:sched_switch: a"));
+    }
 }

@@ -163,6 +163,79 @@ pub(crate) fn strip_comments(text: &str) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// What rt-app's parser (json-c, not strict) and its `workgen` accept beyond JSON, turned
+/// into JSON: comments blanked out ([`strip_comments`]), a trailing comma before `}` or `]`
+/// blanked out, and a bare string where an object member belongs (`"suspend",`, which
+/// `workgen` used to complete with the thread's name) given the value `null`. Line numbers
+/// stay those of the file as written.
+pub(crate) fn lenient(text: &str) -> String {
+    let clean = strip_comments(text);
+    let bytes = clean.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    // Open containers: b'{' or b'['; and, for the innermost object, whether a key comes next.
+    let mut stack: Vec<u8> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    let next_solid = |from: usize| {
+        let mut j = from;
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        (j, bytes.get(j).copied())
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(bytes.len());
+                out.extend_from_slice(&bytes[start..i]);
+                if expect_key && stack.last() == Some(&b'{') {
+                    expect_key = false;
+                    let (_, after) = next_solid(i);
+                    if matches!(after, Some(b',' | b'}')) {
+                        out.extend_from_slice(b": null");
+                    }
+                }
+                continue;
+            }
+            b'{' => {
+                stack.push(b'{');
+                expect_key = true;
+            }
+            b'[' => {
+                stack.push(b'[');
+                expect_key = false;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+            }
+            b',' => {
+                let (_, after) = next_solid(i + 1);
+                if matches!(after, Some(b'}' | b']')) {
+                    out.push(b' ');
+                    i += 1;
+                    continue;
+                }
+                expect_key = stack.last() == Some(&b'{');
+            }
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+    }
+    // Only ASCII was inserted or replaced, outside strings: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -184,5 +257,26 @@ mod test {
         let n: Node = serde_json::from_str(&s).unwrap();
         assert_eq!(n.get("a"), Some(&Node::Str("//not".into())));
         assert_eq!(n.get("b"), Some(&Node::Int(1)));
+    }
+
+    #[test]
+    fn lenient_takes_trailing_commas_and_bare_members() {
+        let text = "{\n \"t\": {\"suspend\",\n \"run\": 5, \"a\": [1, 2,],\n \"s\": \"x,}\",\n \"resume\" },\n}";
+        let s = lenient(text);
+        assert_eq!(s.lines().count(), text.lines().count());
+        let n: Node = serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"));
+        let t = n.get("t").unwrap();
+        let Node::Obj(m) = t else { panic!() };
+        let keys: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["suspend", "run", "a", "s", "resume"]);
+        assert_eq!(t.get("suspend"), Some(&Node::Null));
+        assert_eq!(
+            t.get("a"),
+            Some(&Node::Arr(vec![Node::Int(1), Node::Int(2)]))
+        );
+        assert_eq!(t.get("s"), Some(&Node::Str("x,}".into())));
+        // Strict JSON passes through unchanged.
+        let strict = "{\"a\": [1, {\"b\": \"c\"}], \"d\": null}";
+        assert_eq!(lenient(strict), strict);
     }
 }

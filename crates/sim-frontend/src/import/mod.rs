@@ -10,4 +10,5 @@
 pub mod ftrace;
 mod json_tree;
 pub mod rt_app;
-pub mod timeline;
+/// The builder, in the trace crate (the live recorder shares it), at its old path.
+pub use hybridland_trace::builder as timeline;

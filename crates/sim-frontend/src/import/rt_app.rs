@@ -1,34 +1,46 @@
 //! rt-app workloads (the JSON files of rt-app and its `workgen`, as its `doc/tutorial.txt`
 //! describes them) turned into a [`Trace`].
 //!
+//! Read as rt-app reads them: comments, trailing commas, a key written twice (kept in order,
+//! as `workgen` numbers them), the bare `"suspend",` shorthand, event keys known by their
+//! prefix (`run0`, `sleep_long`), and keys rt-app does not know ignored (and noted). Several
+//! files merge as rt-app's `merge.py` merges them ([`import_files`]). The older grammar of
+//! rt-app's first releases (`exec`, `period`, `deadline`, `lock_order`, as the files of its
+//! `doc/examples/merge/` use) reads too.
+//!
 //! | rt-app | trace |
 //! |---|---|
-//! | `global.duration` (s, -1 = none) | `duration_ns` |
-//! | task key | task `name`; `instance` → `copies` (0: no thread, the task is left out) |
+//! | `global.duration` (s, -1 = none) | `duration_ns` ([`RtAppOptions::duration_ns`] replaces it) |
+//! | task key | task `name`; `instance` → `copies` (0: no thread at the start, only forks) |
 //! | `delay` (µs) | `start_ns` |
 //! | `cpus: [0, 2]` | `allowed_cpus: "0,2"` |
-//! | `priority` under `SCHED_OTHER` (nice -20..=19) | `weight`: the kernel's nice weight on the cgroup `cpu.weight` scale (nice 0 = 100) |
+//! | `priority` under `SCHED_OTHER`/`SCHED_BATCH` (nice -20..=19) | `weight`: the kernel's nice weight on the cgroup `cpu.weight` scale (nice 0 = 100) |
 //! | `util_min` / `util_max` (uclamp) | `util`: the estimated utilisation clamped to them |
 //! | `run` (µs of calibrated loops: fixed work) | `run_ns` (reference work, so it scales with capacity) |
 //! | `runtime` (µs of wall time) | `run_ns`, *approximated*: exact on a capacity-1024 CPU |
+//! | `mem`, `iorun`, `memrun` | `run_ns` at the documented memory speeds, *approximated* |
 //! | `sleep` (µs) | `sleep_ns` |
-//! | one phase of runs ending in a `timer` | a frame loop: `period_ns` = the timer's period, `work_ns` = the runs |
-//! | `timer` anywhere else | a sleep of the period minus the work and sleeps before it, *approximated* |
+//! | a task whose every round is runs and one timer, first or last | a frame loop: `period_ns` = the timer's period, `work_ns` = the runs |
+//! | `timer` anywhere else | a sleep to its next firing, its clock kept across phases and rounds as rt-app keeps it; *approximated*: the runs before it take their reference time |
+//! | `fork` | a task of the forked thread starting where the forking one reaches the fork at reference speed |
 //! | phase `loop` / task `loop` (-1 = until `global.duration`) | `loop` phases |
+//! | legacy `exec` / `period` / `deadline` | a frame loop |
 //!
-//! Event keys may carry a number (`run0`, `sleep1`) and may repeat, as `workgen` allows; they
-//! run in the order written. Every event or property the model has no counterpart for (`lock`,
-//! `barrier`, `fork`, `taskgroup`, real-time policies, a per-phase change of affinity...) is
-//! returned in [`RtAppImport::unmodelled`] with its task and phase, never silently dropped.
+//! What the model has no counterpart for yet (`lock`/`unlock` contention, `barrier` waits,
+//! `suspend`/`resume`, `signal`/`wait`, `sem_post`/`sem_wait`: a wake-up by another thread
+//! needs a waker in the trace format; `taskgroup`, `nodes_membind`, real-time policies, a
+//! per-phase change of affinity...) is returned in [`RtAppImport::unmodelled`] with its file,
+//! task and phase, never silently dropped.
 
-use super::json_tree::{Node, strip_comments};
-use crate::json_error::strip_position;
-use crate::trace::{
-    FrameSpec, LoopSpec, MAX_FRAMES, MAX_LOOP_TIMES, Phase, TRACE_VERSION, TaskSpec, Trace,
-    TraceError,
-};
+mod merge;
+mod steps;
+
+use super::json_tree::{Node, lenient};
+use crate::trace::{FrameSpec, MAX_FRAMES, TRACE_VERSION, TaskSpec, Trace, TraceError};
 use core::fmt;
+use hybridland_trace::json_error::strip_position;
 use serde::Serialize;
+use steps::{Event, Step, TimerState, Times};
 
 /// The kernel's `sched_prio_to_weight`, nice -20 to 19.
 const NICE_TO_WEIGHT: [u32; 40] = [
@@ -37,23 +49,22 @@ const NICE_TO_WEIGHT: [u32; 40] = [
     70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
-/// rt-app events the simulator has no counterpart for: they synchronise threads or touch
-/// memory and devices, which the model does not have.
-const UNMODELLED_EVENTS: [&str; 13] = [
-    "lock", "unlock", "wait", "signal", "broad", "sync", "barrier", "suspend", "resume", "mem",
-    "iorun", "yield", "fork",
+/// rt-app's events by the prefix of their key, in the order its parser tries them
+/// (`rt-app_parse_config.c`: `runtime` before `run`, `memrun` before `mem`).
+const EVENT_PREFIXES: [&str; 20] = [
+    "sleep", "runtime", "run", "memrun", "mem", "iorun", "lock", "unlock", "signal", "broad",
+    "wait", "sync", "barrier", "timer", "resume", "suspend", "yield", "fork", "sem_post",
+    "sem_wait",
 ];
 
-/// Properties that change how the kernel treats a thread in ways the model does not have.
-const UNMODELLED_PROPERTIES: [&str; 8] = [
+/// Properties rt-app reads that change how the kernel treats a thread in ways the model does
+/// not have.
+const UNMODELLED_PROPERTIES: [&str; 5] = [
     "taskgroup",
-    "hold_ns",
+    "nodes_membind",
     "dl-runtime",
     "dl-period",
     "dl-deadline",
-    "period",
-    "deadline",
-    "nice",
 ];
 
 /// `global` keys that only steer rt-app itself (logs, calibration, memory locking): nothing to
@@ -78,6 +89,38 @@ const GLOBAL_KEYS: [&str; 14] = [
 /// The scheduling attributes a phase may change.
 const ATTRIBUTES: [&str; 5] = ["cpus", "priority", "policy", "util_min", "util_max"];
 
+/// Bytes per reference ns that `mem` (memset), `iorun` (write to the I/O device) and
+/// `memrun` `read`/`write` move: 10 GB/s, a core streaming through its caches. A documented
+/// guess, not a calibration.
+pub const MEM_BYTES_PER_NS: u64 = 10;
+
+/// Reference ns per step of a `memrun` `chase` (a dependent load that misses the L1): a
+/// documented guess, not a calibration.
+pub const MEM_CHASE_NS_PER_STEP: u64 = 5;
+
+/// Forked threads one import may create, as rt-app's own `FORKS_LIMIT` per fork.
+pub const MAX_FORKS: usize = 1024;
+
+/// Fork generations followed (a forked thread that forks...).
+const MAX_FORK_DEPTH: usize = 16;
+
+/// One rt-app file to import.
+#[derive(Copy, Clone, Debug)]
+pub struct RtAppSource<'a> {
+    /// File name, for errors and notes.
+    pub name: &'a str,
+    /// Its text.
+    pub text: &'a str,
+}
+
+/// What the command line adds to the files.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RtAppOptions {
+    /// The run's length, replacing `global.duration`: what rt-app's `loop: -1` runs until
+    /// when the file gives no duration (rt-app itself runs until stopped).
+    pub duration_ns: Option<u64>,
+}
+
 /// An imported workload and what of it the trace cannot say.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RtAppImport {
@@ -90,12 +133,16 @@ pub struct RtAppImport {
 /// One rt-app event or property the trace could not express exactly.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Unmodelled {
+    /// The file it is in.
+    pub source: String,
     /// The rt-app task (thread object) name.
     pub task: String,
     /// The phase, when the key sits in one (a task without `phases` has none).
     pub phase: Option<String>,
     /// The key as written (`lock0`, `taskgroup`).
     pub key: String,
+    /// The rt-app feature: the event the key is (`lock` for `lock0`) or the key itself.
+    pub feature: String,
     /// What became of it.
     pub treatment: Treatment,
 }
@@ -110,23 +157,80 @@ pub enum Treatment {
     Approximated(String),
 }
 
+impl Treatment {
+    fn text(&self) -> (&'static str, &str) {
+        match self {
+            Self::Dropped(why) => ("dropped", why),
+            Self::Approximated(how) => ("approximated", how),
+        }
+    }
+}
+
 impl fmt::Display for Unmodelled {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "task \"{}\"", self.task)?;
         if let Some(p) = &self.phase {
             write!(f, " phase \"{p}\"")?;
         }
-        match &self.treatment {
-            Treatment::Dropped(why) => write!(f, ": {} dropped ({why})", self.key),
-            Treatment::Approximated(how) => write!(f, ": {} approximated ({how})", self.key),
+        let (what, why) = self.treatment.text();
+        write!(f, ": {} {what} ({why})", self.key)
+    }
+}
+
+/// The notes as one line per task: `FILE: task "T": FEATURE dropped|approximated (WHY) [in
+/// phases ...]; ...`, tasks and features in file order, each feature and reason once.
+pub fn summary_lines(notes: &[Unmodelled]) -> Vec<String> {
+    let mut tasks: Vec<(&str, &str)> = Vec::new();
+    for n in notes {
+        if !tasks.contains(&(n.source.as_str(), n.task.as_str())) {
+            tasks.push((n.source.as_str(), n.task.as_str()));
         }
     }
+    tasks
+        .iter()
+        .map(|&(source, task)| {
+            let mut items: Vec<(&str, &Treatment, Vec<&str>)> = Vec::new();
+            for n in notes
+                .iter()
+                .filter(|n| n.source == source && n.task == task)
+            {
+                let phase = n.phase.as_deref();
+                match items
+                    .iter_mut()
+                    .find(|(f, t, _)| *f == n.feature && **t == n.treatment)
+                {
+                    Some((_, _, phases)) => {
+                        if let Some(p) = phase {
+                            if !phases.contains(&p) {
+                                phases.push(p);
+                            }
+                        }
+                    }
+                    None => items.push((&n.feature, &n.treatment, phase.into_iter().collect())),
+                }
+            }
+            let parts: Vec<String> = items
+                .iter()
+                .map(|(feature, t, phases)| {
+                    let (what, why) = t.text();
+                    let at = if phases.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [phases {}]", phases.join(", "))
+                    };
+                    format!("{feature} {what} ({why}){at}")
+                })
+                .collect();
+            format!("{source}: task \"{task}\": {}", parts.join("; "))
+        })
+        .collect()
 }
 
 /// Why an rt-app file cannot be imported. Every variant names the file and the place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RtAppError {
-    /// Not JSON (after comments are removed), or truncated.
+    /// Not JSON even as rt-app reads it (comments, trailing commas, bare members), or
+    /// truncated.
     #[error("{source_name}:{line}:{column}: {message}")]
     Syntax {
         /// File name.
@@ -154,63 +258,103 @@ pub enum RtAppError {
 }
 
 /// Whether `text` reads as an rt-app file rather than a trace: a top-level `tasks` object
-/// (a trace's `tasks` is an array), or a `global` object and no `version`.
+/// (a trace's `tasks` is an array), or a `global` or `resources` object and no `version`.
 pub fn is_rt_app(text: &str) -> bool {
-    let Ok(Node::Obj(top)) = serde_json::from_str::<Node>(&strip_comments(text)) else {
+    let Ok(Node::Obj(top)) = serde_json::from_str::<Node>(&lenient(text)) else {
         return false;
     };
     let has = |key: &str| top.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     matches!(has("tasks"), Some(Node::Obj(_)))
-        || (matches!(has("global"), Some(Node::Obj(_))) && has("version").is_none())
+        || ((matches!(has("global"), Some(Node::Obj(_)))
+            || matches!(has("resources"), Some(Node::Obj(_))))
+            && has("version").is_none())
 }
 
-/// Imports an rt-app file. `source_name` goes into errors, `trace_name` becomes the trace's
+/// Imports one rt-app file. `source_name` goes into errors, `trace_name` becomes the trace's
 /// `name`.
 pub fn import(text: &str, source_name: &str, trace_name: &str) -> Result<RtAppImport, RtAppError> {
-    let clean = strip_comments(text);
-    let root: Node = serde_json::from_str(&clean).map_err(|e| RtAppError::Syntax {
-        source_name: source_name.to_owned(),
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e.to_string()),
-    })?;
+    import_files(
+        &[RtAppSource {
+            name: source_name,
+            text,
+        }],
+        trace_name,
+        RtAppOptions::default(),
+    )
+}
+
+/// Imports rt-app files merged into one workload, as rt-app's `merge.py` merges them.
+pub fn import_files(
+    sources: &[RtAppSource<'_>],
+    trace_name: &str,
+    options: RtAppOptions,
+) -> Result<RtAppImport, RtAppError> {
+    let mut merged = merge::Merged::default();
+    for src in sources {
+        let root: Node =
+            serde_json::from_str(&lenient(src.text)).map_err(|e| RtAppError::Syntax {
+                source_name: src.name.to_owned(),
+                line: e.line(),
+                column: e.column(),
+                message: strip_position(&e.to_string()),
+            })?;
+        let Node::Obj(top) = &root else {
+            return Err(RtAppError::Invalid {
+                source_name: src.name.to_owned(),
+                path: "(top)".into(),
+                message: format!("must be an object, got {}", root.kind()),
+            });
+        };
+        merge::add(&mut merged, top, src.name).map_err(|(path, message)| RtAppError::Invalid {
+            source_name: src.name.to_owned(),
+            path,
+            message,
+        })?;
+    }
+    let names: Vec<&str> = sources.iter().map(|s| s.name).collect();
+    let all_names = names.join(" + ");
     let mut cx = Importer {
-        source: source_name,
+        source: sources
+            .first()
+            .map_or_else(String::new, |s| s.name.to_owned()),
         notes: Vec::new(),
         duration_ns: None,
         default_policy: "SCHED_OTHER".to_owned(),
+        resources: Vec::new(),
+        shared_timers: Vec::new(),
     };
-    let Node::Obj(top) = &root else {
-        return Err(cx.invalid("(top)", format!("must be an object, got {}", root.kind())));
-    };
-    for (key, value) in top {
-        match key.as_str() {
-            "global" => cx.global(value)?,
-            "tasks" | "resources" => {}
-            other => {
-                return Err(cx.invalid(
-                    other,
-                    "is not an rt-app top-level object (tasks, global, resources)".into(),
-                ));
-            }
-        }
+    for m in &merged.global {
+        m.file.clone_into(&mut cx.source);
+        cx.global(&m.name, &m.value)?;
     }
-    let Some(tasks) = root.get("tasks") else {
+    if options.duration_ns.is_some() {
+        cx.duration_ns = options.duration_ns;
+    }
+    for m in &merged.resources {
+        let kind = match m.value.get("type") {
+            Some(Node::Str(t)) => t.clone(),
+            _ => String::new(),
+        };
+        cx.resources.push((m.name.clone(), kind));
+    }
+    if !merged.has_tasks {
+        all_names.clone_into(&mut cx.source);
         return Err(cx.invalid(
             "tasks",
-            "is missing: an rt-app file needs a tasks object".into(),
+            "is missing: an rt-app workload needs a tasks object (give every file of a split \
+             workload to one import)"
+                .into(),
         ));
-    };
-    let Node::Obj(tasks) = tasks else {
-        return Err(cx.invalid("tasks", format!("must be an object, got {}", tasks.kind())));
-    };
-    let mut specs = Vec::new();
-    for (name, task) in tasks {
-        if let Some(spec) = cx.task(name, task)? {
-            specs.push(spec);
-        }
     }
+    let mut models = Vec::new();
+    for m in &merged.tasks {
+        m.file.clone_into(&mut cx.source);
+        models.push(cx.task(&m.name, &m.value)?);
+    }
+    cx.note_shared_timers(&models);
+    let specs = cx.with_forks(&models)?;
     if specs.is_empty() {
+        all_names.clone_into(&mut cx.source);
         return Err(cx.invalid(
             "tasks",
             "creates no thread (every instance is 0 or none given)".into(),
@@ -219,36 +363,26 @@ pub fn import(text: &str, source_name: &str, trace_name: &str) -> Result<RtAppIm
     let trace = Trace {
         version: TRACE_VERSION,
         name: Some(trace_name.to_owned()),
-        description: Some(format!("imported from the rt-app file {source_name}")),
+        description: Some(format!(
+            "imported from the rt-app file(s) {}",
+            names.join(", ")
+        )),
         machine: None,
         seed: 0,
         duration_ns: cx.duration_ns,
         pools: Vec::new(),
         tasks: specs,
     };
-    trace.validate(source_name)?;
+    trace.validate(&all_names)?;
     Ok(RtAppImport {
         trace,
         unmodelled: cx.notes,
     })
 }
 
-/// One event of a phase, in the order written.
-enum Event {
-    Run {
-        ns: u64,
-        wall: bool,
-        key: String,
-    },
-    Sleep {
-        ns: u64,
-    },
-    Timer {
-        period_ns: u64,
-        absolute: bool,
-        shared: bool,
-        key: String,
-    },
+/// rt-app's event for a key, by its prefix.
+fn event_of(key: &str) -> Option<&'static str> {
+    EVENT_PREFIXES.iter().copied().find(|e| key.starts_with(e))
 }
 
 /// A phase as read: its name (none for events written straight in the task), loop count
@@ -260,68 +394,92 @@ struct PhaseIn<'n> {
     events: Vec<Event>,
 }
 
-struct Importer<'s> {
-    source: &'s str,
+/// Where an event is: its task, phase and path in the file.
+#[derive(Copy, Clone)]
+struct Place<'a> {
+    task: &'a str,
+    phase: Option<&'a str>,
+    at: &'a str,
+}
+
+/// A task as built, before forks are placed: its spec (copies = `instance`) and, for
+/// phases, the layout where its forks are.
+struct TaskModel {
+    spec: TaskSpec,
+    /// `instance` of the file; 0 leaves the task to forks.
+    instance: u32,
+    /// Forks by target, with reference ns from the thread's start.
+    forks: Vec<(String, u64)>,
+    /// The file the task came from.
+    source: String,
+}
+
+struct Importer {
+    source: String,
     notes: Vec<Unmodelled>,
     duration_ns: Option<u64>,
     default_policy: String,
+    /// The `resources` object (name, type), which the older grammar's `lock_order` refers
+    /// to.
+    resources: Vec<(String, String)>,
+    /// Timers whose ref does not start with "unique" (the timer's name in `feature`): rt-app
+    /// shares one clock between every thread naming it.
+    shared_timers: Vec<Unmodelled>,
 }
 
-impl Importer<'_> {
+impl Importer {
     fn invalid(&self, path: &str, message: String) -> RtAppError {
         RtAppError::Invalid {
-            source_name: self.source.to_owned(),
+            source_name: self.source.clone(),
             path: path.to_owned(),
             message,
         }
     }
 
     fn note(&mut self, task: &str, phase: Option<&str>, key: &str, treatment: Treatment) {
+        let feature = event_of(key).unwrap_or(key).to_owned();
         self.notes.push(Unmodelled {
+            source: self.source.clone(),
             task: task.to_owned(),
             phase: phase.map(str::to_owned),
             key: key.to_owned(),
+            feature,
             treatment,
         });
     }
 
-    fn global(&mut self, g: &Node) -> Result<(), RtAppError> {
-        let Node::Obj(members) = g else {
-            return Err(self.invalid("global", format!("must be an object, got {}", g.kind())));
-        };
-        for (key, value) in members {
-            let path = format!("global.{key}");
-            match key.as_str() {
-                "duration" => {
-                    self.duration_ns = match value {
-                        Node::Int(-1) => None,
-                        Node::Int(s) if *s > 0 && *s <= 100_000 => Some(*s as u64 * 1_000_000_000),
-                        _ => {
-                            return Err(self.invalid(
-                                &path,
-                                format!("must be -1 or 1..=100000 seconds, got {}", show(value)),
-                            ));
-                        }
-                    };
-                }
-                "default_policy" => match value {
-                    Node::Str(p) => p.clone_into(&mut self.default_policy),
+    fn global(&mut self, key: &str, value: &Node) -> Result<(), RtAppError> {
+        let path = format!("global.{key}");
+        match key {
+            "duration" => {
+                self.duration_ns = match value {
+                    Node::Int(-1) => None,
+                    Node::Int(s) if *s > 0 && *s <= 100_000 => Some(*s as u64 * 1_000_000_000),
                     _ => {
-                        return Err(
-                            self.invalid(&path, format!("must be a string, got {}", value.kind()))
-                        );
+                        return Err(self.invalid(
+                            &path,
+                            format!("must be -1 or 1..=100000 seconds, got {}", show(value)),
+                        ));
                     }
-                },
-                k if GLOBAL_KEYS.contains(&k) => {}
+                };
+            }
+            "default_policy" => match value {
+                Node::Str(p) => p.clone_into(&mut self.default_policy),
                 _ => {
-                    return Err(self.invalid(&path, "is not an rt-app global key".into()));
+                    return Err(
+                        self.invalid(&path, format!("must be a string, got {}", value.kind()))
+                    );
                 }
+            },
+            k if GLOBAL_KEYS.contains(&k) => {}
+            _ => {
+                return Err(self.invalid(&path, "is not an rt-app global key".into()));
             }
         }
         Ok(())
     }
 
-    fn task(&mut self, name: &str, task: &Node) -> Result<Option<TaskSpec>, RtAppError> {
+    fn task(&mut self, name: &str, task: &Node) -> Result<TaskModel, RtAppError> {
         let base = format!("tasks.{name}");
         let Node::Obj(members) = task else {
             return Err(self.invalid(&base, format!("must be an object, got {}", task.kind())));
@@ -330,14 +488,14 @@ impl Importer<'_> {
             None => 1,
             Some(v) => self.int_in(v, &format!("{base}.instance"), 0, i128::from(u32::MAX))? as u32,
         };
-        if instance == 0 {
-            // rt-app's own rule: the structures exist, no thread runs.
-            return Ok(None);
-        }
         let start_ns = match task.get("delay") {
             None => 0,
             Some(v) => self.micros(v, &format!("{base}.delay"))?,
         };
+        let has_phases = task.get("phases").is_some();
+        if !has_phases && task.get("exec").is_some() {
+            return self.legacy_task(name, task, instance, start_ns);
+        }
         let task_loop = match task.get("loop") {
             None => None,
             Some(v) => self.loop_count(v, &format!("{base}.loop"))?,
@@ -361,27 +519,27 @@ impl Importer<'_> {
             }
             None => phases.push(self.phase(name, None, task, &base)?),
         }
-        // Task-level keys that are neither events (read by `phase` above for a task without
-        // `phases`) nor attributes.
+        // Task-level keys beside `phases`: rt-app reads only its properties there.
         for (key, _) in members {
             let k = key.as_str();
             if UNMODELLED_PROPERTIES.contains(&k) {
                 self.note(name, None, k, Treatment::Dropped(property_why(k)));
-            } else if task.get("phases").is_some()
+            } else if has_phases
                 && !ATTRIBUTES.contains(&k)
                 && !["instance", "delay", "loop", "phases"].contains(&k)
             {
-                return Err(self.invalid(
-                    &format!("{base}.{k}"),
-                    "is not a task property; with `phases`, events belong inside a phase".into(),
-                ));
+                let why = if event_of(k).is_some() {
+                    "rt-app runs only the events of `phases` when a task has them"
+                } else {
+                    "not a task property: rt-app ignores keys it does not know"
+                };
+                self.note(name, None, k, Treatment::Dropped(why.into()));
             }
         }
         let attrs = self.attributes(name, task, &phases)?;
-        let copies = instance;
         let mut spec = TaskSpec {
             name: name.to_owned(),
-            copies,
+            copies: instance.max(1),
             start_ns,
             weight: attrs.weight,
             allowed_cpus: attrs.cpus,
@@ -390,10 +548,22 @@ impl Importer<'_> {
             phases: Vec::new(),
             frames: None,
         };
-        if let Some(frames) = self.frames(name, &phases, task_loop, &base)? {
+        let mut forks = Vec::new();
+        if let Some((frames, offset)) = self.frames(name, &phases, task_loop, &base)? {
             spec.frames = Some(frames);
+            spec.start_ns = spec.start_ns.saturating_add(offset);
         } else {
-            spec.phases = self.phase_list(name, &phases, task_loop, &base)?;
+            let layout = self.layout(name, &phases, task_loop, &base)?;
+            let horizon = self.duration_ns.map(|d| d.saturating_sub(start_ns));
+            forks = steps::fork_times(&layout, horizon, MAX_FORKS)
+                .map_err(|t| self.too_many_forks(&base, &t))?;
+            spec.phases = steps::to_phases(&layout);
+            if spec.phases.is_empty() {
+                return Err(self.invalid(
+                    &base,
+                    "has no run, runtime, sleep or timer event above 0: nothing to simulate".into(),
+                ));
+            }
         }
         if attrs.util_min.is_some() || attrs.util_max.is_some() {
             let hint = spec.util_hint();
@@ -401,10 +571,25 @@ impl Importer<'_> {
             let hi = attrs.util_max.unwrap_or(1024);
             spec.util = Some(hint.clamp(lo, hi.max(lo)));
         }
-        Ok(Some(spec))
+        Ok(TaskModel {
+            spec,
+            instance,
+            forks,
+            source: self.source.clone(),
+        })
     }
 
-    /// Reads a phase's loop count and events; notes and skips what cannot be modelled.
+    fn too_many_forks(&self, base: &str, target: &str) -> RtAppError {
+        self.invalid(
+            base,
+            format!(
+                "forks \"{target}\" more than {MAX_FORKS} times before the run ends (rt-app \
+                 stops at its fork limit too): give the loop a count"
+            ),
+        )
+    }
+
+    /// Reads a phase's loop count and events; notes what cannot be modelled exactly.
     fn phase<'n>(
         &mut self,
         task: &str,
@@ -437,46 +622,24 @@ impl Importer<'_> {
                 }
                 continue;
             }
-            match event_name(k) {
-                "run" => events.push(Event::Run {
-                    ns: self.micros(value, &at)?,
-                    wall: false,
-                    key: key.clone(),
-                }),
-                "runtime" => events.push(Event::Run {
-                    ns: self.micros(value, &at)?,
-                    wall: true,
-                    key: key.clone(),
-                }),
-                "sleep" => events.push(Event::Sleep {
-                    ns: self.micros(value, &at)?,
-                }),
-                "timer" => events.push(self.timer(value, &at, key)?),
-                e if UNMODELLED_EVENTS.contains(&e) => self.note(
+            let Some(event) = event_of(k) else {
+                self.note(
                     task,
                     phase,
                     k,
-                    Treatment::Dropped(format!(
-                        "the simulator has no {}",
-                        match e {
-                            "lock" | "unlock" | "wait" | "signal" | "broad" | "sync" =>
-                                "mutexes or condition variables",
-                            "barrier" => "barriers",
-                            "suspend" | "resume" => "cross-thread suspend and resume",
-                            "mem" | "iorun" => "memory or I/O model",
-                            "yield" => "yield",
-                            _ => "fork: every thread starts at its delay",
-                        }
-                    )),
-                ),
-                _ => {
-                    return Err(self.invalid(
-                        &at,
-                        "is not an rt-app event or property (run, runtime, sleep, timer, lock, ...)"
+                    Treatment::Dropped(
+                        "not an rt-app event or property: rt-app ignores keys it does not know"
                             .into(),
-                    ));
-                }
-            }
+                    ),
+                );
+                continue;
+            };
+            let place = Place {
+                task,
+                phase,
+                at: &at,
+            };
+            self.event(place, event, key, value, &mut events)?;
         }
         Ok(PhaseIn {
             name: phase.map(str::to_owned),
@@ -486,7 +649,142 @@ impl Importer<'_> {
         })
     }
 
-    fn timer(&self, value: &Node, at: &str, key: &str) -> Result<Event, RtAppError> {
+    fn event(
+        &mut self,
+        place: Place<'_>,
+        event: &str,
+        key: &str,
+        value: &Node,
+        events: &mut Vec<Event>,
+    ) -> Result<(), RtAppError> {
+        let Place { task, phase, at } = place;
+        let string_ref = |cx: &Self| match value {
+            Node::Str(s) => Ok(s.clone()),
+            other => Err(cx.invalid(
+                at,
+                format!("must be a string naming its resource, got {}", other.kind()),
+            )),
+        };
+        match event {
+            "run" => events.push(Event::Run(self.micros(value, at)?)),
+            "runtime" => {
+                events.push(Event::Run(self.micros(value, at)?));
+                self.note(
+                    task,
+                    phase,
+                    key,
+                    Treatment::Approximated(
+                        "wall time as reference work: longer on a CPU below capacity 1024".into(),
+                    ),
+                );
+            }
+            "sleep" => events.push(Event::Sleep(self.micros(value, at)?)),
+            "timer" => events.push(self.timer(task, phase, value, at, key)?),
+            "mem" | "iorun" => {
+                let bytes = self.count(value, at)?;
+                events.push(Event::Run(bytes / MEM_BYTES_PER_NS));
+                let how = if event == "mem" {
+                    format!(
+                        "a memset of the bytes as work at {MEM_BYTES_PER_NS} bytes per reference ns"
+                    )
+                } else {
+                    format!(
+                        "a write to the I/O device as work at {MEM_BYTES_PER_NS} bytes per \
+                         reference ns; a device that blocks is not modelled"
+                    )
+                };
+                self.note(task, phase, key, Treatment::Approximated(how));
+            }
+            "memrun" => {
+                let kind = match value.get("type") {
+                    Some(Node::Str(t)) => t.clone(),
+                    _ => {
+                        return Err(self.invalid(
+                            &format!("{at}.type"),
+                            "must be \"chase\", \"read\" or \"write\"".into(),
+                        ));
+                    }
+                };
+                let count = match value.get("count") {
+                    Some(v) => self.count(v, &format!("{at}.count"))?,
+                    None => 0,
+                };
+                let (ns, how) = match kind.as_str() {
+                    "chase" => (
+                        count.saturating_mul(MEM_CHASE_NS_PER_STEP),
+                        format!(
+                            "a pointer chase as work at {MEM_CHASE_NS_PER_STEP} reference ns a step"
+                        ),
+                    ),
+                    "read" | "write" => (
+                        count / MEM_BYTES_PER_NS,
+                        format!(
+                            "a {kind} of the bytes as work at {MEM_BYTES_PER_NS} bytes per reference ns"
+                        ),
+                    ),
+                    other => {
+                        return Err(self.invalid(
+                            &format!("{at}.type"),
+                            format!("must be \"chase\", \"read\" or \"write\", got \"{other}\""),
+                        ));
+                    }
+                };
+                events.push(Event::Run(ns));
+                self.note(task, phase, key, Treatment::Approximated(how));
+            }
+            "fork" => events.push(Event::Fork(string_ref(self)?)),
+            "lock" | "unlock" => {
+                string_ref(self)?;
+                self.note(
+                    task,
+                    phase,
+                    key,
+                    Treatment::Approximated("never contended: the model has no locks".into()),
+                );
+            }
+            "barrier" => {
+                string_ref(self)?;
+                self.note(
+                    task,
+                    phase,
+                    key,
+                    Treatment::Approximated(
+                        "no wait: threads meet there only if their work before it takes equal time"
+                            .into(),
+                    ),
+                );
+            }
+            "yield" => self.note(
+                task,
+                phase,
+                key,
+                Treatment::Dropped("the model has no sched_yield".into()),
+            ),
+            _ => {
+                // signal, broad, wait, sync, suspend, resume, sem_post, sem_wait: a wake-up by
+                // another thread, which needs a waker in the trace format (not there yet).
+                if !matches!(event, "wait" | "sync" | "suspend") {
+                    string_ref(self)?;
+                }
+                let why = if matches!(event, "wait" | "sync" | "suspend" | "sem_wait") {
+                    "does not block: the trace format has no waker yet"
+                } else {
+                    "wakes no one: the threads it wakes do not block"
+                };
+                self.note(task, phase, key, Treatment::Dropped(why.into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn timer(
+        &mut self,
+        task: &str,
+        phase: Option<&str>,
+        value: &Node,
+        at: &str,
+        key: &str,
+    ) -> Result<Event, RtAppError> {
         let Node::Obj(_) = value else {
             return Err(self.invalid(
                 at,
@@ -514,233 +812,435 @@ impl Importer<'_> {
                 ));
             }
         };
-        let shared = match value.get("ref") {
-            Some(Node::Str(r)) => !r.starts_with("unique"),
-            _ => false,
+        let name = match value.get("ref") {
+            Some(Node::Str(r)) => r.clone(),
+            _ => "unknown".to_owned(),
         };
+        if !name.starts_with("unique") {
+            self.shared_timers.push(Unmodelled {
+                source: self.source.clone(),
+                task: task.to_owned(),
+                phase: phase.map(str::to_owned),
+                key: key.to_owned(),
+                feature: name.clone(),
+                treatment: Treatment::Approximated(String::new()),
+            });
+        }
         Ok(Event::Timer {
+            name,
             period_ns,
             absolute,
-            shared,
-            key: key.to_owned(),
         })
     }
 
-    /// A task whose one phase is runs then a timer is a frame loop: the timer paces it and a
-    /// late frame starts the next at once, which is what relative mode does.
+    /// A task whose every round is runs and one timer, the timer last or first, is a frame
+    /// loop: the timer paces it and a late frame starts the next at once, which is what
+    /// relative mode does. Returns the frames and the start offset (a period when the timer
+    /// comes first: the first frame starts when it fires).
     fn frames(
         &mut self,
         task: &str,
         phases: &[PhaseIn<'_>],
         task_loop: Option<u64>,
         base: &str,
-    ) -> Result<Option<FrameSpec>, RtAppError> {
-        let [phase] = phases else {
+    ) -> Result<Option<(FrameSpec, u64)>, RtAppError> {
+        // A zero-length sleep takes no time (rt-app's template.json has one beside its timer).
+        let takes_time = |e: &&Event| !matches!(e, Event::Sleep(0));
+        let (cycle, phase_times): (Vec<&Event>, Option<u64>) = match phases {
+            [one] => (one.events.iter().filter(takes_time).collect(), one.times),
+            many if many.iter().all(|p| p.times == Some(1)) => (
+                many.iter()
+                    .flat_map(|p| p.events.iter())
+                    .filter(takes_time)
+                    .collect(),
+                Some(1),
+            ),
+            _ => return Ok(None),
+        };
+        let timers: Vec<usize> = (0..cycle.len())
+            .filter(|&i| matches!(cycle[i], Event::Timer { .. }))
+            .collect();
+        let [at] = timers[..] else {
             return Ok(None);
         };
-        let Some((
-            Event::Timer {
-                period_ns,
-                absolute,
-                shared,
-                key,
-            },
-            runs,
-        )) = phase.events.split_last()
+        if at != 0 && at != cycle.len() - 1 {
+            return Ok(None);
+        }
+        let Event::Timer {
+            period_ns,
+            absolute,
+            ..
+        } = cycle[at]
         else {
             return Ok(None);
         };
-        if runs.is_empty() || !runs.iter().all(|e| matches!(e, Event::Run { .. })) {
-            return Ok(None);
-        }
         let mut work_ns = 0u64;
-        for e in runs {
-            if let Event::Run { ns, wall, key } = e {
-                work_ns = work_ns.saturating_add(*ns);
-                if *wall {
-                    self.note_runtime(task, phase.name.as_deref(), key);
-                }
+        for (i, e) in cycle.iter().enumerate() {
+            match e {
+                Event::Run(ns) => work_ns = work_ns.saturating_add(*ns),
+                _ if i == at => {}
+                _ => return Ok(None),
             }
         }
         if work_ns == 0 {
             return Ok(None);
         }
-        let count = match (task_loop, phase.times) {
+        let count = match (task_loop, phase_times) {
             (Some(a), Some(b)) => a.saturating_mul(b),
             _ => {
                 let Some(d) = self.duration_ns else {
                     return Err(self.forever(base));
                 };
-                let n = d.div_ceil(*period_ns);
-                if n > MAX_FRAMES {
-                    self.note(
-                        task,
-                        phase.name.as_deref(),
-                        "loop",
-                        Treatment::Approximated(format!(
-                            "{n} frames to fill global.duration, capped at {MAX_FRAMES}"
-                        )),
-                    );
-                }
-                n.min(MAX_FRAMES)
+                d.div_ceil(*period_ns)
             }
         };
+        if count > MAX_FRAMES {
+            return Err(self.invalid(
+                base,
+                format!(
+                    "runs {count} frames, more than the trace's {MAX_FRAMES}: give a smaller \
+                     loop or duration"
+                ),
+            ));
+        }
         if *absolute {
             self.note(
                 task,
-                phase.name.as_deref(),
-                key,
+                phases[0].name.as_deref().filter(|_| phases.len() == 1),
+                "timer",
                 Treatment::Approximated(
                     "absolute mode as relative: a late frame moves the later releases".into(),
                 ),
             );
         }
-        if *shared && phases.len() == 1 {
-            self.note_shared_timer(task, phase.name.as_deref(), key);
-        }
-        Ok(Some(FrameSpec {
-            period_ns: *period_ns,
-            work_ns,
-            deadline_ns: None,
-            count,
-        }))
+        let offset = if at == 0 { *period_ns } else { 0 };
+        Ok(Some((
+            FrameSpec {
+                period_ns: *period_ns,
+                work_ns,
+                deadline_ns: None,
+                count,
+            },
+            offset,
+        )))
     }
 
-    fn phase_list(
+    /// The task's phases laid out in time, with its timers' clocks kept across phases and
+    /// rounds.
+    fn layout(
         &mut self,
         task: &str,
         phases: &[PhaseIn<'_>],
         task_loop: Option<u64>,
         base: &str,
-    ) -> Result<Vec<Phase>, RtAppError> {
-        let mut all = Vec::new();
-        for p in phases {
-            let pname = p.name.as_deref();
-            let mut body = Vec::new();
-            // Reference time since the last timer fired (or the phase began): what a timer
-            // waits out the rest of its period after.
-            let mut since = 0u64;
-            for e in &p.events {
-                match e {
-                    Event::Run { ns, wall, key } => {
-                        if *wall {
-                            self.note_runtime(task, pname, key);
-                        }
-                        since = since.saturating_add(*ns);
-                        if *ns > 0 {
-                            body.push(Phase::RunNs(*ns));
-                        }
-                    }
-                    Event::Sleep { ns } => {
-                        since = since.saturating_add(*ns);
-                        if *ns > 0 {
-                            body.push(Phase::SleepNs(*ns));
-                        }
-                    }
-                    Event::Timer {
-                        period_ns,
-                        shared,
-                        key,
-                        ..
-                    } => {
-                        self.note(
-                            task,
-                            pname,
-                            key,
-                            Treatment::Approximated(
-                                "a sleep of the period less the run and sleep before it: exact while \
-                                 the runs take their reference time (a capacity-1024 CPU, no \
-                                 queueing), longer periods otherwise"
-                                    .into(),
-                            ),
-                        );
-                        if *shared {
-                            self.note_shared_timer(task, pname, key);
-                        }
-                        let rest = period_ns.saturating_sub(since);
-                        if rest > 0 {
-                            body.push(Phase::SleepNs(rest));
-                        }
-                        since = 0;
-                    }
-                }
-            }
-            if body.is_empty() {
-                // Only unmodelled events (already noted) or zero lengths: nothing to run.
-                continue;
-            }
-            let times = match p.times {
-                Some(t) => t,
-                None => self.times_to_fill(&body, base)?,
-            };
-            push_repeated(&mut all, body, times);
-        }
-        if all.is_empty() {
-            return Err(self.invalid(
-                base,
-                "has no run, runtime, sleep or timer event above 0: nothing to simulate".into(),
-            ));
-        }
-        let times = match task_loop {
-            Some(t) => t,
-            None => self.times_to_fill(&all, base)?,
+    ) -> Result<Vec<Step>, RtAppError> {
+        let start = TimerState::start(phases.iter().flat_map(|p| p.events.iter()));
+        let duration = self.duration_ns;
+        let times_of = |t: Option<u64>| match (t, duration) {
+            (Some(n), _) => Ok(Times::Count(n)),
+            (None, Some(d)) => Ok(Times::Fill(d)),
+            (None, None) => Err(()),
         };
-        let mut out = Vec::new();
-        push_repeated(&mut out, all, times);
-        Ok(out)
-    }
-
-    /// Repetitions of `body` that cover `global.duration` at the least: each takes at least
-    /// its reference time, so this many run past the horizon, where the replay stops.
-    fn times_to_fill(&mut self, body: &[Phase], base: &str) -> Result<u64, RtAppError> {
-        let Some(d) = self.duration_ns else {
-            return Err(self.forever(base));
+        let mut assumed = false;
+        let mut cycle = |s: &TimerState| -> Result<(Vec<Step>, TimerState), ()> {
+            let mut out = Vec::new();
+            let mut s = s.clone();
+            for p in phases {
+                let (steps, next, a) =
+                    steps::repeat(times_of(p.times)?, &s, |s| Ok(steps::lay_out(&p.events, s)))?;
+                assumed |= a;
+                out.extend(steps);
+                s = next;
+            }
+            Ok((out, s))
         };
-        let once = reference_ns(body).max(1);
-        let n = u64::try_from(u128::from(d).div_ceil(once)).unwrap_or(u64::MAX);
-        if n > MAX_LOOP_TIMES {
-            return Err(self.invalid(
-                base,
-                format!(
-                    "loops until global.duration, which needs {n} rounds of {once} ns, more than the \
-                     trace's {MAX_LOOP_TIMES} repetitions: give a loop count or a shorter duration"
-                ),
-            ));
+        let task_times = times_of(task_loop).map_err(|()| self.forever(base))?;
+        let (layout, _, a) =
+            steps::repeat(task_times, &start, &mut cycle).map_err(|()| self.forever(base))?;
+        if phases
+            .iter()
+            .any(|p| p.events.iter().any(|e| matches!(e, Event::Timer { .. })))
+        {
+            let mut how =
+                "a sleep to its next firing as the runs before it take reference time".to_owned();
+            if a || assumed {
+                how.push_str(", the rounds' layout taken as steady");
+            }
+            self.note(task, None, "timer", Treatment::Approximated(how));
         }
-        Ok(n.max(1))
+        Ok(layout)
     }
 
     fn forever(&self, base: &str) -> RtAppError {
         self.invalid(
             base,
             "loops forever (loop -1, the default for a task) and global.duration is -1 or \
-             missing: give the task a loop count or the file a duration"
+             missing: rt-app runs it until stopped; give the run's length with `import rt-app \
+             --duration`, the task a loop count or the file a duration"
                 .into(),
         )
     }
 
-    fn note_runtime(&mut self, task: &str, phase: Option<&str>, key: &str) {
-        self.note(
-            task,
-            phase,
-            key,
-            Treatment::Approximated(
-                "wall-time run as reference work: exact on a capacity-1024 CPU, longer on a slower one".into(),
-            ),
-        );
+    /// The older grammar (rt-app before its phases, as `doc/examples/merge/` writes it): each
+    /// period, `exec` µs of work, part of it holding the resources of `lock_order`.
+    fn legacy_task(
+        &mut self,
+        name: &str,
+        task: &Node,
+        instance: u32,
+        start_ns: u64,
+    ) -> Result<TaskModel, RtAppError> {
+        let base = format!("tasks.{name}");
+        let exec_ns = self.micros(
+            task.get("exec").unwrap_or(&Node::Null),
+            &format!("{base}.exec"),
+        )?;
+        let period_ns = match task.get("period") {
+            Some(v) => self.micros(v, &format!("{base}.period"))?,
+            None => exec_ns,
+        };
+        if period_ns == 0 {
+            return Err(self.invalid(&format!("{base}.period"), "must be above 0".into()));
+        }
+        if exec_ns > period_ns {
+            return Err(self.invalid(
+                &format!("{base}.exec"),
+                "is longer than the period (rt-app refuses it too)".into(),
+            ));
+        }
+        let deadline_ns = match task.get("deadline") {
+            Some(v) => Some(self.micros(v, &format!("{base}.deadline"))?),
+            None => None,
+        };
+        let count = match task.get("loop") {
+            Some(v) => self.loop_count(v, &format!("{base}.loop"))?,
+            None => None,
+        };
+        let count = match (count, self.duration_ns) {
+            (Some(n), _) => n,
+            (None, Some(d)) => d.div_ceil(period_ns),
+            (None, None) => return Err(self.forever(&base)),
+        };
+        if count > MAX_FRAMES {
+            return Err(self.invalid(&base, format!("runs more than {MAX_FRAMES} periods")));
+        }
+        if let Some(Node::Arr(order)) = task.get("lock_order") {
+            for (i, r) in order.iter().enumerate() {
+                let Node::Str(r) = r else {
+                    return Err(self.invalid(
+                        &format!("{base}.lock_order[{i}]"),
+                        "must be a resource name".into(),
+                    ));
+                };
+                let kind = self
+                    .resources
+                    .iter()
+                    .find(|(n, _)| n == r)
+                    .map(|(_, k)| k.clone())
+                    .unwrap_or_default();
+                let key = format!("lock_order {r}");
+                let treatment = match kind.as_str() {
+                    "mutex" => Treatment::Approximated(
+                        "held as part of the period's work, never contended".into(),
+                    ),
+                    "wait" | "signal" | "broadcast" => Treatment::Dropped(
+                        "paced by its own period: the trace format has no waker yet".into(),
+                    ),
+                    _ => Treatment::Dropped(format!(
+                        "\"{r}\" is not in the resources object (rt-app's older grammar needs it \
+                         there)"
+                    )),
+                };
+                self.notes.push(Unmodelled {
+                    source: self.source.clone(),
+                    task: name.to_owned(),
+                    phase: None,
+                    key,
+                    feature: format!("lock_order ({})", if kind.is_empty() { "?" } else { &kind }),
+                    treatment,
+                });
+            }
+        }
+        for (key, _) in match task {
+            Node::Obj(m) => m.as_slice(),
+            _ => &[],
+        } {
+            let k = key.as_str();
+            if ![
+                "exec",
+                "period",
+                "deadline",
+                "loop",
+                "lock_order",
+                "resources",
+                "instance",
+                "delay",
+                "cpus",
+                "priority",
+                "policy",
+                "sleep",
+            ]
+            .contains(&k)
+            {
+                self.note(
+                    name,
+                    None,
+                    k,
+                    Treatment::Dropped("not a key of rt-app's older grammar: ignored".into()),
+                );
+            }
+        }
+        let attrs = self.attributes(name, task, &[])?;
+        Ok(TaskModel {
+            spec: TaskSpec {
+                name: name.to_owned(),
+                copies: instance.max(1),
+                start_ns,
+                weight: attrs.weight,
+                allowed_cpus: attrs.cpus,
+                util: None,
+                cache_sensitivity_pct: 0,
+                phases: Vec::new(),
+                frames: Some(FrameSpec {
+                    period_ns,
+                    work_ns: exec_ns,
+                    deadline_ns,
+                    count,
+                }),
+            },
+            instance,
+            forks: Vec::new(),
+            source: self.source.clone(),
+        })
     }
 
-    fn note_shared_timer(&mut self, task: &str, phase: Option<&str>, key: &str) {
-        self.note(
-            task,
-            phase,
-            key,
-            Treatment::Approximated(
-                "a timer whose ref does not start with \"unique\" is shared by rt-app's instances; \
-                 each copy here has its own"
-                    .into(),
-            ),
-        );
+    /// The tasks that start with the run (instance above 0) and, for every fork, a task of
+    /// the forked thread starting at the fork's moment plus its own delay; forked threads
+    /// that fork are followed [`MAX_FORK_DEPTH`] generations deep.
+    fn with_forks(&mut self, models: &[TaskModel]) -> Result<Vec<TaskSpec>, RtAppError> {
+        let mut specs: Vec<TaskSpec> = models
+            .iter()
+            .filter(|m| m.instance > 0)
+            .map(|m| m.spec.clone())
+            .collect();
+        // (model index, start, generation) of each thread whose forks are still to place.
+        let mut queue: Vec<(usize, u64, usize)> = Vec::new();
+        for (i, m) in models
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.forks.is_empty())
+        {
+            // Copies start together and fork alike: past MAX_FORKS of them the limit is hit,
+            // or none forks before the horizon.
+            for _ in 0..m.instance.min(MAX_FORKS as u32 + 1) {
+                queue.push((i, m.spec.start_ns, 0));
+            }
+        }
+        let mut forked: Vec<(usize, u64)> = Vec::new();
+        let mut next = 0;
+        while next < queue.len() {
+            let (i, start, generation) = queue[next];
+            next += 1;
+            let m = &models[i];
+            for (target, offset) in &m.forks {
+                let Some(t) = models.iter().position(|c| c.spec.name == *target) else {
+                    m.source.clone_into(&mut self.source);
+                    return Err(self.invalid(
+                        &format!("tasks.{}", m.spec.name),
+                        format!("forks \"{target}\", which is not a task of the workload"),
+                    ));
+                };
+                let at = start
+                    .saturating_add(*offset)
+                    .saturating_add(models[t].spec.start_ns);
+                if self.duration_ns.is_some_and(|d| at >= d) {
+                    continue;
+                }
+                if forked.len() >= MAX_FORKS || generation >= MAX_FORK_DEPTH {
+                    m.source.clone_into(&mut self.source);
+                    return Err(self.too_many_forks(&format!("tasks.{}", m.spec.name), target));
+                }
+                forked.push((t, at));
+                queue.push((t, at, generation + 1));
+            }
+        }
+        // One task per forked target and start, copies for forks at the same moment.
+        let mut groups: Vec<(usize, u64, u32)> = Vec::new();
+        for (t, at) in forked {
+            match groups.iter_mut().find(|(g, a, _)| *g == t && *a == at) {
+                Some(g) => g.2 += 1,
+                None => groups.push((t, at, 1)),
+            }
+        }
+        let mut per_target: Vec<(usize, u32)> = Vec::new();
+        for (t, at, copies) in groups {
+            let k = match per_target.iter_mut().find(|(g, _)| *g == t) {
+                Some(e) => {
+                    e.1 += 1;
+                    e.1
+                }
+                None => {
+                    per_target.push((t, 1));
+                    1
+                }
+            };
+            let m = &models[t];
+            let mut spec = m.spec.clone();
+            spec.name = format!("{}-forked{k}", m.spec.name);
+            spec.copies = copies;
+            spec.start_ns = at;
+            specs.push(spec);
+        }
+        for (t, _) in &per_target {
+            let m = &models[*t];
+            self.notes.push(Unmodelled {
+                source: m.source.clone(),
+                task: m.spec.name.clone(),
+                phase: None,
+                key: "fork".into(),
+                feature: "fork".into(),
+                treatment: Treatment::Approximated(
+                    "starts where the forking thread reaches the fork at reference speed".into(),
+                ),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// A timer named by more than one thread (instances included) is one clock in rt-app,
+    /// each thread's own here.
+    fn note_shared_timers(&mut self, models: &[TaskModel]) {
+        let uses = core::mem::take(&mut self.shared_timers);
+        for u in &uses {
+            let threads: u64 = models
+                .iter()
+                .filter(|m| {
+                    uses.iter()
+                        .any(|v| v.feature == u.feature && v.task == m.spec.name)
+                })
+                .map(|m| u64::from(m.instance.max(1)))
+                .sum();
+            if threads > 1 {
+                self.notes.push(Unmodelled {
+                    feature: "timer".into(),
+                    treatment: Treatment::Approximated(format!(
+                        "\"{}\" is one clock for its {threads} threads in rt-app, one each here",
+                        u.feature
+                    )),
+                    ..u.clone()
+                });
+            }
+        }
+    }
+
+    fn count(&self, v: &Node, path: &str) -> Result<u64, RtAppError> {
+        match v {
+            Node::Int(n) if *n >= 0 && *n <= i128::from(u64::MAX) => Ok(*n as u64),
+            _ => Err(self.invalid(
+                path,
+                format!("must be a non-negative integer, got {}", show(v)),
+            )),
+        }
     }
 
     /// The scheduling attributes the whole task runs with: the task's own, or one every phase
@@ -800,13 +1300,27 @@ impl Importer<'_> {
             }
         };
         let weight = match policy_name.as_str() {
-            "SCHED_OTHER" => match priority {
-                None => 100,
-                Some((v, path)) => {
-                    let nice = self.int_in(v, &path, -20, 19)?;
-                    nice_to_cpu_weight(nice as i32)
+            "SCHED_OTHER" | "SCHED_BATCH" => {
+                if policy_name == "SCHED_BATCH" {
+                    self.note(
+                        task,
+                        None,
+                        "policy",
+                        Treatment::Approximated(
+                            "SCHED_BATCH as SCHED_OTHER of its nice: the model has no batch \
+                             class (no wake-up preemption, longer slices)"
+                                .into(),
+                        ),
+                    );
                 }
-            },
+                match priority {
+                    None => 100,
+                    Some((v, path)) => {
+                        let nice = self.int_in(v, &path, -20, 19)?;
+                        nice_to_cpu_weight(nice as i32)
+                    }
+                }
+            }
             "SCHED_IDLE" => {
                 self.note(
                     task,
@@ -833,8 +1347,8 @@ impl Importer<'_> {
                 return Err(self.invalid(
                     &path,
                     format!(
-                        "\"{other}\" is not a policy (SCHED_OTHER, SCHED_IDLE, SCHED_FIFO, SCHED_RR, \
-                         SCHED_DEADLINE)"
+                        "\"{other}\" is not a policy (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, \
+                         SCHED_RR, SCHED_DEADLINE)"
                     ),
                 ));
             }
@@ -929,16 +1443,10 @@ struct Attributes {
     util_max: Option<u16>,
 }
 
-/// `run0` → `run`, `runtime12` → `runtime`: rt-app and `workgen` number repeated events.
-fn event_name(key: &str) -> &str {
-    key.trim_end_matches(|c: char| c.is_ascii_digit())
-}
-
 fn property_why(key: &str) -> String {
     match key {
         "taskgroup" => "the simulator has no cgroups".into(),
-        "hold_ns" => "the simulator has no frequency selection for a uclamp hold".into(),
-        "nice" => "rt-app sets nice through `priority`".into(),
+        "nodes_membind" => "the model has no NUMA memory placement".into(),
         _ => "the simulator has no deadline class".into(),
     }
 }
@@ -948,28 +1456,6 @@ fn property_why(key: &str) -> String {
 fn nice_to_cpu_weight(nice: i32) -> u32 {
     let w = NICE_TO_WEIGHT[(nice + 20) as usize];
     ((w * 100 + 512) / 1024).clamp(1, 10_000)
-}
-
-fn push_repeated(out: &mut Vec<Phase>, body: Vec<Phase>, times: u64) {
-    if times == 1 {
-        out.extend(body);
-    } else {
-        out.push(Phase::Loop(LoopSpec {
-            times,
-            phases: body,
-        }));
-    }
-}
-
-fn reference_ns(phases: &[Phase]) -> u128 {
-    phases
-        .iter()
-        .map(|p| match p {
-            Phase::RunNs(n) | Phase::SleepNs(n) => u128::from(*n),
-            Phase::Loop(l) => reference_ns(&l.phases).saturating_mul(u128::from(l.times)),
-            Phase::Pool(_) => 0,
-        })
-        .fold(0, u128::saturating_add)
 }
 
 fn show(v: &Node) -> String {

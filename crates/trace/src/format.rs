@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 mod big_integer;
 mod objects;
-mod replay_limits;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -71,6 +70,7 @@ pub struct FrameSpec {
     /// Reference work per frame, ns.
     pub work_ns: u64,
     /// Deadline after release, ns. Default: the period.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_ns: Option<u64>,
     /// Number of frames.
     pub count: u64,
@@ -99,33 +99,43 @@ pub struct TaskSpec {
     /// Share weight in the queue, 1..=10000 (the cgroup `cpu.weight` scale). Default 100.
     pub weight: u32,
     /// CPUs the task may run on, as a kernel CPU list (`0-3,8`). Default: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_cpus: Option<String>,
     /// Utilisation hint 0..=1024 for capacity-aware placement. Default: estimated from the
     /// phases (run share) or frames (work / period).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub util: Option<u16>,
     /// How much the task suffers from sharing an L2, 0..=100. Default 0.
     pub cache_sensitivity_pct: u8,
-    /// Behaviour as phases; exactly one of `phases` and `frames`.
+    /// Behaviour as phases; exactly one of `phases` and `frames`. Written only when there
+    /// are some: a frame task has none, and the schema takes one of the two, not both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
     /// Behaviour as a frame loop; exactly one of `phases` and `frames`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<FrameSpec>,
 }
 
-/// A workload: the whole trace file.
+/// A workload: the whole trace file. What is not set is left out when written, never written
+/// as `null`, which docs/trace.schema.json (and the reader) do not take for "not set".
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Trace {
     /// Format version; must be [`TRACE_VERSION`].
     pub version: u32,
     /// Short name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// What the workload stands for.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The machine (preset name or topology file) the trace was made for; a front end's
     /// default when none is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
     /// Seed for every random choice of a replay (policies that draw, e.g. `spread`).
     pub seed: u64,
     /// Stop the replay at this time even if tasks remain. Default: when every task is done.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ns: Option<u64>,
     /// Shared work pools.
     pub pools: Vec<PoolSpec>,
@@ -188,7 +198,7 @@ pub enum TraceError {
         first_index: usize,
     },
     /// Valid, but a replay would certainly pass one of its limits
-    /// ([`SimOptions`](crate::SimOptions)'s events or simulated time).
+    /// (the simulator's event or simulated-time limit).
     #[error(
         "{source_name}: tasks[{index}] \"{name}\": needs {needs}, more than the replay limit of {limit}"
     )]

@@ -3,8 +3,8 @@
 //! validate` applies them as `replay` does, so a trace that would be stopped after minutes of
 //! replay is refused at once, naming the task.
 
-use super::{Phase, Trace, TraceError};
 use crate::options::SimOptions;
+use crate::trace::{Phase, Trace, TraceError};
 
 /// Lower bounds for one copy of a task: events, and simulated ns from its start to its end.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -37,12 +37,22 @@ fn phase_needs(phases: &[Phase]) -> Needs {
     n
 }
 
-impl Trace {
+/// The replay limits as a check on a [`Trace`] (the trace crate knows nothing of the
+/// simulator's options).
+pub trait ReplayLimits {
     /// Refuses a trace that certainly passes `options`' event limit (with no `duration_ns`
     /// horizon to stop it first) or whose slowest task certainly ends past the simulated-time
     /// limit. Bounds are from below, so an accepted trace may still hit a limit at run time
     /// (a pool, queueing, contention); a refused one would always have.
-    pub fn check_replay_limits(
+    fn check_replay_limits(
+        &self,
+        options: &SimOptions,
+        source_name: &str,
+    ) -> Result<(), TraceError>;
+}
+
+impl ReplayLimits for Trace {
+    fn check_replay_limits(
         &self,
         options: &SimOptions,
         source_name: &str,

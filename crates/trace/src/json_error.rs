@@ -1,9 +1,9 @@
-//! Error text for the simulator's JSON readers (traces, rt-app files, live figures): serde_json
+//! Error text for the project's JSON readers (traces, rt-app files, live figures): serde_json
 //! puts the position inside its message, while their errors carry line, column and path as
 //! fields of their own.
 
 /// serde_json appends " at line L column C"; the error carries them separately.
-pub(crate) fn strip_position(message: &str) -> String {
+pub fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_owned(),
         None => message.to_owned(),
@@ -11,7 +11,7 @@ pub(crate) fn strip_position(message: &str) -> String {
 }
 
 /// ` (at `PATH`)` for an error's message, or nothing at the document's root.
-pub(crate) fn at_path(path: &str) -> String {
+pub fn at_path(path: &str) -> String {
     if path.is_empty() || path == "." {
         String::new()
     } else {

@@ -1,6 +1,6 @@
 //! Per-task run/sleep timelines turned into a [`Trace`]: the one builder behind every recording
 //! of what tasks really did, whether it comes from the kernel's tracepoints
-//! ([`ftrace`](super::ftrace)) or from a live scheduler (`scx_hybridland --record`).
+//! (`hybrid-sim import ftrace`) or from a live scheduler (`scx_hybridland --record`).
 //!
 //! The caller reports, per task (pid) and in time order for that task, when it was switched
 //! in on a CPU, switched out (still runnable: preempted; or not: it sleeps), woken and ended.
@@ -14,7 +14,7 @@
 //! Besides the trace, the builder keeps what the recording says about placement, which is
 //! what a replay of it is compared with: each CPU's busy time and the moves between CPUs.
 
-use crate::trace::{
+use crate::format::{
     LoopSpec, MAX_LOOP_TIMES, MAX_PHASES, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError,
 };
 use hybridland_policy::{CpuId, Topology};

@@ -6,8 +6,8 @@
 //! The format (version [`LIVE_VERSION`]) is JSON; every object refuses fields it does not
 //! know, and an error names the file, the place and the field, as trace errors do.
 
+use crate::StepCount;
 use crate::json_error::{at_path, strip_position};
-use crate::report::StepCount;
 use hybridland_policy::{CoreKind, CpuSet, Step, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -76,7 +76,7 @@ pub struct LiveCluster {
 }
 
 /// Busy time per core kind present on `topo` and per L2 cluster, from each CPU's busy time
-/// (as a [`Timeline`](crate::import::timeline::Timeline) gives it).
+/// (as a [`Timeline`](crate::builder::Timeline) gives it).
 pub fn busy_by_kind_and_cluster(
     topo: &Topology,
     busy_ns: &BTreeMap<u16, u64>,

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Task events scx_rustland_core does not report to user space, for scx_hybridland's loop.
+ *
+ * The framework hands user space a task when it wants a CPU, and nothing else: not when a
+ * task exits (so per-task tables could only be pruned by age), not who woke a task (so a
+ * recording has no wake chains), and not when it refilled the slice of a task nobody else
+ * wanted (so the loop never sees an uncontended slice end). This object, loaded and attached
+ * before the framework's own, reports those three through one BPF ring buffer that user space
+ * drains without a system call (the ring is mmap'ed at load time).
+ *
+ * - exit:    tp_btf/sched_process_exit, once per exiting thread;
+ * - waking:  tp_btf/sched_waking, with the waker when the wake-up comes from a task (not from
+ *            an interrupt, where `current` is whatever was interrupted): its pid and CPU;
+ * - refill:  fentry on the kfunc scx_bpf_task_set_slice when it is called for the task running
+ *            on this CPU, which is the framework's dispatch refilling `prev` (its enable path
+ *            sets the slice of a task that is not running). Optional: the loader goes on
+ *            without it when the kernel cannot attach there.
+ *
+ * Nothing here decides anything; a full ring drops the event and counts it per kind.
+ */
+#include <scx/common.bpf.h>
+#include <bpf_experimental.h>
+
+char _license[] SEC("license") = "GPL";
+
+/* Kinds; the values are the Rust side's `EventKind` (src/task_events.rs). */
+#define EV_EXIT 1
+#define EV_WAKING 2
+#define EV_REFILL 3
+#define EV_KINDS 4
+
+/* One event: 24 bytes, the layout of the Rust side's `RawEvent`. */
+struct task_event {
+	u64 at_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, the loop's clock */
+	s32 pid;	/* the task (thread id) */
+	s32 other;	/* exit: its tgid; waking: the waker's pid or -1; refill: the slice in us */
+	s32 cpu;	/* exit, refill: this CPU; waking: the waker's CPU, or -1 */
+	u32 kind;
+};
+
+/* 256 KiB: about 10,900 events, several loop iterations of a busy machine. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* The scheduler's own process: its threads' wake-ups and refills are not reported. */
+const volatile s32 own_tgid;
+
+/* Per kind: events written, and events lost to a full ring. */
+u64 nr_sent[EV_KINDS];
+u64 nr_dropped[EV_KINDS];
+
+static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
+{
+	struct task_event *e;
+
+	if (kind >= EV_KINDS)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&nr_dropped[kind], 1);
+		return;
+	}
+	e->at_ns = bpf_ktime_get_ns();
+	e->pid = pid;
+	e->other = other;
+	e->cpu = cpu;
+	e->kind = kind;
+	/* User space polls between batches: waking it here would cost a wake-up per event. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	__sync_fetch_and_add(&nr_sent[kind], 1);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(hl_task_exit, struct task_struct *p)
+{
+	emit(EV_EXIT, p->pid, p->tgid, bpf_get_smp_processor_id());
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(hl_task_waking, struct task_struct *p)
+{
+	struct task_struct *cur;
+	s32 waker = -1, cpu = -1;
+
+	if (p->tgid == own_tgid)
+		return 0;
+	if (!bpf_in_interrupt()) {
+		cur = bpf_get_current_task_btf();
+		/* pid 0 is a CPU's idle task: no task woke this one. */
+		if (cur->pid != 0) {
+			waker = cur->pid;
+			cpu = bpf_get_smp_processor_id();
+		}
+	}
+	emit(EV_WAKING, p->pid, waker, cpu);
+	return 0;
+}
+
+SEC("fentry/scx_bpf_task_set_slice")
+int BPF_PROG(hl_slice_refill, struct task_struct *p, u64 slice)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	if (p->pid != cur->pid || p->tgid == own_tgid || p->pid == 0)
+		return 0;
+	emit(EV_REFILL, p->pid, (s32)(slice / 1000), bpf_get_smp_processor_id());
+	return 0;
+}

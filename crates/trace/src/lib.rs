@@ -1,0 +1,24 @@
+//! The hybridland trace format and what a recording keeps, shared by both frontends.
+//!
+//! - [`format`]: workload traces (JSON, versioned, with limits and validation whose errors name
+//!   the place), as `hybrid-sim` replays them and every importer and recorder writes them;
+//! - [`builder`]: per-task runs, preemptions, sleeps and wake-ups turned into trace tasks: the
+//!   one builder behind `hybrid-sim import ftrace` and `scx_hybridland --record`;
+//! - [`live`]: the figures a live run keeps beside its trace (CPU time per kind and cluster,
+//!   placements per step), which `hybrid-sim compare` sets beside a replay.
+//!
+//! The live scheduler links this crate and not the simulator: a recording is a trace in the
+//! one format without the machine model, the engine or the baselines in a root daemon.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod builder;
+pub mod format;
+pub mod json_error;
+pub mod live;
+mod object_only;
+mod step_count;
+
+pub use format::{Phase, TaskSpec, Trace, TraceError};
+pub use live::{LiveError, LiveStats};
+pub use step_count::StepCount;
