@@ -52,6 +52,11 @@ mkdir -p "$IR"/etc/systemd/system "$IR"/etc/default "$IR"/etc/scx_hybridland \
   "$IR"/var/lib "$IR"/var/tmp "$IR"/home "$IR"/root "$IR"/usr/bin "$IR"/usr/sbin
 ln -s /run "$IR/var/run"
 cp "$REPO/dist/scx_hybridland.service" "$IR/etc/systemd/system/"
+# The VM runs no journald: the scheduler's own messages go to /run/hl-scx.log instead, which
+# the checks print (a drop-in that changes nothing else; systemd opens it before the sandbox).
+mkdir -p "$IR/etc/systemd/system/scx_hybridland.service.d"
+printf '[Service]\nStandardOutput=append:/run/hl-scx.log\nStandardError=append:/run/hl-scx.log\n' \
+  > "$IR/etc/systemd/system/scx_hybridland.service.d/console.conf"
 cp "$REPO/scripts/vm/topology-2p-smt-4e.toml" "$IR/etc/scx_hybridland/topology.toml"
 echo 'SCX_HYBRIDLAND_FLAGS="--topology /etc/scx_hybridland/topology.toml"' \
   > "$IR/etc/default/scx_hybridland"

@@ -10,6 +10,8 @@ show() { systemctl show scx_hybridland -p ActiveState -p SubState -p NRestarts -
 finish() {
   echo "--- systemctl status ---"
   systemctl status --no-pager -l scx_hybridland 2>&1 | tail -n 20
+  echo "--- the scheduler's log (last 30 lines) ---"
+  tail -n 30 /run/hl-scx.log 2>/dev/null
   echo "$rc" > /dev/hvc1
   sync
   systemctl poweroff --force --force
@@ -17,6 +19,17 @@ finish() {
 
 echo "guest: systemd $(systemctl --version | sed -n 1p), state $(state)"
 cua=/proc/sys/vm/compact_unevictable_allowed
+# A Debian system has /boot/config-$(uname -r), where libbpf reads the `__kconfig` externs of
+# the scheduler's BPF objects (without it they refuse to load); the cloud kernel's package
+# carries none, so, as guest-bench.sh does, the values are read off the running kernel. Under
+# the unit /boot is read-only and readable.
+mkdir -p /boot
+{
+  grep -qs rcu_preempt /proc/[0-9]*/comm && echo CONFIG_PREEMPT_RCU=y
+  echo "CONFIG_NR_CPUS=$(( $(cat /sys/devices/system/cpu/kernel_max) + 1 ))"
+  [ -e /sys/kernel/realtime ] && echo CONFIG_PREEMPT_RT=y
+  [ "$(uname -m)" = x86_64 ] && echo CONFIG_X86_64=y
+} > "/boot/config-$(uname -r)"
 cua_before=$(cat $cua)
 if systemctl start scx_hybridland; then
   pass unit-started "systemctl start returned 0 ($(show))"
