@@ -6,6 +6,7 @@
 #   build: a clang of version 18 or newer (scx_cargo refuses older ones) with its libclang,
 #          libelf-dev zlib1g-dev pkg-config make libseccomp-dev
 #   VM:    qemu-system-x86 busybox-static cpio file rt-tests (hackbench)
+#   checks: systemd (systemd-analyze, which scores the unit: scripts/tests/unit-security.sh)
 #
 # clang: an installed `clang`, `clang-21` ... `clang-18` is used as it is. Otherwise the newest
 # `clang-N` (21 down to 18) that the configured suites offer is installed with `llvm-N`; if none
@@ -27,6 +28,7 @@ APT_ETC=${HYBRIDLAND_APT_ETC:-/etc/apt}
 
 BUILD_PKGS=(libelf-dev zlib1g-dev pkg-config make libseccomp-dev)
 VM_PKGS=(qemu-system-x86 busybox-static cpio file rt-tests)
+CHECK_PKGS=(systemd)
 
 # Command output is captured before it is matched: `cmd | grep -q` under pipefail fails with
 # SIGPIPE (141) whenever grep matches before cmd has written everything.
@@ -70,7 +72,7 @@ alias_clang() {
 }
 
 missing=()
-for p in "${BUILD_PKGS[@]}" "${VM_PKGS[@]}"; do
+for p in "${BUILD_PKGS[@]}" "${VM_PKGS[@]}" "${CHECK_PKGS[@]}"; do
   installed "$p" || missing+=("$p")
 done
 clang_ver=""

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of the project, in the order a failure is cheapest to see:
-#   0. the scripts' own checks: the installer's decisions against a stubbed apt, and no
-#      early-exit reader behind a pipe under pipefail (scripts/tests/);
+#   0. the scripts' own checks: the installer's decisions against a stubbed apt, no
+#      early-exit reader behind a pipe under pipefail, and the VM scripts stopping their VM
+#      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C, and the systemd unit's exposure score
+#      (scripts/tests/);
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
-#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh);
+#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
+#      and started by systemd with the shipped unit (scripts/vm-systemd.sh);
 #   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
 # Build dependencies (a clang >= 18, libbpf's, qemu, the guest kernel) are installed when missing by
 # scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
@@ -16,9 +19,11 @@ skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
 
 if ! skip scripts; then
-  phase "scripts: installer decisions (stubbed apt), pipefail lint"
+  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, unit score"
   scripts/tests/installer.sh
   scripts/tests/pipefail-lint.sh
+  scripts/tests/vm-interrupt.sh
+  scripts/tests/unit-security.sh
 fi
 
 if [[ -x scripts/install-scx-deps.sh ]] && ! { skip workspace && skip vm; }; then
@@ -46,6 +51,8 @@ if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
   # One VM run decides: each placement check samples enough to tell the policy from its
   # controls in that run (scripts/vm/guest-checks.sh), so nothing is repeated.
   scripts/vm-check.sh
+  # The hardened unit under systemd as PID 1: systemctl start, loaded, stop.
+  scripts/vm-systemd.sh
 fi
 
 if ! skip fuzz && [[ -x scripts/fuzz.sh ]]; then

@@ -11,6 +11,11 @@
 #                        packs $IR and boots it (8 vCPUs as 4 cores x 2 threads, 2 GiB,
 #                        single-threaded TCG); the guest's output goes to stdout and OUT, its
 #                        exit status into $VM_RC (empty if it never finished)
+#
+# SIGINT, SIGTERM and SIGHUP (a Ctrl-C at a terminal included) stop the VM and exit with
+# 128 + the signal's number: `timeout` puts itself and qemu in a process group of their own,
+# which a terminal's Ctrl-C does not reach, so vm_stop signals that group by its id (timeout's
+# pid) and waits for it. tests/vm-interrupt.sh checks this with a stub qemu.
 
 vm_prepare() {
   for tool in qemu-system-x86_64 cpio gzip ldd; do
@@ -27,7 +32,9 @@ vm_initramfs_begin() {
   WORK=$(mktemp -d /tmp/hybridland-vm.XXXXXX)
   QEMU_PID=""
   trap vm_cleanup EXIT
-  trap 'exit 130' INT TERM
+  trap 'vm_interrupted INT 130' INT
+  trap 'vm_interrupted TERM 143' TERM
+  trap 'vm_interrupted HUP 129' HUP
   IR=$WORK/ir
   mkdir -p "$IR"/{bin,dev,proc,sys,run,tmp,hl}
   cp "$BUSYBOX" "$IR/bin/busybox"
@@ -56,8 +63,31 @@ EOF
   chmod +x "$IR/init"
 }
 
+vm_interrupted() {  # vm_interrupted SIGNAME STATUS
+  log "SIG$1: stopping the VM"
+  vm_stop
+  exit "$2"  # runs vm_cleanup (the EXIT trap)
+}
+
+# Stops a running VM: SIGTERM to timeout's process group (timeout and qemu; qemu exits on it),
+# up to 5 s for timeout to end, then SIGKILL to whatever of the group is left.
+vm_stop() {
+  local pid=${QEMU_PID:-} state i
+  [[ -n "$pid" ]] || return 0
+  QEMU_PID=""
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    # Our child: a zombie until reaped, so look at its state, not just whether it exists.
+    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+    [[ -z "$state" || "$state" == Z ]] && break
+    sleep 0.1
+  done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
 vm_cleanup() {
-  if [[ -n "${QEMU_PID:-}" ]]; then kill "$QEMU_PID" 2>/dev/null || true; fi
+  vm_stop
   [[ -n "${WORK:-}" ]] && rm -rf "$WORK"
 }
 
@@ -79,6 +109,11 @@ vm_boot() {  # vm_boot TIMEOUT CONSOLE OUT
   : > "$WORK/rc"
   log "booting (timeout ${timeout}s, console log $console)"
   start=$(date +%s)
+  # timeout is started directly in the background, its output going through tee on a file
+  # descriptor, so $! is its pid, which is also its process group's id.
+  local tee_fd tee_pid
+  exec {tee_fd}> >(tee "$out")
+  tee_pid=$!
   timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
     -accel tcg,thread=single -cpu max -machine q35 \
     -m 2G -smp 8,sockets=1,cores=4,threads=2 \
@@ -89,10 +124,14 @@ vm_boot() {  # vm_boot TIMEOUT CONSOLE OUT
     -device virtio-serial-pci \
     -chardev stdio,id=out,signal=off -device virtconsole,chardev=out \
     -chardev file,id=rcf,path="$WORK/rc" -device virtconsole,chardev=rcf \
-    < /dev/null | tee "$out" &
+    < /dev/null >&"$tee_fd" &
   QEMU_PID=$!
+  exec {tee_fd}>&-
+  # A trapped signal ends this wait at once and runs vm_interrupted.
   wait "$QEMU_PID" || true
   QEMU_PID=""
+  # tee ends at the end of its input: let it write the last of OUT before anyone reads it.
+  wait "$tee_pid" 2>/dev/null || true
   log "VM ran $(( $(date +%s) - start ))s"
   VM_RC=$(tr -dc '0-9' < "$WORK/rc")
 }

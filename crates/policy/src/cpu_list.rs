@@ -123,15 +123,14 @@ pub fn parse_cpu_mask(text: &str) -> Result<CpuSet, CpuListError> {
     }
     let mut set = CpuSet::EMPTY;
     let mut bit = 0usize;
-    for (i, b) in digits.bytes().enumerate().rev() {
-        if b == b',' {
+    // By character, so a bad non-ASCII character is named by its first byte (an offset a
+    // caller can slice at), not its last.
+    for (i, c) in digits.char_indices().rev() {
+        if c == ',' {
             continue;
         }
-        let nibble = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return Err(CpuListError::BadHexDigit { at: base + i }),
+        let Some(nibble) = c.to_digit(16) else {
+            return Err(CpuListError::BadHexDigit { at: base + i });
         };
         for k in 0..4 {
             if nibble & (1 << k) != 0 {
@@ -200,6 +199,11 @@ mod test {
             parse_cpu_mask("0xfg"),
             Err(CpuListError::BadHexDigit { at: 3 })
         );
+        // A non-ASCII character is named by its first byte.
+        assert_eq!(
+            parse_cpu_mask("0xf\u{1f900}f"),
+            Err(CpuListError::BadHexDigit { at: 3 })
+        );
         let wide = String::from("1") + &"0".repeat(256);
         assert_eq!(parse_cpu_mask(&wide), Err(CpuListError::MaskTooWide));
         // Leading zeros beyond the capacity are harmless.
@@ -208,10 +212,26 @@ mod test {
     }
 
     proptest::proptest! {
+        /// Any text, mostly near the grammar so both outcomes are common: a list that parses
+        /// is what its canonical form parses to, a mask that parses is what its bits written
+        /// back as hex parse to, and an error points inside the input at what is wrong.
         #[test]
-        fn never_panics(s in "\\PC{0,40}") {
-            let _ = parse_cpu_list(&s);
-            let _ = parse_cpu_mask(&s);
+        fn results_round_trip_and_errors_point_into_the_input(
+            s in "\\PC{0,40}|[0-9,\\- ]{0,40}|(0x)?[0-9a-fA-F, ]{0,80}"
+        ) {
+            match parse_cpu_list(&s) {
+                Ok(set) => {
+                    proptest::prop_assert!(!set.is_empty());
+                    proptest::prop_assert!(s.bytes().all(|b| b.is_ascii_digit()
+                        || b"-,".contains(&b) || b.is_ascii_whitespace()));
+                    proptest::prop_assert_eq!(parse_cpu_list(&set.to_string()), Ok(set));
+                }
+                Err(e) => check_error_position(&s, e, false)?,
+            }
+            match parse_cpu_mask(&s) {
+                Ok(set) => proptest::prop_assert_eq!(parse_cpu_mask(&hex(&set)), Ok(set)),
+                Err(e) => check_error_position(&s, e, true)?,
+            }
         }
 
         #[test]
@@ -219,5 +239,58 @@ mod test {
             let set: CpuSet = ids.iter().map(|&i| CpuId(i)).collect();
             proptest::prop_assert_eq!(parse_cpu_list(&set.to_string()).unwrap(), set);
         }
+    }
+
+    /// `set` as a hex mask, most significant digit first, written independently of the parser.
+    fn hex(set: &CpuSet) -> String {
+        let mut digits = String::from("0x");
+        for nibble in (0..MAX_CPUS / 4).rev() {
+            let v = (0..4).fold(0u32, |v, k| {
+                v | (u32::from(set.contains(CpuId((nibble * 4 + k) as u16))) << k)
+            });
+            digits.push(char::from_digit(v, 16).unwrap());
+        }
+        digits
+    }
+
+    /// The error names a byte offset inside `s` (or its end, for a missing number) on a
+    /// character boundary, and the character there is one the error is about.
+    fn check_error_position(
+        s: &str,
+        e: CpuListError,
+        mask: bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let digit_at = |at: usize| s[at..].starts_with(|c: char| c.is_ascii_digit());
+        match e {
+            CpuListError::Empty => {
+                let rest = s.trim();
+                let rest = if mask {
+                    rest.strip_prefix("0x")
+                        .or_else(|| rest.strip_prefix("0X"))
+                        .unwrap_or(rest)
+                } else {
+                    rest
+                };
+                let only_commas = rest.bytes().all(|b| b == b',');
+                proptest::prop_assert!(only_commas && (mask || rest.is_empty()), "{e} for {s:?}");
+            }
+            CpuListError::MaskTooWide => proptest::prop_assert!(mask),
+            CpuListError::BadNumber { at }
+            | CpuListError::ReversedRange { at }
+            | CpuListError::CpuTooLarge { at }
+            | CpuListError::BadHexDigit { at } => {
+                proptest::prop_assert!(at <= s.len() && s.is_char_boundary(at), "{e} for {s:?}");
+                let ok = match e {
+                    CpuListError::BadNumber { .. } => !mask && !digit_at(at),
+                    CpuListError::BadHexDigit { .. } => {
+                        mask && at < s.len()
+                            && !s[at..].starts_with(|c: char| c.is_ascii_hexdigit() || c == ',')
+                    }
+                    _ => !mask && digit_at(at),
+                };
+                proptest::prop_assert!(ok, "{e} for {s:?}");
+            }
+        }
+        Ok(())
     }
 }

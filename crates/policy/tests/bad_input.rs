@@ -247,8 +247,38 @@ proptest! {
         }
     }
 
+    /// A domain that parses prints as text that parses back to it (a named domain only from
+    /// its name, an explicit set from its canonical list), and a rejected one names a byte
+    /// offset inside the text, at a character boundary.
     #[test]
-    fn domain_parser_never_panics(s in "\\PC{0,24}|0x[0-9a-fA-F,]{0,300}|[0-9,\\- ]{0,30}") {
-        let _ = s.parse::<PrimaryDomain>();
+    fn domains_round_trip_and_errors_point_into_the_text(
+        s in "\\PC{0,24}|0x[0-9a-fA-F,]{0,300}|[0-9,\\- ]{0,30}|all|performance|powersave| ?(all|performance|powersave)\n?"
+    ) {
+        match s.parse::<PrimaryDomain>() {
+            Ok(PrimaryDomain::Cpus(set)) if set.is_empty() => {
+                // Only a mask of zeros names no CPU: a list always names one.
+                let t = s.trim();
+                prop_assert!(t.starts_with("0x") || t.starts_with("0X"), "{s:?}");
+            }
+            Ok(domain) => {
+                if !matches!(domain, PrimaryDomain::Cpus(_)) {
+                    prop_assert_eq!(s.trim(), domain.kind_name());
+                }
+                prop_assert_eq!(domain.to_string().parse::<PrimaryDomain>(), Ok(domain));
+            }
+            Err(e) => {
+                let at = match e {
+                    CpuListError::BadNumber { at }
+                    | CpuListError::ReversedRange { at }
+                    | CpuListError::CpuTooLarge { at }
+                    | CpuListError::BadHexDigit { at } => Some(at),
+                    CpuListError::Empty | CpuListError::MaskTooWide => None,
+                };
+                if let Some(at) = at {
+                    prop_assert!(at <= s.len() && s.is_char_boundary(at), "{e} for {s:?}");
+                }
+                prop_assert!(!["all", "performance", "powersave"].contains(&s.trim()));
+            }
+        }
     }
 }

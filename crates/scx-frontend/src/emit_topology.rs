@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::safe_file;
 use crate::topology_detect::Detected;
 use anyhow::{Context, Result};
 use core::fmt::Write as _;
@@ -42,7 +43,8 @@ pub(crate) fn text(detected: &Detected) -> String {
     s + &detected.machine.to_toml_string()
 }
 
-/// Writes the file to `path`, or to standard output for `-`.
+/// Writes the file to `path` (never through a link or into a FIFO or device: see
+/// [`safe_file`]), or to standard output for `-`.
 pub(crate) fn write(detected: &Detected, path: &Path) -> Result<()> {
     let text = text(detected);
     if is_stdout(path) {
@@ -52,8 +54,13 @@ pub(crate) fn write(detected: &Detected, path: &Path) -> Result<()> {
             .and_then(|()| out.flush())
             .context("writing the topology to standard output");
     }
-    std::fs::write(path, text)
-        .with_context(|| format!("writing the topology to {}", path.display()))
+    safe_file::replace(
+        path,
+        safe_file::OUTPUT_MODE,
+        safe_file::Sync::Durable,
+        |out| out.write_all(text.as_bytes()),
+    )
+    .context("writing the topology")
 }
 
 #[cfg(test)]
@@ -103,5 +110,36 @@ mod test {
         assert_eq!(*back.topology, topo);
         assert_eq!(back, detected.machine);
         assert!(back.model.is_some());
+    }
+
+    /// `--emit-topology` runs as root: a link or FIFO planted at the path is refused and left
+    /// as it is; a regular file there is replaced.
+    #[test]
+    fn planted_links_and_fifos_are_refused_and_a_file_is_replaced() {
+        use crate::safe_file::testing::*;
+        let vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/topologies/tc2.toml");
+        let (detected, _) = detect(Some(&vm), Path::new("/nonexistent")).unwrap();
+        let s = Scratch::new("emit");
+        let path = s.0.join("machine.toml");
+        let victim = s.0.join("victim");
+        plant_link(&path, &victim);
+        let e = format!("{:#}", write(&detected, &path).unwrap_err());
+        assert!(
+            e.contains("machine.toml: refusing to write: it is a symbolic link"),
+            "{e}"
+        );
+        assert_link_untouched(&path, &victim);
+        std::fs::remove_file(&path).unwrap();
+
+        plant_fifo(&path);
+        let e = format!("{:#}", write(&detected, &path).unwrap_err());
+        assert!(e.contains("it is a FIFO"), "{e}");
+        assert_fifo_untouched(&path);
+        std::fs::remove_file(&path).unwrap();
+
+        std::fs::write(&path, "old").unwrap();
+        write(&detected, &path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text(&detected));
+        assert_only(&s.0, &["machine.toml", "victim"]);
     }
 }

@@ -10,9 +10,16 @@
 
 #![forbid(unsafe_code)]
 
+use crate::safe_file::{self, SafeFileError};
 use hybridland_policy::ClusterBalance;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use tracing::warn;
+
+/// Mode of the control directory: anyone may look, root writes.
+const DIR_MODE: u32 = 0o755;
+/// The most of the file read back: `auto\n` and some room for spaces.
+const READ_LIMIT: usize = 64;
 
 /// How often the loop may look at the file.
 pub(crate) const POLL_NS: u64 = 100_000_000;
@@ -23,6 +30,8 @@ pub(crate) struct ControlFile {
     path: PathBuf,
     modified: Option<SystemTime>,
     created_dir: bool,
+    /// Whether the file there is ours (written at least once): only then is it removed.
+    wrote: bool,
 }
 
 /// What a poll found.
@@ -37,16 +46,25 @@ pub(crate) enum KnobChange {
 }
 
 impl ControlFile {
-    /// Creates `dir/cluster_balance` holding `current`.
-    pub(crate) fn create(dir: &Path, current: ClusterBalance) -> std::io::Result<Self> {
-        let created_dir = !dir.exists();
-        std::fs::create_dir_all(dir)?;
+    /// Creates `dir/cluster_balance` holding `current`. `dir` is created (mode 0755) if it is
+    /// not there, its parents too; it must not be a link. The file is replaced as
+    /// [`safe_file`] describes (mode 0644: anyone may read the mode in force, root sets it).
+    pub(crate) fn create(dir: &Path, current: ClusterBalance) -> Result<Self, SafeFileError> {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| SafeFileError::Io {
+                path: parent.to_owned(),
+                action: "creating the directory",
+                source,
+            })?;
+        }
+        let created_dir = safe_file::ensure_dir(dir, DIR_MODE)?;
         let path = dir.join("cluster_balance");
         let mut me = Self {
             dir: dir.to_owned(),
             path,
             modified: None,
             created_dir,
+            wrote: false,
         };
         me.write(current)?;
         Ok(me)
@@ -57,9 +75,16 @@ impl ControlFile {
         &self.path
     }
 
-    fn write(&mut self, mode: ClusterBalance) -> std::io::Result<()> {
-        std::fs::write(&self.path, format!("{mode}\n"))?;
-        self.modified = std::fs::metadata(&self.path)
+    fn write(&mut self, mode: ClusterBalance) -> Result<(), SafeFileError> {
+        // In /run (tmpfs) by default, and gone at exit: nothing to sync, and the loop calls this.
+        safe_file::replace(
+            &self.path,
+            safe_file::OUTPUT_MODE,
+            safe_file::Sync::No,
+            |out| writeln!(out, "{mode}"),
+        )?;
+        self.wrote = true;
+        self.modified = std::fs::symlink_metadata(&self.path)
             .and_then(|m| m.modified())
             .ok();
         Ok(())
@@ -67,7 +92,7 @@ impl ControlFile {
 
     /// Looks for a new value; `current` is the mode in force.
     pub(crate) fn poll(&mut self, current: ClusterBalance) -> KnobChange {
-        let Ok(modified) = std::fs::metadata(&self.path).and_then(|m| m.modified()) else {
+        let Ok(modified) = std::fs::symlink_metadata(&self.path).and_then(|m| m.modified()) else {
             // Deleted by someone: put it back.
             let _ = self.write(current);
             return KnobChange::None;
@@ -76,7 +101,15 @@ impl ControlFile {
             return KnobChange::None;
         }
         self.modified = Some(modified);
-        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+        // Replaced by a link, FIFO or device (only root can): said once per change, never
+        // followed or blocked on.
+        let text = match safe_file::read_small(&self.path, READ_LIMIT) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                warn!("run-time control file: {e}; keeping {current}");
+                return KnobChange::None;
+            }
+        };
         match text.trim().parse::<ClusterBalance>() {
             Ok(mode) if mode == current => KnobChange::None,
             Ok(mode) => KnobChange::Set(mode),
@@ -90,7 +123,9 @@ impl ControlFile {
 
 impl Drop for ControlFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.wrote {
+            let _ = std::fs::remove_file(&self.path);
+        }
         if self.created_dir {
             let _ = std::fs::remove_dir(&self.dir);
         }
@@ -122,5 +157,48 @@ mod test {
         assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "off\n");
         drop(f);
         assert!(!dir.exists());
+    }
+
+    /// A link or FIFO planted where the file goes is refused and left as it is, and so is a
+    /// link planted as the directory; a FIFO swapped in while running is never read.
+    #[test]
+    fn planted_links_and_fifos_are_refused_and_left_alone() {
+        use crate::safe_file::testing::*;
+        let s = Scratch::new("knob");
+        let dir = s.0.join("run");
+        std::fs::create_dir(&dir).unwrap();
+        let file = dir.join("cluster_balance");
+        let victim = s.0.join("victim");
+        plant_link(&file, &victim);
+        let e = ControlFile::create(&dir, ClusterBalance::Auto)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("it is a symbolic link"), "{e}");
+        assert_link_untouched(&file, &victim);
+        std::fs::remove_file(&file).unwrap();
+
+        plant_fifo(&file);
+        let e = ControlFile::create(&dir, ClusterBalance::Auto)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("it is a FIFO"), "{e}");
+        assert_fifo_untouched(&file);
+        std::fs::remove_file(&file).unwrap();
+
+        let linked_dir = s.0.join("linked-run");
+        std::os::unix::fs::symlink(&dir, &linked_dir).unwrap();
+        let e = ControlFile::create(&linked_dir, ClusterBalance::Auto)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("it is a symbolic link"), "{e}");
+        assert_only(&dir, &[]);
+
+        // Running, then the file becomes a FIFO: the poll neither blocks nor rewrites it.
+        let mut f = ControlFile::create(&dir, ClusterBalance::On).unwrap();
+        std::fs::remove_file(f.path()).unwrap();
+        plant_fifo(f.path());
+        f.modified = None;
+        assert_eq!(f.poll(ClusterBalance::On), KnobChange::None);
+        assert_fifo_untouched(f.path());
     }
 }

@@ -28,6 +28,7 @@ mod opts;
 mod preflight;
 mod record;
 mod restart;
+mod safe_file;
 mod scheduler;
 mod stats;
 mod sys;
@@ -338,7 +339,7 @@ fn start_stats(
 }
 
 /// `--monitor SECS`: print the running scheduler's figures, a line every SECS seconds, until
-/// Ctrl-C. Only the socket is needed: no BPF, no root beyond access to the socket.
+/// Ctrl-C. Only the socket is needed: no BPF, access to the socket, which is root's (mode 0600).
 fn monitor(every: f64) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
     // This process loads no connector, so this is the one Ctrl-C handler.

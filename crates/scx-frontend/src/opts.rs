@@ -57,8 +57,8 @@ pub(crate) struct Opts {
     pub(crate) stats: f64,
 
     /// Do not schedule: print the figures of the scx_hybridland already running, a line every
-    /// SECS seconds, from the scx_stats socket /var/run/scx/root/stats. Needs no root beyond
-    /// access to that socket, and loads nothing.
+    /// SECS seconds, from the scx_stats socket /var/run/scx/root/stats. Loads nothing; needs
+    /// root, as the socket is root's (mode 0600).
     #[arg(long, value_name = "SECS", value_parser = positive_seconds, conflicts_with_all = ["stats", "dry_run", "fifo"])]
     pub(crate) monitor: Option<f64>,
 

@@ -34,6 +34,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::safe_file;
 use crate::stats::Counters;
 use anyhow::{Context, Result};
 use hybridland_policy::{CpuId, CpuSet, Step, Topology};
@@ -41,7 +42,6 @@ use hybridland_trace::StepCount;
 use hybridland_trace::builder::{Timeline, TimelineBuilder};
 use hybridland_trace::live::{LIVE_VERSION, LiveStats, busy_by_kind_and_cluster};
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use tracing::{info, warn};
 
@@ -460,14 +460,18 @@ impl Recorder {
     }
 }
 
+/// Written as root: never through a link or into a FIFO or device (see [`safe_file`]).
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let file = std::fs::File::create(path)
-        .with_context(|| format!("{}: cannot create", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut out, value)
-        .and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
-        .and_then(|()| out.flush().map_err(serde_json::Error::io))
-        .with_context(|| format!("{}: cannot write", path.display()))
+    safe_file::replace(
+        path,
+        safe_file::OUTPUT_MODE,
+        safe_file::Sync::Durable,
+        |out| {
+            serde_json::to_writer_pretty(&mut *out, value)?;
+            out.write_all(b"\n")
+        },
+    )
+    .context("writing the recording")
 }
 
 /// `/proc/PID/stat`'s state letter and last CPU (field 39).
@@ -711,5 +715,45 @@ mod test {
         assert_eq!(parse_stat(&text), Some(('R', 5)));
         assert_eq!(parse_stat("garbage"), None);
         assert!(proc_state(i32::try_from(std::process::id()).unwrap()).is_some());
+    }
+
+    /// Root writes both files: a link or FIFO planted at either is refused, left as it is, and
+    /// never written through.
+    #[test]
+    fn planted_links_and_fifos_at_the_trace_or_live_file_are_refused() {
+        use crate::safe_file::testing::*;
+        let topo = machine();
+        let recording = |tag: &str| {
+            let mut r = Recorder::new(config(100, tag), 0, Counters::default(), vec![]);
+            periodic(&mut r);
+            r.stop(70 * MS, &Counters::default(), &nothing_running);
+            r
+        };
+        for which in ["trace", "live"] {
+            let r = recording(&format!("plant-link-{which}"));
+            let target = if which == "trace" {
+                &r.cfg.trace
+            } else {
+                &r.cfg.live
+            };
+            let victim = target.with_file_name("victim");
+            plant_link(target, &victim);
+            let e = format!("{:#}", r.write(&topo).unwrap_err());
+            assert!(e.contains("it is a symbolic link"), "{which}: {e}");
+            assert_link_untouched(target, &victim);
+
+            let r = recording(&format!("plant-fifo-{which}"));
+            let target = if which == "trace" {
+                &r.cfg.trace
+            } else {
+                &r.cfg.live
+            };
+            plant_fifo(target);
+            let e = format!("{:#}", r.write(&topo).unwrap_err());
+            assert!(e.contains("it is a FIFO"), "{which}: {e}");
+            assert_fifo_untouched(target);
+            std::fs::remove_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::remove_dir_all(victim.parent().unwrap()).unwrap();
+        }
     }
 }

@@ -35,7 +35,7 @@
 #![forbid(unsafe_code)]
 
 use crate::adapter::StepCounts;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use core::fmt::Write as _;
 use core::time::Duration;
 use crossbeam::channel::{Receiver, Sender};
@@ -499,13 +499,29 @@ pub(crate) fn describe() -> Result<String> {
     Ok(String::from_utf8(out)?)
 }
 
+/// Mode of the stats socket: only its owner (root, when scheduling) may connect. scx_stats
+/// 1.1.4 reads a request line with no size limit and starts a thread per connection, so
+/// whoever can connect can make the scheduler allocate and spawn; that is kept to root.
+pub(crate) const SOCKET_MODE: u32 = 0o600;
+
 /// Starts the stats server on `path` (replacing a stale socket there); the loop answers
 /// through the returned link. Its threads must start before the framework's seccomp filter
 /// (they need `mmap` for their stacks), so this runs before the scheduler loads.
+///
+/// scx_stats creates the socket with a plain `bind`, whose mode comes from the umask, and
+/// starts accepting at once. So the umask is 077 around the launch: the socket is born
+/// `srwx------` and nobody but its owner can connect at any moment; the `chmod` after it only
+/// drops the meaningless execute bit. Directories scx_stats creates on the way (`/var/run/scx`,
+/// `/var/run/scx/root` when missing) are 0700 for the same reason. The umask is per process:
+/// this runs before the scheduler's other threads that create files exist.
 pub(crate) fn serve(kinds: Kinds, path: &Path) -> Result<(StatsServer<(), Sample>, StatsLink)> {
-    let server = StatsServer::new(server_data(kinds))
-        .set_path(path)
-        .launch()?;
+    use rustix::fs::Mode;
+    let old = rustix::process::umask(Mode::from_raw_mode(0o077));
+    let server = StatsServer::new(server_data(kinds)).set_path(path).launch();
+    rustix::process::umask(old);
+    let server = server?;
+    rustix::fs::chmod(path, Mode::from_raw_mode(SOCKET_MODE))
+        .with_context(|| format!("{}: setting the stats socket's mode", path.display()))?;
     let (samples, requests) = server.channels();
     Ok((server, StatsLink { samples, requests }))
 }
@@ -695,7 +711,12 @@ mod test {
         let path = dir.join("root/stats");
         let mut b = TopologyBuilder::new();
         b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
+        // serve() changes the umask for a moment: not while another test looks at it.
+        let guard = crate::safe_file::testing::UMASK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (server, link) = serve(Kinds::new(&b.build().unwrap()), &path).unwrap();
+        drop(guard);
         // The loop: every request gets a sample two placements and three dispatches further.
         // Left running at the end: the server's threads keep its channel open.
         std::thread::spawn(move || {
@@ -728,6 +749,41 @@ mod test {
             assert_eq!(m.cluster_balance, "on");
             assert!(m.busy_pct.contains_key("performance"), "{m:?}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Even under a loose umask the socket is the owner's only, from the moment it exists.
+    #[test]
+    fn the_socket_is_owner_only_whatever_the_umask() {
+        use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+        let dir = std::env::temp_dir().join(format!("hl-sockmode-{}", std::process::id()));
+        let path = dir.join("scx/root/stats");
+        let mut b = TopologyBuilder::new();
+        b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
+        let guard = crate::safe_file::testing::UMASK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let old = rustix::process::umask(rustix::fs::Mode::empty());
+        let served = serve(Kinds::new(&b.build().unwrap()), &path);
+        let after = rustix::process::umask(old);
+        drop(guard);
+        let (server, link) = served.unwrap();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let dir_modes: Vec<u32> = [dir.join("scx"), dir.join("scx/root")]
+            .iter()
+            .map(|d| std::fs::metadata(d).unwrap().mode() & 0o777)
+            .collect();
+        // Stopped before anything is asserted: a server dropped while a failed assertion
+        // unwinds waits for ever on its own wake-up connection.
+        drop(server);
+        drop(link);
+        // The umask is given back.
+        assert_eq!(after, rustix::fs::Mode::empty());
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.mode() & 0o7777, SOCKET_MODE);
+        assert_eq!(meta.uid(), rustix::process::geteuid().as_raw());
+        // The directories scx_stats made on the way are closed too.
+        assert_eq!(dir_modes, [0o700, 0o700]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
