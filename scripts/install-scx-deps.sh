@@ -5,7 +5,7 @@
 #
 #   build: a clang of version 18 or newer (scx_cargo refuses older ones) with its libclang,
 #          libelf-dev zlib1g-dev pkg-config make libseccomp-dev
-#   VM:    qemu-system-x86 busybox-static cpio file rt-tests (hackbench)
+#   VM:    qemu-system-x86 busybox-static cpio file rt-tests (hackbench) gcc libc6-dev (the static thread storm)
 #   checks: systemd (systemd-analyze, which scores the unit: scripts/tests/unit-security.sh)
 #
 # clang: an installed `clang`, `clang-21` ... `clang-18` is used as it is. Otherwise the newest
@@ -27,7 +27,7 @@ log() { echo "install-scx-deps: $*" >&2; }
 APT_ETC=${HYBRIDLAND_APT_ETC:-/etc/apt}
 
 BUILD_PKGS=(libelf-dev zlib1g-dev pkg-config make libseccomp-dev)
-VM_PKGS=(qemu-system-x86 busybox-static cpio file rt-tests)
+VM_PKGS=(qemu-system-x86 busybox-static cpio file rt-tests gcc libc6-dev)
 CHECK_PKGS=(systemd)
 
 # Command output is captured before it is matched: `cmd | grep -q` under pipefail fails with

@@ -7,7 +7,8 @@
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
 #   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
-#      and started by systemd with the shipped unit (scripts/vm-systemd.sh);
+#      started by systemd with the shipped unit (scripts/vm-systemd.sh), and beside a thread
+#      storm (scripts/vm-storm.sh);
 #   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
 # Build dependencies (a clang >= 18, libbpf's, qemu, the guest kernel) are installed when missing by
 # scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
@@ -53,6 +54,9 @@ if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
   scripts/vm-check.sh
   # The hardened unit under systemd as PID 1: systemctl start, loaded, stop.
   scripts/vm-systemd.sh
+  # An unprivileged thread storm with pid_max 4194304, with and without --record: still loaded,
+  # task table within --max-tasks, recording written.
+  scripts/vm-storm.sh
 fi
 
 if ! skip fuzz && [[ -x scripts/fuzz.sh ]]; then

@@ -78,7 +78,7 @@ log_has() { grep -q -- "$2" "$WORK/s/$1" 2>/dev/null || fail "$scenario: $1 lack
 log_lacks() { if grep -q -- "$2" "$WORK/s/$1" 2>/dev/null; then fail "$scenario: $1 has '$2'"; fi; }
 ok_exit() { ((rc == 0)) || fail "$scenario: exit $rc: $(cat "$WORK/out")"; }
 
-ALL="libelf-dev zlib1g-dev pkg-config make libseccomp-dev qemu-system-x86 busybox-static cpio file rt-tests systemd"
+ALL="libelf-dev zlib1g-dev pkg-config make libseccomp-dev qemu-system-x86 busybox-static cpio file rt-tests gcc libc6-dev systemd"
 
 scenario="fresh machine, the configured suites offer clang-18 and clang-19"
 setup "" "" "main:clang-18 main:clang-19"
