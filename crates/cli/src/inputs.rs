@@ -5,7 +5,7 @@ use anyhow::anyhow;
 use hybridland_policy::CpuId;
 use hybridland_sim::import::rt_app::{self, RtAppOptions, RtAppSource};
 use hybridland_sim::trace::MAX_TRACE_BYTES;
-use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
+use hybridland_sim::{Knobs, Machine, Trace, input_file, load_topology_file, presets};
 use std::path::Path;
 
 /// The topology used when neither `--topology` nor anything else says: seed 004's laptop.
@@ -73,18 +73,10 @@ pub(crate) enum FileKind {
 /// Tells a file's kind by its shape: JSON is a trace or an rt-app file (rt-app's keys decide),
 /// anything else a machine file.
 pub(crate) fn file_kind(path: &Path) -> Result<FileKind, Failure> {
-    let name = path.display().to_string();
     if path.extension().is_some_and(|e| e == "toml") {
         return Ok(FileKind::Machine);
     }
-    let meta =
-        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    if meta.len() > MAX_TRACE_BYTES as u64 {
-        // Whatever it is, `trace` refuses it with the limit in the message.
-        return Ok(FileKind::Trace);
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    let text = read(path, MAX_TRACE_BYTES, "trace")?;
     if rt_app::is_rt_app(&text) {
         return Ok(FileKind::RtApp);
     }
@@ -170,16 +162,7 @@ fn looks_like_file(name_or_file: &str) -> bool {
 /// `strict` an input error.
 pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
-    let meta =
-        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    if meta.len() > MAX_TRACE_BYTES as u64 {
-        return Err(Failure::Input(anyhow!(
-            "{name}: trace is {} bytes, more than the {MAX_TRACE_BYTES} accepted",
-            meta.len()
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    let text = read(path, MAX_TRACE_BYTES, "trace")?;
     if rt_app::is_rt_app(&text) {
         return rt_app_trace(&text, path, strict);
     }
@@ -249,13 +232,18 @@ pub(crate) fn rt_app_files(
 ) -> Result<Trace, Failure> {
     let mut files = Vec::new();
     for path in paths {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-        files.push((name, text));
+        let text = read(path, MAX_TRACE_BYTES, "rt-app file")?;
+        files.push((path.display().to_string(), text));
     }
     let first = paths.first().map_or(Path::new("rt-app"), |p| p.as_path());
     rt_app_sources(&files, first, strict, options)
+}
+
+/// A user's input file as text: refused before reading when it is not a regular file (a
+/// FIFO, a device, a directory) or is larger than `max` bytes (`kind` names the input in that
+/// error), and never read past `max`, so a file that grows meanwhile is bounded too.
+pub(crate) fn read(path: &Path, max: usize, kind: &'static str) -> Result<String, Failure> {
+    input_file::read_bounded(path, max as u64, kind).map_err(|e| Failure::Input(e.into()))
 }
 
 /// `--set KEY=VALUE` items.

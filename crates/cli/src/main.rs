@@ -84,8 +84,11 @@ fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
 /// `import ftrace`: like `import rt-app`, with what was skipped said.
 fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
     let name = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::Input(anyhow::anyhow!("{name}: cannot read: {e}")))?;
+    let text = inputs::read(
+        &args.file,
+        hybridland_sim::import::ftrace::MAX_FTRACE_BYTES,
+        "recording",
+    )?;
     let topology = args
         .topology
         .clone()

@@ -30,6 +30,10 @@ use crate::trace::{Trace, TraceError};
 use hybridland_policy::{CpuId, Topology};
 use std::collections::BTreeMap;
 
+/// Largest recording text accepted, checked before reading: about three million event lines,
+/// which the importer holds in well under the simulator's 1 GiB budget.
+pub const MAX_FTRACE_BYTES: usize = 256 << 20;
+
 /// A recording turned into a trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FtraceImport {
