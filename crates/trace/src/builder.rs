@@ -314,7 +314,7 @@ fn close_run(topo: &Topology, busy: &mut BTreeMap<u16, u64>, t: &mut TaskTrack, 
     if let State::Running { since_ns, cpu } = t.state {
         let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
         let ns = now.saturating_sub(since_ns);
-        t.run_acc += u128::from(ns) * u128::from(cap);
+        t.run_acc = t.run_acc.saturating_add(u128::from(ns) * u128::from(cap));
         let b = busy.entry(cpu).or_default();
         *b = b.saturating_add(ns);
         t.state = State::Runnable;
