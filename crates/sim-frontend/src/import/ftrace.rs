@@ -44,7 +44,7 @@ pub struct FtraceImport {
     /// Per task (by its name in the trace): the CPUs it was seen running on, as a CPU list.
     pub observed_cpus: BTreeMap<String, String>,
     /// Tasks whose phases were more than a trace task holds, folded into a loop of their
-    /// average run and sleep.
+    /// average run and sleep with the same run and sleep totals.
     pub folded: Vec<String>,
     /// Per CPU that ran anything: the wall time it ran the recorded tasks, ns.
     pub busy_ns: BTreeMap<u16, u64>,
