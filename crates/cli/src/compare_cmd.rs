@@ -9,13 +9,13 @@ use core::fmt::Write as _;
 use core::time::Duration;
 use hybridland_policy::parse_cpu_list;
 use hybridland_sim::compare::{Comparison, Row, TARGET_POINTS, compare};
+use hybridland_sim::live::MAX_LIVE_BYTES;
 use hybridland_sim::{LiveStats, Machine, SimOptions};
 
 pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace, false)?;
     let live_name = args.live.display().to_string();
-    let text = std::fs::read_to_string(&args.live)
-        .map_err(|e| Failure::Input(anyhow!("{live_name}: cannot read: {e}")))?;
+    let text = inputs::read(&args.live, MAX_LIVE_BYTES, "live file")?;
     let live = LiveStats::from_json_str(&text, &live_name).map_err(|e| Failure::Input(e.into()))?;
     let machine = match (&args.topology, &trace.machine) {
         (Some(topology), _) => inputs::machine(topology)?,

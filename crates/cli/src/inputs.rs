@@ -5,8 +5,8 @@ use anyhow::anyhow;
 use hybridland_policy::CpuId;
 use hybridland_sim::import::rt_app::{self, RtAppOptions, RtAppSource};
 use hybridland_sim::trace::MAX_TRACE_BYTES;
-use hybridland_sim::{Knobs, Machine, Trace, load_topology_file, presets};
-use std::path::Path;
+use hybridland_sim::{Knobs, Machine, Trace, input_file, load_topology_file, presets};
+use std::path::{Component, Path};
 
 /// The topology used when neither `--topology` nor anything else says: seed 004's laptop.
 pub(crate) const DEFAULT_TOPOLOGY: &str = "i7-13800h";
@@ -73,18 +73,10 @@ pub(crate) enum FileKind {
 /// Tells a file's kind by its shape: JSON is a trace or an rt-app file (rt-app's keys decide),
 /// anything else a machine file.
 pub(crate) fn file_kind(path: &Path) -> Result<FileKind, Failure> {
-    let name = path.display().to_string();
     if path.extension().is_some_and(|e| e == "toml") {
         return Ok(FileKind::Machine);
     }
-    let meta =
-        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    if meta.len() > MAX_TRACE_BYTES as u64 {
-        // Whatever it is, `trace` refuses it with the limit in the message.
-        return Ok(FileKind::Trace);
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    let text = read(path, MAX_TRACE_BYTES, "trace")?;
     if rt_app::is_rt_app(&text) {
         return Ok(FileKind::RtApp);
     }
@@ -97,17 +89,47 @@ pub(crate) fn file_kind(path: &Path) -> Result<FileKind, Failure> {
     })
 }
 
-/// The machine a trace's own `machine` field names: a preset, or a topology file whose
-/// relative path is taken from the trace's directory (where whoever wrote the trace put it),
-/// not from the working directory.
+/// The machine a trace's own `machine` field names: a preset, or a machine file beside the
+/// trace (in its directory or below it). A trace is data someone else may have written, so the
+/// field cannot make the simulator read any file it names: an absolute path, a `..`, or a
+/// symbolic link that leads out of the trace's directory is an error naming the field.
 pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, Failure> {
-    let path = Path::new(named);
-    if !looks_like_file(named) || path.is_absolute() {
+    if !looks_like_file(named) {
         return machine(named);
     }
-    let dir = trace_path.parent().unwrap_or(Path::new(""));
+    let trace_name = trace_path.display().to_string();
+    let refuse = |why: String| {
+        Failure::Input(anyhow!(
+            "{trace_name}: `machine` \"{named}\": {why}; a trace names a preset or a machine \
+             file beside it (give another machine with --topology)"
+        ))
+    };
+    let path = Path::new(named);
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(refuse(
+            "is an absolute path or climbs out with `..`".to_owned(),
+        ));
+    }
+    let dir = match trace_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     let resolved = dir.join(path);
-    machine(&resolved.to_string_lossy())
+    let real_dir = std::fs::canonicalize(dir)
+        .map_err(|e| refuse(format!("cannot resolve the trace's directory: {e}")))?;
+    let real = std::fs::canonicalize(&resolved)
+        .map_err(|e| refuse(format!("{}: cannot read: {e}", resolved.display())))?;
+    if !real.starts_with(&real_dir) {
+        return Err(refuse(format!(
+            "{} leads to {}, outside the trace's directory",
+            resolved.display(),
+            real.display()
+        )));
+    }
+    machine_file(&resolved)
 }
 
 /// A capacity and the CPU that has it.
@@ -161,7 +183,7 @@ pub(crate) fn machine_warnings(machine: &Machine, source: &str) -> Vec<String> {
     out
 }
 
-fn looks_like_file(name_or_file: &str) -> bool {
+pub(crate) fn looks_like_file(name_or_file: &str) -> bool {
     Path::new(name_or_file).extension().is_some() || name_or_file.contains('/')
 }
 
@@ -170,16 +192,7 @@ fn looks_like_file(name_or_file: &str) -> bool {
 /// `strict` an input error.
 pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
-    let meta =
-        std::fs::metadata(path).map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-    if meta.len() > MAX_TRACE_BYTES as u64 {
-        return Err(Failure::Input(anyhow!(
-            "{name}: trace is {} bytes, more than the {MAX_TRACE_BYTES} accepted",
-            meta.len()
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
+    let text = read(path, MAX_TRACE_BYTES, "trace")?;
     if rt_app::is_rt_app(&text) {
         return rt_app_trace(&text, path, strict);
     }
@@ -249,13 +262,18 @@ pub(crate) fn rt_app_files(
 ) -> Result<Trace, Failure> {
     let mut files = Vec::new();
     for path in paths {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::Input(anyhow!("{name}: cannot read: {e}")))?;
-        files.push((name, text));
+        let text = read(path, MAX_TRACE_BYTES, "rt-app file")?;
+        files.push((path.display().to_string(), text));
     }
     let first = paths.first().map_or(Path::new("rt-app"), |p| p.as_path());
     rt_app_sources(&files, first, strict, options)
+}
+
+/// A user's input file as text: refused before reading when it is not a regular file (a
+/// FIFO, a device, a directory) or is larger than `max` bytes (`kind` names the input in that
+/// error), and never read past `max`, so a file that grows meanwhile is bounded too.
+pub(crate) fn read(path: &Path, max: usize, kind: &'static str) -> Result<String, Failure> {
+    input_file::read_bounded(path, max as u64, kind).map_err(|e| Failure::Input(e.into()))
 }
 
 /// `--set KEY=VALUE` items.

@@ -84,8 +84,11 @@ fn import_rt_app(args: &opts::ImportRtAppArgs) -> Result<String, Failure> {
 /// `import ftrace`: like `import rt-app`, with what was skipped said.
 fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
     let name = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::Input(anyhow::anyhow!("{name}: cannot read: {e}")))?;
+    let text = inputs::read(
+        &args.file,
+        hybridland_sim::import::ftrace::MAX_FTRACE_BYTES,
+        "recording",
+    )?;
     let topology = args
         .topology
         .clone()
@@ -105,12 +108,23 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
     .map_err(|e| Failure::Input(e.into()))?;
     let mut trace = imported.trace;
     // A trace names its machine file relative to its own directory (`replay` reads it so).
-    trace.machine = Some(match &args.output {
+    // A trace may name only a preset or a machine file beside it (`replay` refuses any other
+    // path), so a file elsewhere is left out and said.
+    trace.machine = match &args.output {
         Some(out) if std::path::Path::new(&topology).is_file() => {
-            relative_to(std::path::Path::new(&topology), out).unwrap_or(topology)
+            let beside = relative_to(std::path::Path::new(&topology), out)
+                .filter(|rel| !rel.split('/').any(|c| c == ".."));
+            if beside.is_none() {
+                eprintln!(
+                    "hybrid-sim: note: {topology} is not beside {}, so the trace does not name \
+                     it; replay it with --topology {topology}",
+                    out.display()
+                );
+            }
+            beside
         }
-        _ => topology,
-    });
+        _ => Some(topology),
+    };
     let skipped: Vec<String> = imported
         .skipped
         .iter()

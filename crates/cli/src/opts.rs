@@ -191,7 +191,8 @@ pub(crate) struct ImportFtraceArgs {
     pub(crate) file: PathBuf,
 
     /// The machine it was recorded on: a preset name or a topology file (default
-    /// i7-13800h). Its capacities scale the bursts; the trace names it.
+    /// i7-13800h). Its capacities scale the bursts; the trace names it (a file only when it
+    /// is beside the output, as a trace's `machine` must be).
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 
@@ -246,8 +247,8 @@ pub(crate) struct ReplayArgs {
 
     /// A preset name (see `hybrid-sim topology list`) or a machine file (TOML, as
     /// scx_hybridland --emit-topology writes it; docs/machine-model.md). Default:
-    /// the trace's `machine` field (a file path there is relative to the trace's directory),
-    /// else i7-13800h.
+    /// the trace's `machine` field (a file there is taken from the trace's directory and must
+    /// stay in it), else i7-13800h.
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 

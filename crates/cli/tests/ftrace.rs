@@ -25,10 +25,18 @@ fn the_vm_recording_imports_and_replays_on_its_machine() {
         "{}",
         text(&o.stdout)
     );
-    // The trace names its machine file relative to itself, so replay finds it.
+    // The machine file is not beside the trace, so the trace cannot name it (a trace's
+    // `machine` is a preset or a file beside it): the import says so, and replay is told.
+    assert!(
+        text(&o.stderr).contains("so the trace does not name it; replay it with --topology"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = hybrid_sim(&[
         "replay",
         out.to_str().unwrap(),
+        "--topology",
+        "scripts/vm/topology-2p-smt-4e.toml",
         "--policy",
         "hybridland,spread",
     ]);

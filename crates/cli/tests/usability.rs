@@ -131,6 +131,55 @@ fn a_traces_machine_file_is_found_beside_the_trace() {
     assert_eq!(reports[0]["machine"], "box");
 }
 
+/// A trace's `machine` names a preset or a file beside the trace, nothing else: not an
+/// absolute path, not `..`, not a symbolic link out of the trace's directory; a file in a
+/// directory below the trace's is beside it.
+#[test]
+fn a_traces_machine_field_cannot_leave_the_traces_directory() {
+    let outside = scratch_dir("machine-outside");
+    let machine = "name = \"box\"\n[[groups]]\nkind = \"efficiency\"\ncapacity = 1024\ncores = 3\n";
+    std::fs::write(outside.join("box.toml"), machine).unwrap();
+    let dir = scratch_dir("machine-field");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/box.toml"), machine).unwrap();
+    let link = dir.join("link.toml");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(outside.join("box.toml"), &link).unwrap();
+    let absolute = outside.join("box.toml").display().to_string();
+    let trace_naming = |name: &str, file: &str| {
+        let trace = dir.join(file);
+        let doc = serde_json::json!({"version": 1, "machine": name,
+            "tasks": [{"name": "a", "phases": [{"run_ns": 1000}]}]});
+        std::fs::write(&trace, doc.to_string()).unwrap();
+        trace
+    };
+    let ok = trace_naming("sub/box.toml", "ok.json");
+    let o = hybrid_sim(&["replay", ok.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for (name, file, why) in [
+        (
+            "../machine-outside/box.toml",
+            "up.json",
+            "climbs out with `..`",
+        ),
+        (absolute.as_str(), "abs.json", "is an absolute path"),
+        ("link.toml", "link.json", "outside the trace's directory"),
+        ("/dev/zero", "zero.json", "is an absolute path"),
+    ] {
+        let trace = trace_naming(name, file);
+        for cmd in ["replay", "validate"] {
+            let o = hybrid_sim(&[cmd, trace.to_str().unwrap()]);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {name}: {err}");
+            assert!(
+                err.contains(&format!("{}: `machine` \"{name}\"", trace.display()))
+                    && err.contains(why),
+                "{cmd} {name}: {err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn policies_lists_knob_values_and_defaults() {
     let o = hybrid_sim(&["policies"]);

@@ -40,6 +40,12 @@ pub enum Problem {
         /// Its size.
         bytes: u64,
     },
+    /// A directory, FIFO, device or socket: refused before it is opened for reading.
+    #[error("is {what}, not a regular file; give a machine file")]
+    NotRegular {
+        /// What it is, e.g. "a FIFO (named pipe)".
+        what: &'static str,
+    },
     /// A `.json` file: the JSON machine form is gone.
     #[error(
         "machine descriptions are TOML files now (the JSON form is gone; docs/machine-model.md shows the TOML)"

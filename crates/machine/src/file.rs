@@ -6,6 +6,7 @@ use hybridland_policy::{CoreKind, CpuId, CpuSet, MAX_CPUS, parse_cpu_list};
 use serde::Deserialize;
 
 use crate::error::{MachineError, Problem};
+use crate::input_file::{InputFileError, read_bounded};
 use crate::layout::{CpuRun, Layout};
 use crate::model::ModelTable;
 use crate::{MAX_MACHINE_FILE_BYTES, MachineDesc};
@@ -189,11 +190,16 @@ pub fn load(path: &Path) -> Result<MachineDesc, MachineError> {
     if path.extension().is_some_and(|e| e == "json") {
         return Err(fail(Problem::Json));
     }
-    let meta = std::fs::metadata(path).map_err(|error| fail(Problem::Io { error }))?;
-    if meta.len() > MAX_MACHINE_FILE_BYTES as u64 {
-        return Err(fail(Problem::TooLarge { bytes: meta.len() }));
-    }
-    let text = std::fs::read_to_string(path).map_err(|error| fail(Problem::Io { error }))?;
+    let text = read_bounded(path, MAX_MACHINE_FILE_BYTES as u64, "file").map_err(|e| {
+        fail(match e {
+            InputFileError::Io { error, .. } => Problem::Io { error },
+            InputFileError::TooLarge { bytes, .. } => Problem::TooLarge { bytes },
+            InputFileError::NotRegular { what, .. } => Problem::NotRegular { what },
+            InputFileError::NotText { error, .. } => Problem::Io {
+                error: std::io::Error::new(std::io::ErrorKind::InvalidData, error),
+            },
+        })
+    })?;
     parse(&text, &name)
 }
 

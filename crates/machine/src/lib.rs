@@ -48,6 +48,7 @@
 
 mod error;
 mod file;
+pub mod input_file;
 mod layout;
 mod model;
 mod write;

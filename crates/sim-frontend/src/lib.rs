@@ -53,6 +53,9 @@ pub mod rng;
 pub mod sim_policy;
 pub mod timeline;
 
+/// Reading a user's input file with its size and type checked first (traces, rt-app files,
+/// recordings, live files and machine files all go through it).
+pub use hybridland_machine::input_file;
 /// The trace format (its own crate, shared with the live scheduler), at its old path.
 pub use hybridland_trace::format as trace;
 /// The live figures a recording keeps (its own crate, shared with the live scheduler).

@@ -90,7 +90,7 @@ pub struct Timeline {
     /// Per task (by its name in the trace): the CPUs it was seen running on, as a CPU list.
     pub observed_cpus: BTreeMap<String, String>,
     /// Tasks whose phases were more than a trace task holds, folded into a loop of their
-    /// average run and sleep.
+    /// average run and sleep with the same run and sleep totals.
     pub folded: Vec<String>,
     /// Per CPU that ran anything: the wall time it ran the recorded tasks, ns.
     pub busy_ns: BTreeMap<u16, u64>,
@@ -314,36 +314,64 @@ fn close_run(topo: &Topology, busy: &mut BTreeMap<u16, u64>, t: &mut TaskTrack, 
     if let State::Running { since_ns, cpu } = t.state {
         let cap = topo.info(CpuId(cpu)).map_or(1024, |i| i.capacity);
         let ns = now.saturating_sub(since_ns);
-        t.run_acc += u128::from(ns) * u128::from(cap);
+        t.run_acc = t.run_acc.saturating_add(u128::from(ns) * u128::from(cap));
         let b = busy.entry(cpu).or_default();
         *b = b.saturating_add(ns);
         t.state = State::Runnable;
     }
 }
 
-/// More phases than a task holds: a loop of the average run and sleep, same totals.
+/// More phases than a task holds: a loop of the average run and sleep, then what the
+/// averages' rounding left, so the run and sleep totals are the recording's to the nanosecond.
+/// More runs than a loop repeats ([`MAX_LOOP_TIMES`]) are taken several to an iteration.
 fn fold(phases: &[Phase]) -> Vec<Phase> {
     let (mut run, mut sleep, mut runs) = (0u128, 0u128, 0u64);
     for p in phases {
         match p {
             Phase::RunNs(n) => {
-                run += u128::from(*n);
+                run = run.saturating_add(u128::from(*n));
                 runs += 1;
             }
-            Phase::SleepNs(n) => sleep += u128::from(*n),
+            Phase::SleepNs(n) => sleep = sleep.saturating_add(u128::from(*n)),
             _ => {}
         }
     }
-    let times = runs.max(1);
-    let avg = |total: u128| u64::try_from(total / u128::from(times)).unwrap_or(u64::MAX);
-    let mut body = vec![Phase::RunNs(avg(run).max(1))];
-    if avg(sleep) > 0 {
-        body.push(Phase::SleepNs(avg(sleep)));
+    let times = runs.clamp(1, MAX_LOOP_TIMES);
+    let split = |total: u128| {
+        let each = total / u128::from(times);
+        let rest = total - each * u128::from(times);
+        (
+            u64::try_from(each).unwrap_or(u64::MAX),
+            u64::try_from(rest).unwrap_or(u64::MAX),
+        )
+    };
+    let ((run_each, run_rest), (sleep_each, sleep_rest)) = (split(run), split(sleep));
+    let mut body = Vec::new();
+    if run_each > 0 {
+        body.push(Phase::RunNs(run_each));
     }
-    vec![Phase::Loop(LoopSpec {
-        times: times.min(MAX_LOOP_TIMES),
+    if sleep_each > 0 {
+        body.push(Phase::SleepNs(sleep_each));
+    }
+    let mut out = Vec::new();
+    if body.is_empty() {
+        // Less than a nanosecond per iteration: the totals as one run and one sleep.
+        return [Phase::RunNs(run_rest), Phase::SleepNs(sleep_rest)]
+            .into_iter()
+            .filter(|p| !matches!(p, Phase::RunNs(0) | Phase::SleepNs(0)))
+            .collect();
+    }
+    out.push(Phase::Loop(LoopSpec {
+        times,
         phases: body,
-    })]
+    }));
+    if sleep_rest > 0 {
+        out.push(Phase::SleepNs(sleep_rest));
+    }
+    if run_rest > 0 {
+        out.push(Phase::RunNs(run_rest));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -357,6 +385,37 @@ mod test {
         b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
         b.add_cpu(CpuId(1), CoreKind::Efficiency, 512, 0).unwrap();
         b.build().unwrap()
+    }
+
+    /// Run and sleep totals of phases, loops multiplied out.
+    fn totals(phases: &[Phase]) -> (u128, u128) {
+        phases.iter().fold((0, 0), |(r, s), p| match p {
+            Phase::RunNs(n) => (r + u128::from(*n), s),
+            Phase::SleepNs(n) => (r, s + u128::from(*n)),
+            Phase::Loop(l) => {
+                let (lr, ls) = totals(&l.phases);
+                (r + lr * u128::from(l.times), s + ls * u128::from(l.times))
+            }
+            Phase::Pool(_) => (r, s),
+        })
+    }
+
+    /// Folding keeps the recording's totals exactly, for uneven runs that do not divide, and
+    /// for more runs than a loop may repeat.
+    #[test]
+    fn folding_keeps_the_run_and_sleep_totals() {
+        for runs in [MAX_PHASES as u64 + 7, 2 * MAX_LOOP_TIMES + 3] {
+            let mut phases = Vec::new();
+            for k in 0..runs {
+                phases.push(Phase::RunNs(1_000 + k % 7));
+                phases.push(Phase::SleepNs(k % 3));
+            }
+            let folded = fold(&phases);
+            assert!(folded.len() <= 3, "{folded:?}");
+            assert_eq!(totals(&folded), totals(&phases), "{runs} runs");
+        }
+        let tiny = [Phase::RunNs(0), Phase::SleepNs(1), Phase::RunNs(0)];
+        assert_eq!(totals(&fold(&tiny)), (0, 1));
     }
 
     #[test]

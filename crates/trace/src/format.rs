@@ -594,10 +594,17 @@ impl TaskSpec {
                 as u16;
         }
         let (run, sleep) = phase_totals(&self.phases);
-        if run + sleep == 0 {
+        let total = run.saturating_add(sleep);
+        if total == 0 {
             return 0;
         }
-        (run * 1024 / (run + sleep)).min(1024) as u16
+        // Nested loops can multiply a run past u128 (the totals saturate): then the share is
+        // taken at a coarser scale, never by a product that wraps.
+        let share = match run.checked_mul(1024) {
+            Some(scaled) => scaled / total,
+            None => run / (total / 1024).max(1),
+        };
+        share.min(1024) as u16
     }
 }
 
@@ -648,6 +655,38 @@ mod test {
         assert_eq!(t.tasks[0].util_hint(), 256);
         let back = Trace::from_json_str(&t.to_json_string(), "again").unwrap();
         assert_eq!(back, t);
+    }
+
+    /// Four nested loops of a million around runs of the longest duration make more reference
+    /// work than u128 holds: the hint is still the run share (all of it), not a wrapped product.
+    #[test]
+    fn util_hint_of_the_deepest_loops_does_not_wrap() {
+        let mut body = vec![Phase::RunNs(MAX_DURATION_NS); 8];
+        body.push(Phase::SleepNs(1));
+        for _ in 0..MAX_LOOP_DEPTH {
+            body = vec![Phase::Loop(LoopSpec {
+                times: MAX_LOOP_TIMES,
+                phases: body,
+            })];
+        }
+        let mut phases = body;
+        phases.push(Phase::SleepNs(MAX_DURATION_NS));
+        let text = serde_json::json!({"version": 1, "tasks": [{"name": "deep", "phases": phases}]});
+        let trace = Trace::from_json_str(&text.to_string(), "deep.json").unwrap();
+        let (run, _) = phase_totals(&trace.tasks[0].phases);
+        assert_eq!(run, u128::MAX, "the run total saturates");
+        assert_eq!(trace.tasks[0].util_hint(), 1024);
+        // Half running, half sleeping at the same depth: half the scale.
+        let mut half = vec![Phase::RunNs(MAX_DURATION_NS); 8];
+        half.extend(vec![Phase::SleepNs(MAX_DURATION_NS); 8]);
+        let spec = TaskSpec {
+            phases: vec![Phase::Loop(LoopSpec {
+                times: MAX_LOOP_TIMES,
+                phases: half,
+            })],
+            ..trace.tasks[0].clone()
+        };
+        assert_eq!(spec.util_hint(), 512);
     }
 
     #[test]

@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 
 /// The live-figures format version this crate reads and writes.
 pub const LIVE_VERSION: u32 = 1;
+/// Largest live file accepted, checked before reading: a recording's figures take a few
+/// kilobytes (one entry per CPU kind, cluster and step).
+pub const MAX_LIVE_BYTES: usize = 16 << 20;
 
 /// What the live scheduler measured over its recorded window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -30,6 +30,10 @@ use crate::trace::{Trace, TraceError};
 use hybridland_policy::{CpuId, Topology};
 use std::collections::BTreeMap;
 
+/// Largest recording text accepted, checked before reading: about three million event lines,
+/// which the importer holds in well under the simulator's 1 GiB budget.
+pub const MAX_FTRACE_BYTES: usize = 256 << 20;
+
 /// A recording turned into a trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FtraceImport {
@@ -40,7 +44,7 @@ pub struct FtraceImport {
     /// Per task (by its name in the trace): the CPUs it was seen running on, as a CPU list.
     pub observed_cpus: BTreeMap<String, String>,
     /// Tasks whose phases were more than a trace task holds, folded into a loop of their
-    /// average run and sleep.
+    /// average run and sleep with the same run and sleep totals.
     pub folded: Vec<String>,
     /// Per CPU that ran anything: the wall time it ran the recorded tasks, ns.
     pub busy_ns: BTreeMap<u16, u64>,

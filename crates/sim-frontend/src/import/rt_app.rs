@@ -33,12 +33,14 @@
 //! task and phase, never silently dropped.
 
 mod merge;
+mod probe;
 mod steps;
 
 use super::json_tree::{Node, lenient};
 use crate::trace::{FrameSpec, MAX_FRAMES, TRACE_VERSION, TaskSpec, Trace, TraceError};
 use core::fmt;
 use hybridland_trace::json_error::strip_position;
+pub use probe::is_rt_app;
 use serde::Serialize;
 use steps::{Event, Step, TimerState, Times};
 
@@ -255,19 +257,6 @@ pub enum RtAppError {
     /// The trace built from it breaks a trace limit.
     #[error(transparent)]
     Trace(#[from] TraceError),
-}
-
-/// Whether `text` reads as an rt-app file rather than a trace: a top-level `tasks` object
-/// (a trace's `tasks` is an array), or a `global` or `resources` object and no `version`.
-pub fn is_rt_app(text: &str) -> bool {
-    let Ok(Node::Obj(top)) = serde_json::from_str::<Node>(&lenient(text)) else {
-        return false;
-    };
-    let has = |key: &str| top.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-    matches!(has("tasks"), Some(Node::Obj(_)))
-        || ((matches!(has("global"), Some(Node::Obj(_)))
-            || matches!(has("resources"), Some(Node::Obj(_))))
-            && has("version").is_none())
 }
 
 /// Imports one rt-app file. `source_name` goes into errors, `trace_name` becomes the trace's
