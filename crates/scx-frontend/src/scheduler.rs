@@ -4,7 +4,8 @@
 //! [`BATCH_MAX`] queued tasks; take an idle snapshot; ask the policy for each (through
 //! [`adapter::Batch`]); take a second snapshot and send a pick whose CPU turned busy meanwhile
 //! to the shared queue instead (counted as `stale`); dispatch; tell the framework we are done.
-//! Between iterations: poll the control file, look for a task to nudge, log stats. The
+//! Between iterations: apply the task events (`src/task_events.rs`: exits leave the task
+//! table), poll the control file, look for a task to nudge, log stats. The
 //! framework wakes the loop whenever tasks are queued, and at least once a second.
 //!
 //! Error paths, none of which loses a task:
