@@ -67,26 +67,13 @@ PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
-RC=$VM_RC
 failed=0
 echo
 echo "==== vm-check summary ===="
 grep '^placement:' "$OUT" | sed 's/^/  /' || true
 awk '/--- placement checks: scheduler x check ---/ {on = 1} on && /^(check|stuck|powersave|knob)/ {print "  " $0} /^knob-runtime / {on = 0}' "$OUT" || true
-for name in "${EXPECTED[@]}"; do
-  line=$(grep -E "^VMCHECK: (PASS|FAIL) $name:" "$OUT" | tail -n 1 || true)
-  if [[ -z "$line" ]]; then
-    echo "MISSING $name (the guest never reported it)"; failed=1
-  else
-    echo "${line#VMCHECK: }"
-    [[ "$line" == "VMCHECK: PASS"* ]] || failed=1
-  fi
-done
+vm_verdicts "$OUT" "${EXPECTED[@]}" || failed=1
 if grep -q '^VMCHECK: FAIL' "$OUT"; then failed=1; fi
-if [[ -z "$RC" ]]; then
-  echo "the guest did not finish (timeout or crash); console tail:"; tail -n 30 "$CONSOLE"; failed=1
-elif [[ "$RC" != 0 ]]; then
-  echo "guest checks exited with status $RC"; failed=1
-fi
+vm_guest_ok "$CONSOLE" 30 || failed=1
 if (( failed )); then echo "vm-check: FAILED"; exit 1; fi
 echo "vm-check: all ${#EXPECTED[@]} checks passed"

@@ -42,15 +42,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 failed=0
 echo
 echo "==== vm-storm summary ===="
-for name in storm storm-record; do
-  line=$(grep -E "^VMCHECK: (PASS|FAIL) $name:" "$OUT" | tail -n 1 || true)
-  if [[ -z "$line" ]]; then
-    echo "MISSING $name (the guest never reported it)"; failed=1
-  else
-    echo "${line#VMCHECK: }"
-    [[ "$line" == "VMCHECK: PASS"* ]] || failed=1
-  fi
-done
-[[ "${VM_RC:-}" == 0 ]] || { echo "guest exited with status '${VM_RC:-}'"; failed=1; }
+vm_verdicts "$OUT" storm storm-record || failed=1
+vm_guest_ok "$CONSOLE" 30 || failed=1
 if (( failed )); then echo "vm-storm: FAILED"; exit 1; fi
 echo "vm-storm: passed"

@@ -108,19 +108,7 @@ EXPECTED=(unit-started loaded control-file stats-socket stays-loaded unit-stoppe
 failed=0
 echo
 echo "==== vm-systemd summary ===="
-for name in "${EXPECTED[@]}"; do
-  line=$(grep -E "^VMCHECK: (PASS|FAIL) $name:" "$OUT" | tail -n 1 || true)
-  if [[ -z "$line" ]]; then
-    echo "MISSING $name (the guest never reported it)"; failed=1
-  else
-    echo "${line#VMCHECK: }"
-    [[ "$line" == "VMCHECK: PASS"* ]] || failed=1
-  fi
-done
-if [[ -z "$VM_RC" ]]; then
-  echo "the guest did not finish (timeout or crash); console tail:"; tail -n 40 "$CONSOLE"; failed=1
-elif [[ "$VM_RC" != 0 ]]; then
-  echo "guest checks exited with status $VM_RC"; failed=1
-fi
+vm_verdicts "$OUT" "${EXPECTED[@]}" || failed=1
+vm_guest_ok "$CONSOLE" 40 || failed=1
 if ((failed)); then echo "vm-systemd: FAILED"; exit 1; fi
 echo "vm-systemd: all ${#EXPECTED[@]} checks passed"

@@ -11,11 +11,42 @@
 #                        packs $IR and boots it (8 vCPUs as 4 cores x 2 threads, 2 GiB,
 #                        single-threaded TCG); the guest's output goes to stdout and OUT, its
 #                        exit status into $VM_RC (empty if it never finished)
+#   vm_verdicts OUT NAME...
+#                        prints each named check's last `VMCHECK: PASS|FAIL` line from OUT
+#                        (MISSING when the guest never reported it); fails unless all passed
+#   vm_guest_ok CONSOLE LINES
+#                        fails, saying why, unless the guest finished with status 0 (on a
+#                        timeout or crash it prints the console's last LINES lines)
 #
 # SIGINT, SIGTERM and SIGHUP (a Ctrl-C at a terminal included) stop the VM and exit with
 # 128 + the signal's number: `timeout` puts itself and qemu in a process group of their own,
 # which a terminal's Ctrl-C does not reach, so vm_stop signals that group by its id (timeout's
 # pid) and waits for it. tests/vm-interrupt.sh checks this with a stub qemu.
+
+vm_verdicts() {
+  local out=$1 name line bad=0
+  shift
+  for name in "$@"; do
+    line=$(grep -E "^VMCHECK: (PASS|FAIL) $name:" "$out" | tail -n 1 || true)
+    if [[ -z "$line" ]]; then
+      echo "MISSING $name (the guest never reported it)"; bad=1
+    else
+      echo "${line#VMCHECK: }"
+      [[ "$line" == "VMCHECK: PASS"* ]] || bad=1
+    fi
+  done
+  return $bad
+}
+
+vm_guest_ok() {
+  if [[ -z "${VM_RC:-}" ]]; then
+    echo "the guest did not finish (timeout or crash); console tail:"; tail -n "$2" "$1"
+    return 1
+  elif [[ "$VM_RC" != 0 ]]; then
+    echo "guest checks exited with status $VM_RC"
+    return 1
+  fi
+}
 
 vm_prepare() {
   for tool in qemu-system-x86_64 cpio gzip ldd; do

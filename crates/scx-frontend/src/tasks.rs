@@ -80,14 +80,19 @@ impl TaskTable {
     /// Whether `pid` gets the scratch record (the table is full and does not hold it); counts
     /// it, resets the scratch record, and keeps the high-water mark.
     fn admit(&mut self, pid: i32) -> bool {
-        let held = self.tasks.contains_key(&pid);
-        if !held && self.tasks.len() >= self.capacity {
+        if !self.has_room(pid) {
             self.untracked += 1;
             self.scratch = Record::default();
             return false;
         }
-        self.high_water = self.high_water.max(self.tasks.len() + usize::from(!held));
+        let new = usize::from(!self.tasks.contains_key(&pid));
+        self.high_water = self.high_water.max(self.tasks.len() + new);
         true
+    }
+
+    /// Whether `pid` has an entry, or could get one.
+    fn has_room(&self, pid: i32) -> bool {
+        self.tasks.len() < self.capacity || self.tasks.contains_key(&pid)
     }
 
     /// Hands the policy what the kernel reports for a dequeued task at `now_ns` (kernel
@@ -123,7 +128,7 @@ impl TaskTable {
     /// The vtime to dispatch `pid` with (the policy's bounded credit); the clock follows it,
     /// as the task is about to run.
     pub(crate) fn dispatch_vtime(&mut self, pid: i32, slice_ns: u64) -> u64 {
-        let rec = if self.tasks.contains_key(&pid) || self.tasks.len() < self.capacity {
+        let rec = if self.has_room(pid) {
             self.tasks.entry(pid).or_default()
         } else {
             // Not counted again: `observe` counted this task when it was dequeued.
