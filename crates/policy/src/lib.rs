@@ -47,6 +47,7 @@ mod cpu_set;
 mod cpu_state;
 mod idle_order;
 mod migration;
+mod sched_core;
 mod task_state;
 mod topology;
 mod util_estimate;
@@ -61,6 +62,11 @@ pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
 pub use migration::{SliceEnd, step_of};
+pub use sched_core::{
+    Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
+    Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,
+    UtilSource, Waiting, Waker, Why,
+};
 pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
 pub use topology::{
     CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, MAX_LOAD_LEVELS, Topology,
