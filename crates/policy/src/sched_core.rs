@@ -509,16 +509,18 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         }
     }
 
-    /// Task `task` exited: it is forgotten at once, with its home.
-    pub fn handle_exit(&mut self, task: TaskId) {
+    /// Task `task` exited: it is forgotten at once, with its home. Returns whether the core
+    /// held it.
+    pub fn handle_exit(&mut self, task: TaskId) -> bool {
         self.stats.exits += 1;
         let Some(rec) = self.slots.remove(task) else {
-            return;
+            return false;
         };
         self.stats.exits_tracked += 1;
         if let Some(home) = rec.home {
             self.state.leave_home(&self.topo, home);
         }
+        true
     }
 
     /// (Tracked state.) Task `task` starts running on `cpu`: the CPU is busy, and the task's

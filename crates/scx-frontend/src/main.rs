@@ -17,7 +17,6 @@
 // `forbid` could not be lifted for `bindings`).
 #![deny(unsafe_code)]
 
-mod adapter;
 mod dry_run;
 mod emit_topology;
 mod fifo;
@@ -34,7 +33,6 @@ mod stats;
 mod sys;
 mod sysfs;
 mod task_events;
-mod tasks;
 #[cfg(test)]
 mod test_machines;
 mod topology_detect;
@@ -237,17 +235,25 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let sched = scheduler::Scheduler::new(
         ops::Live { bpf, idle, events },
         topo,
-        policy,
+        &config,
         scheduler::LoopConfig {
             slice_ns,
-            fifo: opts.fifo,
-            fixed_slice: opts.fixed_slice,
+            mode: if opts.fifo {
+                scheduler::Mode::Fifo
+            } else {
+                scheduler::Mode::Policy
+            },
+            slice: if opts.fixed_slice {
+                hybridland_policy::SliceMode::Fixed
+            } else {
+                hybridland_policy::SliceMode::Scaled
+            },
             nr_possible,
             max_tasks: opts.max_tasks,
         },
         control,
         nudger,
-    );
+    )?;
     let sched = match stats_link {
         Some(link) => sched.with_stats(link),
         None => sched,

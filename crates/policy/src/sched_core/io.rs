@@ -42,9 +42,9 @@ pub enum Waiting {
     Nobody,
     /// Tasks wait in that CPU's own queue.
     OwnQueue,
-    /// Tasks wait in the shared queue that this CPU serves. The live framework returns a task
-    /// at its slice end only when something else wants a CPU (it refills the slice silently
-    /// otherwise), so a live slice end without tasks in the CPU's own queue is this.
+    /// Tasks wait in the shared queue that this CPU serves (the simulator sees it; the live
+    /// loop cannot tell which CPU a shared-queue task waits for, and passes what it sees: its
+    /// own queue, or nobody).
     SharedQueue,
 }
 

@@ -419,13 +419,14 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
     assert!(c.task(0).unwrap().util() > 0);
     let homes = |c: &Core| u32::from(c.state().home_count(&topo, CpuId(4)));
     assert_eq!(homes(&c), capacity, "only held tasks have homes");
-    c.handle_exit(0);
+    assert!(c.handle_exit(0));
+    assert!(!c.handle_exit(0));
     assert_eq!(homes(&c), capacity - 1);
     c.handle_queued(4_000_000, &ran(capacity)).unwrap();
     let _ = poll_all(&mut c);
     assert!(c.task(capacity).is_some());
     let s = c.stats();
-    assert_eq!((s.exits, s.exits_tracked, s.untracked), (1, 1, 3));
+    assert_eq!((s.exits, s.exits_tracked, s.untracked), (2, 1, 3));
 }
 
 /// Tasks not heard of for the forget window leave with their homes, at the tick that names it.
