@@ -59,6 +59,8 @@ enum Event {
     SliceEnd(CpuId),
     /// Periodic balancing, scheduled while any CPU queue holds a task.
     BalanceTick,
+    /// The scheduler core's timer (core-driven policies), at the time it asks for.
+    CoreTick,
 }
 
 // A CPU's completion and slice-end events are timers: re-arming one replaces the pending one,
@@ -115,6 +117,8 @@ struct Task<'t> {
     run_queued: bool,
     /// Set just before the stop that completes a frame (for run records).
     frame_done: bool,
+    /// The slice the policy's scheduler core gave it, for its next start.
+    slice_ns: Option<u64>,
 }
 
 /// A run or occupancy change waiting to be shown to the observer after the current event.
@@ -146,6 +150,9 @@ struct Cpu {
     local: VecDeque<usize>,
     busy_ns: u64,
     busy_since: Option<TimeNs>,
+    /// The scheduler core nudged the task running here: its next slice end is contended (the
+    /// live helper thread waits in this CPU's queue).
+    nudged: bool,
 }
 
 /// One replay, set up and ready to [`run`](Self::run).
@@ -183,6 +190,8 @@ pub struct Simulation<'a> {
     pools_left: Vec<u64>,
     alive: usize,
     tick_pending: bool,
+    /// When the scheduler core's timer is due (core-driven policies).
+    core_tick_at: Option<TimeNs>,
     latency: LatencySamples,
     migrations: u64,
     steps: [[u64; 2]; 4],

@@ -47,6 +47,7 @@ impl<'a> Simulation<'a> {
                 local: VecDeque::new(),
                 busy_ns: 0,
                 busy_since: None,
+                nudged: false,
             });
         }
         for cluster in 0..topo.nr_clusters() {
@@ -112,6 +113,7 @@ impl<'a> Simulation<'a> {
                     queued: false,
                     run_queued: false,
                     frame_done: false,
+                    slice_ns: None,
                     migrations: 0,
                     wakeups: 0,
                     finish_ns: None,
@@ -120,6 +122,7 @@ impl<'a> Simulation<'a> {
             }
         }
         let alive = tasks.len();
+        policy.reserve(alive, options.slice_ns)?;
         Ok(Self {
             topo,
             model,
@@ -149,6 +152,7 @@ impl<'a> Simulation<'a> {
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,
             tick_pending: false,
+            core_tick_at: None,
             latency: LatencySamples::default(),
             migrations: 0,
             steps: [[0; 2]; 4],
