@@ -8,6 +8,7 @@ use core::hint::black_box;
 use core::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hybridland_benches::{Load, SIZES, balance_step2, wakeup};
+use hybridland_policy::testkit::rules;
 use hybridland_policy::{CpuId, Run, TaskState, VtimeClock, slice_ns};
 
 fn placement(c: &mut Criterion) {
@@ -26,7 +27,8 @@ fn placement(c: &mut Criterion) {
             let case = wakeup(cpus, load, primary);
             group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
                 b.iter(|| {
-                    black_box(case.policy.select_cpu(
+                    black_box(rules::select_cpu(
+                        &case.policy,
                         black_box(&case.topo),
                         black_box(&case.state),
                         black_box(&case.task()),
@@ -57,7 +59,8 @@ fn cluster_balance(c: &mut Criterion) {
         let case = balance_step2(cpus);
         group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
             b.iter(|| {
-                black_box(case.policy.select_cpu(
+                black_box(rules::select_cpu(
+                    &case.policy,
                     black_box(&case.topo),
                     black_box(&case.state),
                     black_box(&case.task()),
@@ -119,7 +122,8 @@ fn per_task(c: &mut Criterion) {
             .expect("a busy CPU");
         group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
             b.iter(|| {
-                black_box(case.policy.up_migration(
+                black_box(rules::up_migration(
+                    &case.policy,
                     black_box(&case.topo),
                     black_box(&case.state),
                     black_box(on),

@@ -242,6 +242,14 @@ impl<T: Copy, const N: usize> Fixed<T, N> {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BatchFull;
 
+impl core::fmt::Display for BatchFull {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "the batch holds {BATCH_MAX} tasks: poll it before handing over more")
+    }
+}
+
+impl core::error::Error for BatchFull {}
+
 /// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`). See
 /// the [module](self) docs.
 pub struct SchedCore<S> {
