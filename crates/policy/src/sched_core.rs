@@ -179,8 +179,10 @@ struct Outgoing {
 #[derive(Copy, Clone, Debug)]
 struct PlacedTask {
     task: TaskId,
-    allowed: CpuSet,
     util: u16,
+    /// Its allowed CPUs are in `SchedCore::placed_allowed` (else: every CPU). Most tasks may
+    /// run anywhere, and a decision then writes a few bytes instead of a whole set.
+    restricted: bool,
 }
 
 /// A fixed-capacity queue (no allocation).
@@ -244,7 +246,10 @@ pub struct BatchFull;
 
 impl core::fmt::Display for BatchFull {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "the batch holds {BATCH_MAX} tasks: poll it before handing over more")
+        write!(
+            f,
+            "the batch holds {BATCH_MAX} tasks: poll it before handing over more"
+        )
     }
 }
 
@@ -275,6 +280,7 @@ pub struct SchedCore<S> {
     /// Per CPU: when the core last dispatched to it.
     last_sent: [Option<u64>; MAX_CPUS],
     placed: [Option<PlacedTask>; MAX_CPUS],
+    placed_allowed: [CpuSet; MAX_CPUS],
     helper: Option<TaskId>,
     /// The CPU the helper is to be sent to.
     helper_target: Option<CpuId>,
@@ -317,6 +323,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             outgoing: Fixed::new(),
             last_sent: [None; MAX_CPUS],
             placed: [None; MAX_CPUS],
+            placed_allowed: [CpuSet::EMPTY; MAX_CPUS],
             helper: None,
             helper_target: None,
             nudges: Fixed::new(),

@@ -136,10 +136,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
 
     fn mark_sent(&mut self, cpu: CpuId, task: u32, allowed: &CpuSet, util: u16, now_ns: u64) {
         self.last_sent[cpu.index()] = Some(now_ns);
+        let restricted = allowed != self.topo.cpus();
+        if restricted {
+            self.placed_allowed[cpu.index()] = *allowed;
+        }
         self.placed[cpu.index()] = Some(PlacedTask {
             task,
-            allowed: *allowed,
             util,
+            restricted,
         });
     }
 

@@ -27,8 +27,13 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             if self.queued_cpus.contains(cpu) {
                 continue;
             }
+            let allowed = if placed.restricted {
+                &self.placed_allowed[cpu.index()]
+            } else {
+                self.topo.cpus()
+            };
             let hints = TaskHints {
-                allowed: &placed.allowed,
+                allowed,
                 prev_cpu: Some(cpu),
                 util: placed.util,
             };
