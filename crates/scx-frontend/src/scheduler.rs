@@ -1127,6 +1127,45 @@ mod test {
         assert_eq!(s.counters.stale, 1);
     }
 
+    /// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
+    /// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
+    /// E-core with the helper's short slice.
+    #[test]
+    fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
+        let topo = machine();
+        let helper = Nudger::spawn().unwrap();
+        let tid = helper.tid;
+        let mut s = Scheduler::new(
+            FakeOps::new(&topo, 64),
+            topo.clone(),
+            &PolicyConfig::default(),
+            config(Mode::Policy, SliceMode::Scaled),
+            None,
+            Some(helper),
+        )
+        .unwrap();
+        let e_cores: CpuSet = (0..4).map(CpuId).collect();
+        s.ops.snapshots.push_back(Ok(e_cores));
+        s.ops.incoming.push_back(Ok(wakeup(1)));
+        s.schedule_batch().unwrap();
+        let on = s.ops.ring[0].cpu;
+        assert!((0..4).contains(&on), "on an E-core: {on}");
+        // The P-cores idle; the task still runs on its E-core.
+        let mut idle = *topo.cpus();
+        idle.remove(CpuId(u16::try_from(on).unwrap()));
+        s.ops.snapshots.push_back(Ok(idle));
+        let now = now_ns();
+        assert!(s.core.poll_timeout().is_some_and(|at| at <= now));
+        s.tick(now).unwrap();
+        assert_eq!(s.counters.nudges, 1);
+        s.ops.incoming.push_back(Ok(wakeup(tid)));
+        s.schedule_batch().unwrap();
+        let sent = s.ops.ring.last().unwrap();
+        assert_eq!((sent.pid, sent.cpu), (tid, on));
+        assert_eq!(sent.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
+        s.nudger.take().unwrap().close_and_join();
+    }
+
     #[test]
     fn dequeue_errors_are_counted_and_logged_at_most_once_a_second() {
         let mut limit = LogLimit::new(1_000);
