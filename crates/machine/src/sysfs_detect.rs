@@ -19,6 +19,7 @@
 use crate::sysfs::{SysfsCpu, SysfsMachine};
 use crate::{CpuRun, Layout, MachineDesc, MachineError};
 use hybridland_policy::{CoreKind, CpuId, CpuSet};
+use std::collections::HashSet;
 
 /// The machine as detected, with how it was found, kept for `--dry-run` and
 /// `--emit-topology`.
@@ -32,12 +33,14 @@ pub struct Detected {
     pub machine: MachineDesc,
 }
 
-/// Distinct groups, each restricted to `present`, in order of their first CPU.
+/// Distinct groups, each restricted to `present`, in order of their first CPU. Hashed, so a
+/// 1,024-CPU machine's groups are not compared pairwise.
 fn distinct(groups: impl IntoIterator<Item = CpuSet>, present: &CpuSet) -> Vec<CpuSet> {
+    let mut seen = HashSet::new();
     let mut out: Vec<CpuSet> = Vec::new();
     for g in groups {
         let g = g.and(present);
-        if !g.is_empty() && !out.contains(&g) {
+        if !g.is_empty() && seen.insert(g) {
             out.push(g);
         }
     }
