@@ -12,7 +12,8 @@
 #     nice -n 19 scripts/fuzz.sh 3600
 #
 # FUZZ_RUNS is the goal of the parser and builder targets, FUZZ_REPLAY_RUNS (default
-# FUZZ_RUNS / 10) that of the targets that replay a trace (replay, compare, timeline). A
+# FUZZ_RUNS / 10) that of the targets that run the policy or replay a trace (placement, replay,
+# compare, timeline). A
 # target stops at its goal, at SECONDS, or at FUZZ_UNTIL, whichever comes first. The summary
 # gives per target its executions, executions per second, coverage and crashes, and whether
 # the goal was reached; FUZZ_SUMMARY=FILE also writes it there.
@@ -81,7 +82,7 @@ max_len() {
   esac
 }
 
-is_replay() { [[ $1 == replay || $1 == compare || $1 == timeline ]]; }
+is_replay() { [[ $1 == replay || $1 == compare || $1 == timeline || $1 == placement ]]; }
 
 echo "==> building fuzz targets (sanitizer: $sanitizer)"
 cargo +nightly fuzz build -s "$sanitizer"
