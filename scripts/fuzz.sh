@@ -13,8 +13,8 @@
 #
 # FUZZ_RUNS is the goal of the parser and builder targets, FUZZ_REPLAY_RUNS (default
 # FUZZ_RUNS / 10) that of the targets that run the policy or replay a trace (placement, replay,
-# compare, timeline). A
-# target stops at its goal, at SECONDS, or at FUZZ_UNTIL, whichever comes first. The summary
+# compare, timeline). A target stops at its goal, at SECONDS, or at FUZZ_UNTIL, whichever
+# comes first; one that has not started by FUZZ_UNTIL is listed as not run. The summary
 # gives per target its executions, executions per second, coverage and crashes, and whether
 # the goal was reached; FUZZ_SUMMARY=FILE also writes it there.
 #

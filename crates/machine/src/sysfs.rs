@@ -65,7 +65,7 @@ pub enum SysfsError {
         cpu_dir: PathBuf,
         /// The bad file.
         #[source]
-        error: Box<SysfsError>,
+        error: Box<Self>,
     },
 }
 
@@ -260,5 +260,99 @@ impl SysfsMachine {
     /// As [`read`](Self::read).
     pub fn read_from<F: SysfsFiles + ?Sized>(files: &F, root: &Path) -> Result<Self, SysfsError> {
         Reader { files }.machine(root)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Files from memory: what the fuzz target does with its input.
+    struct Mem(BTreeMap<&'static str, &'static str>);
+
+    impl SysfsFiles for Mem {
+        fn read(&self, path: &Path) -> Option<String> {
+            self.0.get(path.to_str()?).map(|s| (*s).to_owned())
+        }
+
+        fn entries(&self, dir: &Path) -> Vec<String> {
+            let dir = dir.to_str().unwrap_or_default();
+            let mut names: Vec<String> = self
+                .0
+                .keys()
+                .filter_map(|p| p.strip_prefix(dir)?.strip_prefix('/')?.split('/').next())
+                .map(str::to_owned)
+                .collect();
+            names.dedup();
+            names
+        }
+    }
+
+    #[test]
+    fn any_source_is_read_the_same_way() {
+        let m = SysfsMachine::read_from(
+            &Mem(BTreeMap::from([
+                ("/s/devices/system/cpu/online", "0-1\n"),
+                (
+                    "/s/devices/system/cpu/cpu0/topology/core_cpus_list",
+                    "0-1\n\0",
+                ),
+                ("/s/devices/system/cpu/cpu1/cpu_capacity", "512\n"),
+                ("/s/devices/system/cpu/cpu1/cache/index2/level", "2"),
+                (
+                    "/s/devices/system/cpu/cpu1/cache/index2/shared_cpu_list",
+                    "1",
+                ),
+                ("/s/devices/system/cpu/cpu2/online", "1"),
+                ("/s/devices/system/cpu/cpufreq/online", "1"),
+            ])),
+            Path::new("/s"),
+        )
+        .unwrap();
+        // CPU 2 is not in the online list; `cpufreq` is no CPU.
+        let ids: Vec<u16> = m.cpus.iter().map(|c| c.cpu).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(m.cpus[0].siblings.unwrap().to_string(), "0-1");
+        assert_eq!(
+            (m.cpus[1].capacity, m.cpus[1].l2.unwrap().to_string()),
+            (Some(512), "1".into())
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let bad = Mem(BTreeMap::from([
+            ("/s/devices/system/cpu/cpu0/cache/index0/level", "3"),
+            (
+                "/s/devices/system/cpu/cpu0/cache/index0/shared_cpu_list",
+                "0-",
+            ),
+        ]));
+        let e = SysfsMachine::read_from(&bad, Path::new("/s")).unwrap_err();
+        assert_eq!(e.to_string(), "/s/devices/system/cpu/cpu0");
+        let SysfsError::Cache { error, .. } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            error.to_string(),
+            "/s/devices/system/cpu/cpu0/cache/index0/shared_cpu_list: expected a CPU number at byte 2"
+        );
+        let e = SysfsMachine::read_from(&Mem(BTreeMap::new()), Path::new("/s")).unwrap_err();
+        assert_eq!(
+            e,
+            SysfsError::NoCpus {
+                dir: "/s/devices/system/cpu".into()
+            }
+        );
+        let far = Mem(BTreeMap::from([(
+            "/s/devices/system/cpu/cpu1024/online",
+            "1",
+        )]));
+        let e = SysfsMachine::read_from(&far, Path::new("/s")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/s/devices/system/cpu/cpu1024: CPU id beyond the supported 1024"
+        );
     }
 }
