@@ -27,7 +27,7 @@ use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::ops::SchedOps;
-use crate::record::{Event, Recorder};
+use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
 use crate::task_events::TaskEvent;
@@ -59,6 +59,9 @@ pub(crate) const DEFAULT_MAX_TASKS: usize = 32_768;
 const SNAPSHOT_GIVE_UP_NS: u64 = 2_000_000_000;
 /// See [`SNAPSHOT_GIVE_UP_NS`].
 const SNAPSHOT_GIVE_UP_MIN: u64 = 10;
+
+/// Longest the loop goes on after its end for the tail reader's answer.
+const TAILS_WAIT_NS: u64 = 2_000_000_000;
 
 /// Shortest gap between two log lines about dequeue errors.
 const DEQUEUE_LOG_GAP_NS: u64 = 1_000_000_000;
@@ -228,6 +231,10 @@ pub(crate) struct Scheduler<O: SchedOps> {
     dequeue_log: LogLimit,
     /// `--record`: what the loop sees, kept for the trace written at exit.
     recorder: Option<Recorder>,
+    /// Reads `/proc` for the recording's tails off the loop.
+    tail_reader: Option<TailReader>,
+    /// The recording stopped and its tails are being read.
+    tails_pending: bool,
 }
 
 impl<O: SchedOps> Scheduler<O> {
@@ -263,21 +270,75 @@ impl<O: SchedOps> Scheduler<O> {
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
             recorder: None,
+            tail_reader: None,
+            tails_pending: false,
         })
     }
 
-    /// Records what the loop sees (`--record`).
-    pub(crate) fn with_recorder(mut self, recorder: Recorder) -> Self {
+    /// Records what the loop sees (`--record`); `tails` reads `/proc` for the tasks still
+    /// running when the recording stops, off the loop.
+    pub(crate) fn with_recorder(mut self, recorder: Recorder, tails: Option<TailReader>) -> Self {
         self.recorder = Some(recorder);
+        self.tail_reader = tails;
         self
     }
 
-    /// Ends the recording, if any, now: the counters and the tasks still runnable (read from
-    /// `/proc`, while they are still where this scheduler put them). Call as soon as the loop
-    /// ends, before the scheduler is detached.
-    pub(crate) fn stop_recording(&mut self) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.stop(now_ns(), &self.counters, &crate::record::proc_state);
+    /// Ends the recording, if it still records: the counters now, and a request to the tail
+    /// reader for which recorded tasks still run (read here only without a reader).
+    fn stop_recording(&mut self) {
+        let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
+            return;
+        };
+        let candidates = r.stop(now_ns(), &self.counters);
+        match &self.tail_reader {
+            Some(reader) => {
+                self.tails_pending = reader.request(candidates);
+                if !self.tails_pending {
+                    warn!(
+                        "record: the /proc reader is gone: the recording ends without the tasks still running"
+                    );
+                }
+            }
+            None => r.set_tails(read_tails(&candidates, &proc_state)),
+        }
+    }
+
+    /// Takes the tail reader's answer, if it is there.
+    fn collect_tails(&mut self) {
+        if !self.tails_pending {
+            return;
+        }
+        if let (Some(reader), Some(r)) = (self.tail_reader.as_ref(), self.recorder.as_mut())
+            && let Some(tails) = reader.try_take()
+        {
+            r.set_tails(tails);
+            self.tails_pending = false;
+        }
+    }
+
+    /// Ends the recording when the loop has ended, before the scheduler detaches (so the
+    /// tasks still running are where this scheduler put them): it stops, and the loop keeps
+    /// scheduling, the reader thread included, until the reader has answered, for at most
+    /// [`TAILS_WAIT_NS`].
+    pub(crate) fn finish_recording(&mut self) {
+        self.stop_recording();
+        let deadline = now_ns().saturating_add(TAILS_WAIT_NS);
+        while self.tails_pending && now_ns() < deadline {
+            // Errors only end the wait early: the loop is over either way.
+            if self.schedule_batch().is_err() {
+                break;
+            }
+            self.apply_events();
+            self.collect_tails();
+            if self.tails_pending {
+                std::thread::sleep(core::time::Duration::from_micros(200));
+            }
+        }
+        if self.tails_pending {
+            warn!(
+                "record: the running tasks were not read within {} ms: the recording ends without them",
+                TAILS_WAIT_NS / 1_000_000
+            );
         }
     }
 
@@ -293,6 +354,7 @@ impl<O: SchedOps> Scheduler<O> {
         while !self.ops.exited() {
             self.schedule_batch()?;
             self.apply_events();
+            self.collect_tails();
             let now = now_ns();
             if self.core.poll_timeout().is_some_and(|at| now >= at) {
                 self.tick(now)?;
@@ -885,12 +947,10 @@ mod test {
             machine_source: "test".into(),
         };
         let now = now_ns();
-        let mut s = sched(64, false).with_recorder(Recorder::new(
-            cfg,
-            now - 10_000_000,
-            Counters::default(),
-            Vec::new(),
-        ));
+        let mut s = sched(64, false).with_recorder(
+            Recorder::new(cfg, now - 10_000_000, Counters::default(), Vec::new()),
+            Some(TailReader::spawn().unwrap()),
+        );
         // Two wake-ups, and a task back from a 3 ms run on E-core 1 that ended 1 ms ago.
         let mut back = wakeup(3);
         back.flags = 0;
@@ -902,7 +962,9 @@ mod test {
             .incoming
             .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(back)]);
         s.schedule_batch().unwrap();
-        s.stop_recording();
+        // The recording stops; /proc is read by the reader thread while the loop goes on.
+        s.finish_recording();
+        assert!(!s.tails_pending, "the reader answered");
         let counters = s.counters;
         let (_, recording) = s.into_parts();
         let (recorder, topo) = recording.unwrap();
