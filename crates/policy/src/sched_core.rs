@@ -163,9 +163,19 @@ struct Pending {
     cpu: Option<CpuId>,
     last_run: Option<LastRun>,
     weight: u32,
-    allowed: Option<CpuSet>,
+    allowed: Allowed,
     util: UtilSource,
     now_ns: u64,
+}
+
+/// A pending task's affinity. Most tasks may run anywhere: a restricted set is kept apart
+/// (`SchedCore::pending_allowed`), so handing a task over copies a few bytes, not a set.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Allowed {
+    All,
+    /// In `pending_allowed` at this position of the batch's ring.
+    Restricted(usize),
+    Unknown,
 }
 
 /// A decided task not yet polled, and the CPU a recheck looks at.
@@ -276,6 +286,7 @@ pub struct SchedCore<S> {
     /// Tasks waiting besides the batch (the caller's count).
     backlog: u64,
     pending: Fixed<Pending, BATCH_MAX>,
+    pending_allowed: [CpuSet; BATCH_MAX],
     outgoing: Fixed<Outgoing, BATCH_MAX>,
     /// Per CPU: when the core last dispatched to it.
     last_sent: [Option<u64>; MAX_CPUS],
@@ -320,6 +331,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             blind: false,
             backlog: 0,
             pending: Fixed::new(),
+            pending_allowed: [CpuSet::EMPTY; BATCH_MAX],
             outgoing: Fixed::new(),
             last_sent: [None; MAX_CPUS],
             placed: [None; MAX_CPUS],
@@ -398,9 +410,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
     /// A task to dispatch. Decided by the next [`handle_snapshot`](Self::handle_snapshot) or
     /// poll. Refused when [`BATCH_MAX`] tasks are pending.
     pub fn handle_queued(&mut self, now_ns: u64, q: &Queued<'_>) -> Result<(), BatchFull> {
+        if self.pending.len == BATCH_MAX {
+            return Err(BatchFull);
+        }
         let allowed = match q.affinity {
-            Affinity::Cpus(set) => Some(*set),
-            Affinity::Unknown => None,
+            Affinity::Cpus(set) if set == self.topo.cpus() => Allowed::All,
+            Affinity::Cpus(set) => {
+                let at = (self.pending.head + self.pending.len) % BATCH_MAX;
+                self.pending_allowed[at] = *set;
+                Allowed::Restricted(at)
+            }
+            Affinity::Unknown => Allowed::Unknown,
         };
         self.pending
             .push(Pending {

@@ -2,8 +2,8 @@
 
 use super::slots::Record;
 use super::{
-    Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode, Slot,
-    Target, UtilSource, Why,
+    Allowed, Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode,
+    Slot, Target, UtilSource, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::{Placement, TaskHints};
@@ -23,20 +23,37 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             SliceMode::Scaled => slice_ns(base, self.backlog.saturating_add(n as u64)),
         };
         let mut taken = CpuSet::EMPTY;
+        let all = *self.topo.cpus();
         for slice_ends in [true, false] {
             for i in 0..n {
                 let Some(p) = self.pending.items[(self.pending.head + i) % BATCH_MAX] else {
                     continue;
                 };
-                if matches!(p.arrival, Arrival::SliceEnd { .. }) == slice_ends {
-                    self.decide(&p, slice, &mut taken);
+                if matches!(p.arrival, Arrival::SliceEnd { .. }) != slice_ends {
+                    continue;
+                }
+                match p.allowed {
+                    Allowed::All => self.decide(&p, Some((&all, false)), slice, &mut taken),
+                    Allowed::Restricted(at) => {
+                        let set = self.pending_allowed[at];
+                        self.decide(&p, Some((&set, true)), slice, &mut taken);
+                    }
+                    Allowed::Unknown => self.decide(&p, None, slice, &mut taken),
                 }
             }
         }
         while self.pending.pop().is_some() {}
     }
 
-    fn decide(&mut self, p: &Pending, slice_ns: u64, taken: &mut CpuSet) {
+    /// Decides `p`, allowed on `allowed` (with whether that is fewer than every CPU), or of
+    /// unknown affinity.
+    fn decide(
+        &mut self,
+        p: &Pending,
+        allowed: Option<(&CpuSet, bool)>,
+        slice_ns: u64,
+        taken: &mut CpuSet,
+    ) {
         if Some(p.task) == self.helper {
             let target = self
                 .helper_target
@@ -67,12 +84,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         if self.blind {
             return self.send(d, None);
         }
-        let Some(allowed) = p.allowed else {
+        let Some((allowed, restricted)) = allowed else {
             d.why = Why::AffinityUnknown;
             return self.send(d, None);
         };
         let hints = TaskHints {
-            allowed: &allowed,
+            allowed,
             prev_cpu: p.cpu,
             util,
         };
@@ -82,7 +99,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         let (Arrival::SliceEnd { waiting }, Some(own)) = (p.arrival, own) else {
             let placement = self.policy.select_cpu(&self.topo, &self.state, &hints);
             d.why = Why::Placed(placement);
-            return self.take(d, placement, &allowed, p.now_ns, taken);
+            return self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
         };
         // The task was running on `own` until now: the rule asks about the machine with it
         // still there. A CPU an earlier task of this batch was given is contended.
@@ -99,12 +116,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
                 taken.insert(own);
                 d.target = Target::Cpu(own);
                 d.why = Why::Kept;
-                self.mark_sent(own, p.task, &allowed, util, p.now_ns);
+                self.mark_sent(own, p.task, restricted.then_some(allowed), util, p.now_ns);
                 self.send(d, None);
             }
             SliceEnd::Move(placement) => {
                 d.why = Why::Moved(placement);
-                self.take(d, placement, &allowed, p.now_ns, taken);
+                self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
             }
             SliceEnd::Yield => {
                 d.why = Why::Yielded;
@@ -119,7 +136,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         &mut self,
         mut d: Dispatch,
         placement: Placement,
-        allowed: &CpuSet,
+        restricted: Option<&CpuSet>,
         now_ns: u64,
         taken: &mut CpuSet,
     ) {
@@ -129,21 +146,29 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         self.state.occupy(&self.topo, cpu);
         taken.insert(cpu);
         d.target = Target::Cpu(cpu);
-        self.mark_sent(cpu, d.task, allowed, d.util, now_ns);
+        self.mark_sent(cpu, d.task, restricted, d.util, now_ns);
         let check = (Some(cpu) != self.caller_cpu).then_some(cpu);
         self.send(d, check);
     }
 
-    fn mark_sent(&mut self, cpu: CpuId, task: u32, allowed: &CpuSet, util: u16, now_ns: u64) {
+    /// Notes that `task` was sent to `cpu`, for the claim window and the up-migration scan;
+    /// `restricted` is its allowed set when that is fewer than every CPU.
+    fn mark_sent(
+        &mut self,
+        cpu: CpuId,
+        task: u32,
+        restricted: Option<&CpuSet>,
+        util: u16,
+        now_ns: u64,
+    ) {
         self.last_sent[cpu.index()] = Some(now_ns);
-        let restricted = allowed != self.topo.cpus();
-        if restricted {
-            self.placed_allowed[cpu.index()] = *allowed;
+        if let Some(set) = restricted {
+            self.placed_allowed[cpu.index()] = *set;
         }
         self.placed[cpu.index()] = Some(PlacedTask {
             task,
             util,
-            restricted,
+            restricted: restricted.is_some(),
         });
     }
 
