@@ -16,6 +16,9 @@ pub enum PrimaryDomain {
     Performance,
     /// The efficiency and low-power efficiency cores.
     Powersave,
+    /// The CPUs of the highest capacity, and among them the highest rank (the favoured cores
+    /// of Intel's Turbo Boost Max 3.0).
+    Turbo,
     /// An explicit set.
     Cpus(CpuSet),
 }
@@ -29,6 +32,17 @@ impl PrimaryDomain {
             Self::Powersave => topo
                 .kind_mask(CoreKind::Efficiency)
                 .or(topo.kind_mask(CoreKind::LowPowerEfficiency)),
+            Self::Turbo => {
+                let best = topo
+                    .cpus()
+                    .iter()
+                    .filter_map(|c| topo.info(c).map(|i| (i.capacity, i.rank)))
+                    .max();
+                topo.cpus()
+                    .iter()
+                    .filter(|c| topo.info(*c).map(|i| (i.capacity, i.rank)) == best)
+                    .collect()
+            }
             Self::Cpus(set) => {
                 if let Some(cpu) = set.and_not(topo.cpus()).first() {
                     return Err(ConfigError::PrimaryCpuMissing { cpu });
@@ -46,12 +60,24 @@ impl PrimaryDomain {
 }
 
 impl PrimaryDomain {
+    /// The domain power-profiles-daemon's profile asks for (`--primary-domain auto`):
+    /// `performance` the P-cores, `power-saver` the E-cores, anything else (`balanced`, no
+    /// daemon) no preference.
+    pub fn for_power_profile(profile: Option<&str>) -> Self {
+        match profile {
+            Some("performance") => Self::Performance,
+            Some("power-saver") => Self::Powersave,
+            _ => Self::All,
+        }
+    }
+
     /// The domain's name, or `cpus` for an explicit set.
     pub const fn kind_name(&self) -> &'static str {
         match self {
             Self::All => "all",
             Self::Performance => "performance",
             Self::Powersave => "powersave",
+            Self::Turbo => "turbo",
             Self::Cpus(_) => "cpus",
         }
     }
@@ -63,18 +89,21 @@ impl fmt::Display for PrimaryDomain {
             Self::All => f.write_str("all"),
             Self::Performance => f.write_str("performance"),
             Self::Powersave => f.write_str("powersave"),
+            Self::Turbo => f.write_str("turbo"),
             Self::Cpus(set) => write!(f, "{set}"),
         }
     }
 }
 
-/// Parses `all`, `performance`, `powersave`, a hex mask (`0xff000`) or a CPU list (`0-5,12`);
+/// Parses `all` (or `none`), `performance`, `powersave`, `turbo`, a hex mask (`0xff000`) or a
+/// CPU list (`0-5,12`);
 /// a mask of zeros (`0x0`) is [`CpuListError::Empty`].
 impl FromStr for PrimaryDomain {
     type Err = CpuListError;
     fn from_str(s: &str) -> Result<Self, CpuListError> {
         match s.trim() {
-            "all" => Ok(Self::All),
+            "all" | "none" => Ok(Self::All),
+            "turbo" => Ok(Self::Turbo),
             "performance" => Ok(Self::Performance),
             "powersave" => Ok(Self::Powersave),
             // A mask of zeros names no CPU; refused here, as a list cannot be empty, so every

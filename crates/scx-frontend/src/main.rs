@@ -88,7 +88,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let config = PolicyConfig {
         primary_domain: opts
             .primary_domain
-            .resolve(&topo, opts::ppd_profile(opts::PPD_STATE).as_deref()),
+            .resolve(opts::ppd_profile(opts::PPD_STATE).as_deref()),
         cluster_balance: opts.cluster_balance,
         auto_high_busy_pct: opts.auto_high_busy_pct,
         fit_margin_pct: opts.fit_margin_pct,

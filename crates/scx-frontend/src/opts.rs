@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use clap::Parser;
-use hybridland_policy::{ClusterBalance, CpuSet, PrimaryDomain, Topology};
+use hybridland_policy::{ClusterBalance, PrimaryDomain};
 use std::path::PathBuf;
 
 /// scx_hybridland: a sched_ext scheduler for hybrid CPUs (P-cores with SMT, E-core clusters,
@@ -155,17 +155,13 @@ fn positive_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `-m/--primary-domain` as given. `auto`, `turbo` and `none` are resolved here, against the
-/// machine, into one of the policy crate's [`PrimaryDomain`]s (which has no such names).
+/// `-m/--primary-domain` as given: `auto` (power-profiles-daemon's profile, read at start) or
+/// one of the policy crate's [`PrimaryDomain`]s, which the simulator takes by the same names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum DomainArg {
-    /// Follow the power profile.
+    /// Follow the power profile (read from power-profiles-daemon's state at start).
     Auto,
-    /// The CPUs of the highest capacity, and among them the highest rank.
-    Turbo,
-    /// No preference.
-    None,
-    /// A domain the policy names itself.
+    /// A domain the policy names itself (`turbo` and `none` included).
     Policy(PrimaryDomain),
 }
 
@@ -174,8 +170,6 @@ impl core::str::FromStr for DomainArg {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
             "auto" => Ok(Self::Auto),
-            "turbo" => Ok(Self::Turbo),
-            "none" => Ok(Self::None),
             other => other.parse().map(Self::Policy),
         }
     }
@@ -198,29 +192,12 @@ pub(crate) fn ppd_profile(state_ini: &str) -> Option<String> {
 }
 
 impl DomainArg {
-    /// The policy's domain for this machine; `profile` is power-profiles-daemon's, if read.
-    pub(crate) fn resolve(&self, topo: &Topology, profile: Option<&str>) -> PrimaryDomain {
+    /// The policy's domain; `profile` is power-profiles-daemon's, if read. The mapping is the
+    /// policy crate's, so the simulator resolves a profile the same way.
+    pub(crate) fn resolve(&self, profile: Option<&str>) -> PrimaryDomain {
         match self {
             Self::Policy(d) => *d,
-            Self::None => PrimaryDomain::All,
-            Self::Auto => match profile {
-                Some("performance") => PrimaryDomain::Performance,
-                Some("power-saver") => PrimaryDomain::Powersave,
-                _ => PrimaryDomain::All,
-            },
-            Self::Turbo => {
-                let best = topo
-                    .cpus()
-                    .iter()
-                    .filter_map(|c| topo.info(c).map(|i| (i.capacity, i.rank)))
-                    .max();
-                let set: CpuSet = topo
-                    .cpus()
-                    .iter()
-                    .filter(|c| topo.info(*c).map(|i| (i.capacity, i.rank)) == best)
-                    .collect();
-                PrimaryDomain::Cpus(set)
-            }
+            Self::Auto => PrimaryDomain::for_power_profile(profile),
         }
     }
 }
@@ -294,24 +271,22 @@ mod test {
         b.add_cpu(CpuId(3), CoreKind::Performance, 1024, 2).unwrap();
         let topo = b.build().unwrap();
         let m = |s: &str| Opts::try_parse_from(["x", "-m", s]).unwrap().primary_domain;
-        assert_eq!(m("none").resolve(&topo, None), PrimaryDomain::All);
+        assert_eq!(m("none").resolve(None), PrimaryDomain::All);
+        assert_eq!(m("turbo").resolve(None), PrimaryDomain::Turbo);
         assert_eq!(
-            m("turbo").resolve(&topo, None),
-            PrimaryDomain::Cpus(hybridland_policy::parse_cpu_list("3").unwrap())
+            PrimaryDomain::Turbo.resolve(&topo).unwrap(),
+            hybridland_policy::parse_cpu_list("3").unwrap()
         );
         let auto = m("auto");
         assert_eq!(
-            auto.resolve(&topo, Some("performance")),
+            auto.resolve(Some("performance")),
             PrimaryDomain::Performance
         );
+        assert_eq!(auto.resolve(Some("power-saver")), PrimaryDomain::Powersave);
+        assert_eq!(auto.resolve(Some("balanced")), PrimaryDomain::All);
+        assert_eq!(auto.resolve(None), PrimaryDomain::All);
         assert_eq!(
-            auto.resolve(&topo, Some("power-saver")),
-            PrimaryDomain::Powersave
-        );
-        assert_eq!(auto.resolve(&topo, Some("balanced")), PrimaryDomain::All);
-        assert_eq!(auto.resolve(&topo, None), PrimaryDomain::All);
-        assert_eq!(
-            m("2-3").resolve(&topo, None),
+            m("2-3").resolve(None),
             PrimaryDomain::Cpus(hybridland_policy::parse_cpu_list("2-3").unwrap())
         );
         let dir = std::env::temp_dir().join(format!("hl-ppd-{}", std::process::id()));

@@ -32,7 +32,7 @@ pub const SIM_KEYS: &[&str] = &[
 pub const KNOB_HELP: &[(&str, &str, &str)] = &[
     (
         "primary_domain",
-        "all, performance, powersave, or CPUs as a list (0-7) or a mask (0xff)",
+        "all (or none), performance, powersave, turbo, or CPUs as a list (0-7) or a mask (0xff)",
         "all",
     ),
     ("cluster_balance", "off, on, auto", "auto"),
