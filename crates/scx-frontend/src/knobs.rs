@@ -2,11 +2,11 @@
 //!
 //! At start the scheduler creates `<control-dir>/cluster_balance` (default
 //! `/run/scx_hybridland/cluster_balance`) holding the mode in force. Writing `off`, `on` or
-//! `auto` to it changes cluster balance without a restart; the loop looks at the file's
-//! modification time at most every [`POLL_NS`] and at least about once a second (the
-//! framework wakes the loop that often even on an idle machine). A bad value is logged and
-//! ignored, and the file is rewritten with the mode still in force. The directory is removed
-//! on exit.
+//! `auto` to it changes cluster balance without a restart. A thread of ours ([`Watcher`],
+//! started before the scheduler loads) looks at the file's modification time every
+//! [`POLL_NS`] and hands a change to the loop over a channel, so the loop does no file I/O. A
+//! bad value is logged and ignored, and the file is rewritten with the mode still in force.
+//! The directory is removed on exit.
 
 #![forbid(unsafe_code)]
 
@@ -21,7 +21,7 @@ const DIR_MODE: u32 = 0o755;
 /// The most of the file read back: `auto\n` and some room for spaces.
 const READ_LIMIT: usize = 64;
 
-/// How often the loop may look at the file.
+/// How often the watcher looks at the file.
 pub(crate) const POLL_NS: u64 = 100_000_000;
 
 /// The control file.
@@ -121,6 +121,87 @@ impl ControlFile {
     }
 }
 
+/// The thread that watches the control file, and the loop's end of it.
+pub(crate) struct Watcher {
+    path: PathBuf,
+    /// The mode in force, which the watcher compares a written value with.
+    current: std::sync::Arc<core::sync::atomic::AtomicU8>,
+    changes: std::sync::mpsc::Receiver<KnobChange>,
+    stop: std::sync::Arc<core::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+const MODES: [ClusterBalance; 3] = [
+    ClusterBalance::Off,
+    ClusterBalance::On,
+    ClusterBalance::Auto,
+];
+
+fn mode_index(mode: ClusterBalance) -> u8 {
+    MODES.iter().position(|m| *m == mode).unwrap_or(2) as u8
+}
+
+impl Watcher {
+    /// Starts watching `file`, whose mode in force is `current`. Call before the scheduler
+    /// loads (the framework forbids new threads afterwards).
+    pub(crate) fn spawn(mut file: ControlFile, current: ClusterBalance) -> std::io::Result<Self> {
+        use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+        let path = file.path.clone();
+        let current = std::sync::Arc::new(AtomicU8::new(mode_index(current)));
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (tx, changes) = std::sync::mpsc::channel();
+        let (mode, quit) = (current.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("hl-knob".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                while !quit.load(Ordering::Relaxed) {
+                    let now = MODES[usize::from(mode.load(Ordering::Relaxed)).min(2)];
+                    let change = file.poll(now);
+                    if change != KnobChange::None && tx.send(change).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(core::time::Duration::from_nanos(POLL_NS));
+                }
+                // `file` drops here: the file and the directory go.
+            })?;
+        Ok(Self {
+            path,
+            current,
+            changes,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A change the watcher found since the last call, if any.
+    pub(crate) fn try_change(&self) -> Option<KnobChange> {
+        self.changes.try_recv().ok()
+    }
+
+    /// Tells the watcher the mode now in force.
+    pub(crate) fn applied(&self, mode: ClusterBalance) {
+        self.current
+            .store(mode_index(mode), core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Watcher {
+    /// Stops the watcher and waits for it (at most one poll interval), so the file and its
+    /// directory are gone when this returns.
+    fn drop(&mut self) {
+        self.stop.store(true, core::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 impl Drop for ControlFile {
     fn drop(&mut self) {
         if self.wrote {
@@ -156,6 +237,34 @@ mod test {
         assert_eq!(f.poll(ClusterBalance::Off), KnobChange::Rejected);
         assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "off\n");
         drop(f);
+        assert!(!dir.exists());
+    }
+
+    /// The watcher hands a written value to the loop, rejects a bad one, and removes the file
+    /// and the directory when dropped.
+    #[test]
+    fn the_watcher_hands_changes_over_and_cleans_up() {
+        let dir = std::env::temp_dir().join(format!("hl-knob-watch-{}", std::process::id()));
+        let f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
+        let w = Watcher::spawn(f, ClusterBalance::Auto).unwrap();
+        let wait = |w: &Watcher| {
+            // Liveness only: generous for a loaded machine, never a speed claim.
+            for _ in 0..1000 {
+                if let Some(c) = w.try_change() {
+                    return c;
+                }
+                std::thread::sleep(core::time::Duration::from_millis(10));
+            }
+            panic!("no change seen in 10 s");
+        };
+        std::thread::sleep(core::time::Duration::from_millis(20));
+        std::fs::write(w.path(), "off\n").unwrap();
+        assert_eq!(wait(&w), KnobChange::Set(ClusterBalance::Off));
+        w.applied(ClusterBalance::Off);
+        std::thread::sleep(core::time::Duration::from_millis(20));
+        std::fs::write(w.path(), "sideways\n").unwrap();
+        assert_eq!(wait(&w), KnobChange::Rejected);
+        drop(w);
         assert!(!dir.exists());
     }
 

@@ -155,6 +155,15 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
         }
     };
 
+    // Watched by a thread of ours, started now: the loop does no file I/O.
+    let control = control.and_then(|file| {
+        knobs::Watcher::spawn(file, config.cluster_balance)
+            .inspect_err(|e| {
+                warn!("no watcher for the run-time control file ({e}): the knob is fixed")
+            })
+            .ok()
+    });
+
     let stop_stats = Arc::new(AtomicBool::new(false));
     let (stats_server, stats_link) = start_stats(opts, &topo, &stop_stats);
 
@@ -396,11 +405,18 @@ fn run(
 ) -> Result<Outcome> {
     let result = sched.run();
     sched.finish_recording();
-    let (ops, recording) = sched.into_parts();
+    let scheduler::Parts {
+        ops,
+        recording,
+        control,
+    } = sched.into_parts();
     let mut bpf = ops.bpf;
     let ejected = scx_utils::uei_exited!(&bpf.skel, uei);
     let report = bpf.shutdown_and_report();
     drop(bpf);
+    // Detached: the watcher thread runs under the kernel's scheduler again, and its end
+    // removes the control file.
+    drop(control);
     if let Some((recorder, topo)) = recording {
         // Only now that the scheduler is detached: nobody waits for this loop while the trace
         // is built and written.

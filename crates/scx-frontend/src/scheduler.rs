@@ -7,8 +7,9 @@
 //! core; when it asks for a second look, a second snapshot; dispatch what it polls out; tell
 //! the framework we are done. Between iterations: apply the task events (`src/task_events.rs`:
 //! exits leave the core's storage), run the core's timer when due (with a fresh snapshot; a
-//! nudge it gives wakes the helper thread), poll the control file, answer stats. The framework
-//! wakes the loop whenever tasks are queued, and at least once a second.
+//! nudge it gives wakes the helper thread), apply a knob change the control file's watcher
+//! found, answer stats. The framework wakes the loop whenever tasks are queued, and at least
+//! once a second.
 //!
 //! Error paths, none of which loses a task:
 //! - a dispatch that fails (the user ring buffer is full) keeps the task and every one after it
@@ -25,7 +26,7 @@
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
-use crate::knobs::{ControlFile, KnobChange, POLL_NS};
+use crate::knobs::{KnobChange, Watcher};
 use crate::ops::SchedOps;
 use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
@@ -62,6 +63,18 @@ const SNAPSHOT_GIVE_UP_MIN: u64 = 10;
 
 /// Longest the loop goes on after its end for the tail reader's answer.
 const TAILS_WAIT_NS: u64 = 2_000_000_000;
+
+/// What is left of the scheduler when its loop is over.
+pub(crate) struct Parts<O> {
+    /// The framework, for the final report.
+    pub(crate) ops: O,
+    /// The recording and the topology it needs to be written.
+    pub(crate) recording: Option<(Recorder, Topology)>,
+    /// The control file's watcher. Drop it only once the scheduler is detached: the drop
+    /// waits for the watcher thread, which nothing would run while the loop is over and the
+    /// scheduler still loaded.
+    pub(crate) control: Option<Watcher>,
+}
 
 /// Shortest gap between two log lines about dequeue errors.
 const DEQUEUE_LOG_GAP_NS: u64 = 1_000_000_000;
@@ -215,7 +228,7 @@ pub(crate) struct Scheduler<O: SchedOps> {
     /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB).
     core: Box<SchedCore<Vec<Slot>>>,
     cfg: LoopConfig,
-    control: Option<ControlFile>,
+    control: Option<Watcher>,
     counters: Counters,
     /// The stats server's requests, answered between iterations.
     stats: Option<StatsLink>,
@@ -243,7 +256,7 @@ impl<O: SchedOps> Scheduler<O> {
         topo: Topology,
         policy: &PolicyConfig,
         cfg: LoopConfig,
-        control: Option<ControlFile>,
+        control: Option<Watcher>,
         nudger: Option<Nudger>,
     ) -> Result<Self> {
         let fifo = (cfg.mode == Mode::Fifo).then(|| Fifo::new(cfg.slice_ns));
@@ -350,7 +363,6 @@ impl<O: SchedOps> Scheduler<O> {
 
     /// Runs until a signal or the kernel ends it, or the idle snapshot fails for good.
     pub(crate) fn run(&mut self) -> Result<()> {
-        let mut next_poll = 0;
         while !self.ops.exited() {
             self.schedule_batch()?;
             self.apply_events();
@@ -359,10 +371,7 @@ impl<O: SchedOps> Scheduler<O> {
             if self.core.poll_timeout().is_some_and(|at| now >= at) {
                 self.tick(now)?;
             }
-            if now >= next_poll {
-                next_poll = now + POLL_NS;
-                self.poll_knob();
-            }
+            self.poll_knob();
             self.answer_stats();
         }
         Ok(())
@@ -389,29 +398,34 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Gives back the framework (for the final report), and the recording with the topology
-    /// it needs to be written. Closes the nudge helper's pipe.
-    pub(crate) fn into_parts(self) -> (O, Option<(Recorder, Topology)>) {
+    /// Gives back the framework (for the final report), the recording with the topology it
+    /// needs to be written, and the control file's watcher. Closes the nudge helper's pipe.
+    pub(crate) fn into_parts(self) -> Parts<O> {
         let topo = self.core.topology().clone();
-        let recording = self.recorder.map(|r| (r, topo));
-        (self.ops, recording)
+        Parts {
+            ops: self.ops,
+            recording: self.recorder.map(|r| (r, topo)),
+            control: self.control,
+        }
     }
 
+    /// Applies a change of the control file, if the watcher found one.
     fn poll_knob(&mut self) {
-        let Some(control) = self.control.as_mut() else {
+        let Some(control) = self.control.as_ref() else {
             return;
         };
         let current = self.core.policy_config().cluster_balance;
-        match control.poll(current) {
-            KnobChange::None => {}
-            KnobChange::Set(mode) => {
+        match control.try_change() {
+            None | Some(KnobChange::None) => {}
+            Some(KnobChange::Set(mode)) => {
                 self.core.set_cluster_balance(mode);
+                control.applied(mode);
                 info!(
                     "cluster balance: {current} -> {mode} (from {})",
                     control.path().display()
                 );
             }
-            KnobChange::Rejected => {
+            Some(KnobChange::Rejected) => {
                 warn!(
                     "{}: expected off, on or auto; keeping {current}",
                     control.path().display()
@@ -966,7 +980,7 @@ mod test {
         s.finish_recording();
         assert!(!s.tails_pending, "the reader answered");
         let counters = s.counters;
-        let (_, recording) = s.into_parts();
+        let recording = s.into_parts().recording;
         let (recorder, topo) = recording.unwrap();
         let (trace, live) = recorder.build(&topo).unwrap();
         assert_eq!(live.events, 3);
