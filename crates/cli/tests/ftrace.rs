@@ -74,6 +74,6 @@ fn perf_script_with_call_chains_and_trace_cmd_report_import() {
             "scripts/vm/topology-2p-smt-4e.toml",
         ]);
         assert!(o.status.success(), "{f}: {}", text(&o.stderr));
-        assert!(text(&o.stdout).starts_with("{\n  \"version\": 1,"), "{f}");
+        assert!(text(&o.stdout).starts_with("{\n  \"version\": 2,"), "{f}");
     }
 }

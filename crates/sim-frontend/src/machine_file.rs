@@ -49,6 +49,15 @@ pub fn apply_model(table: &ModelTable, base: &MachineModel) -> MachineModel {
     if let Some(v) = table.low_power_efficiency {
         m.low_power_efficiency = v;
     }
+    if let Some(v) = table.wakeup_irq_ns {
+        m.wakeup_irq_ns = v;
+    }
+    if let Some(x) = &table.idle_exit_ns {
+        let d = &mut m.idle_exit_ns;
+        d.performance = x.performance.unwrap_or(d.performance);
+        d.efficiency = x.efficiency.unwrap_or(d.efficiency);
+        d.low_power_efficiency = x.low_power_efficiency.unwrap_or(d.low_power_efficiency);
+    }
     m
 }
 

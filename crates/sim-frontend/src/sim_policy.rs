@@ -46,6 +46,9 @@ pub struct TaskView<'a> {
     pub util: u16,
     /// Why it is placed.
     pub reason: Reason,
+    /// For a wake-up by another task (the trace's `wake` relation): the CPU the waker runs
+    /// on (or last ran on). `None` for a timer, a frame release, an arrival or a slice end.
+    pub waker_cpu: Option<CpuId>,
 }
 
 /// Where a task goes.

@@ -34,6 +34,7 @@ impl<'a> Simulation<'a> {
             prev_cpu: prev,
             util,
             reason,
+            waker_cpu: self.tasks[t].waker_cpu,
         };
         let decision = self.policy.place(&view, &task_view);
         observer.on_decision(&DecisionRecord {
