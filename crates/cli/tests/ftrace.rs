@@ -21,7 +21,7 @@ fn the_vm_recording_imports_and_replays_on_its_machine() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
-        text(&o.stdout).contains("56 task(s) from recording examples/recordings/vm-busybox.trace on vm-2p-smt-4e; events skipped: none"),
+        text(&o.stdout).contains("56 task(s) from recording examples/recordings/vm-busybox.trace on vm-2p-smt-4e; 5 wake-up(s) by a task kept as relations; events skipped: none"),
         "{}",
         text(&o.stdout)
     );

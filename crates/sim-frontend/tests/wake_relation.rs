@@ -3,16 +3,19 @@
 //! waker's CPU; `wake` is kept for a later wait, `wake_if_waiting` is lost; a chain that can
 //! never go on is an error naming the task.
 
+use core::cell::RefCell;
 use hybridland_policy::{CpuId, Topology};
 use hybridland_sim::{
     Decision, MachineView, PolicyError, Reason, SimError, SimOptions, SimPolicy, Simulation,
     Target, TaskView, Trace, presets,
 };
-use std::cell::RefCell;
 use std::rc::Rc;
 
+/// Each wake-up's task and the waker CPU its placement was given.
+type Seen = Vec<(usize, Option<CpuId>)>;
+
 /// Lowest idle allowed CPU; remembers each wake-up's task and waker CPU.
-struct Recording(Rc<RefCell<Vec<(usize, Option<CpuId>)>>>);
+struct Recording(Rc<RefCell<Seen>>);
 
 impl SimPolicy for Recording {
     fn name(&self) -> &str {
@@ -37,12 +40,7 @@ impl SimPolicy for Recording {
     }
 }
 
-fn replay(
-    text: &str,
-) -> (
-    Result<hybridland_sim::Report, SimError>,
-    Vec<(usize, Option<CpuId>)>,
-) {
+fn replay(text: &str) -> (Result<hybridland_sim::Report, SimError>, Seen) {
     let machine = presets::lookup("tc2").unwrap();
     let trace = Trace::from_json_str(text, "t.json").unwrap_or_else(|e| panic!("{e}"));
     let seen = Rc::new(RefCell::new(Vec::new()));
