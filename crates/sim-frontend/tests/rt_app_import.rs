@@ -340,7 +340,7 @@ fn every_unmodelled_event_is_listed_with_task_and_phase() {
     assert!(
         notes[11]
             .to_string()
-            .starts_with("task \"b\": suspend approximated (no thread resumes \"b\""),
+            .starts_with("task \"b\": suspend approximated (no other thread resumes \"b\""),
         "{}",
         notes[11]
     );
@@ -680,4 +680,37 @@ fn a_zero_sleep_beside_a_timer_keeps_the_frame_loop() {
         })
     );
     assert!(notes.is_empty(), "{notes:?}");
+}
+
+/// A `suspend` waits under the thread's own name (today's rt-app) and under the name it
+/// writes (rt-app before 2025, as browser-short.json expects): a `resume` of either wakes it,
+/// and the second is noted. The bare shorthand waits under the thread's name alone.
+#[test]
+fn a_suspend_waits_for_resumes_of_its_own_and_its_written_name() {
+    let (t, notes) = ok(r#"{"tasks": {
+        "a": {"loop": 1, "run": 10, "resume": "grp", "resume": "c"},
+        "b": {"loop": 1, "suspend": "grp", "run": 10},
+        "c": {"loop": 1, "suspend", "run": 10}}}"#);
+    assert_eq!(
+        t.tasks[0].phases,
+        [
+            Phase::RunNs(10_000),
+            Phase::WakeIfWaiting("b".into()),
+            Phase::WakeIfWaiting("c".into())
+        ]
+    );
+    assert_eq!(
+        t.tasks[1].phases,
+        [Phase::WaitFor(vec!["a".into()]), Phase::RunNs(10_000)]
+    );
+    assert_eq!(
+        t.tasks[2].phases,
+        [Phase::WaitFor(vec!["a".into()]), Phase::RunNs(10_000)]
+    );
+    assert_eq!(keys(&notes), ["b/-/suspend"]);
+    assert!(
+        notes[0].to_string().contains("resuming \"grp\" too"),
+        "{}",
+        notes[0]
+    );
 }

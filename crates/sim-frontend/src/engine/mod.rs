@@ -16,6 +16,11 @@
 //! utilisation estimates and vtime charges come from the policy crate too
 //! ([`hybridland_policy::slice_ns`], [`TaskState`]); the engine only moves tasks and time.
 //!
+//! A task blocked in a trace's `wait_for` has no event of its own: the waker's `wake` pushes
+//! one (`Woken`, with the waker's CPU for the placement) when its program gets there
+//! (`program.rs`). A task started on a CPU idle since an earlier time runs only after the
+//! model's wake-up cost (`occupancy.rs`).
+//!
 //! Nothing here reads a clock, iterates a hash map or draws a random number: the policy gets
 //! its own seeded generator, so the same inputs give the same bytes out.
 

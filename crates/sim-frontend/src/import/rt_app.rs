@@ -23,8 +23,8 @@
 //! | a task whose every round is runs and one timer, first or last | a frame loop: `period_ns` = the timer's period, `work_ns` = the runs |
 //! | `timer` anywhere else | a sleep to its next firing, its clock kept across phases and rounds as rt-app keeps it; *approximated*: the runs before it take their reference time |
 //! | `fork` | a task of the forked thread starting where the forking one reaches the fork at reference speed |
-//! | `suspend` | `wait_for` the threads that `resume` this one (rt-app suspends a thread under its own name, whatever the string says) |
-//! | `resume: "T"` | `wake_if_waiting` every task of thread `T` (a broadcast, lost when `T` is not suspended, as rt-app's condition variable loses it) |
+//! | `suspend` | `wait_for` the threads that `resume` this one (today's rt-app suspends a thread under its own name, whatever the string says), and those that resume the name written, when one is (rt-app before 2025 read it, and its examples are written so; noted) |
+//! | `resume: "T"` | `wake_if_waiting` every task of thread `T` and of threads suspending under the name `T` (a broadcast, lost when none is suspended, as rt-app's condition variable loses it) |
 //! | `wait: {"ref": "C"}` | `wait_for` the threads that `signal`, `broad` or `sync` on `C` |
 //! | `signal` / `broad: "C"` | `wake_if_waiting` every thread that waits on `C` |
 //! | `sync: {"ref": "C"}` | a `signal` then a `wait` on `C` |
@@ -764,7 +764,10 @@ impl Importer {
                 key,
                 Treatment::Dropped("the model has no sched_yield".into()),
             ),
-            "suspend" => events.push(Event::Rel(Relation::Suspend)),
+            "suspend" => events.push(Event::Rel(Relation::Suspend(match value {
+                Node::Str(s) if !s.is_empty() => Some(s.clone()),
+                _ => None,
+            }))),
             "resume" => events.push(Event::Rel(Relation::Resume(string_ref(self)?))),
             "signal" | "broad" => events.push(Event::Rel(Relation::Signal {
                 cond: string_ref(self)?,
@@ -1293,31 +1296,55 @@ impl Importer {
             let mut resolve = |r: &Relation| -> Vec<Phase> {
                 match r {
                     Relation::Resume(target) => {
+                        let suspends_as = |t: &(String, &str, u32, Vec<&Relation>)| {
+                            t.1 == target
+                                || t.3
+                                    .iter()
+                                    .any(|r| matches!(r, Relation::Suspend(Some(s)) if s == target))
+                        };
                         let woken: Vec<Phase> = tasks
                             .iter()
                             .enumerate()
-                            .filter(|(j, t)| t.1 == target && (*j != k || t.2 > 1))
+                            .filter(|(j, t)| suspends_as(t) && (*j != k || t.2 > 1))
                             .map(|(_, t)| Phase::WakeIfWaiting(t.0.clone()))
                             .collect();
                         if woken.is_empty() {
                             notes.push((
                                 "resume",
                                 Treatment::Dropped(format!(
-                                    "wakes no one: no other thread is named \"{target}\" (rt-app \
-                                     suspends a thread under its own name)"
+                                    "wakes no one: no other thread is named \"{target}\" or \
+                                     suspends under that name"
                                 )),
                             ));
                         }
                         woken
                     }
-                    Relation::Suspend => {
-                        let wakers = whose(k, &|r| matches!(r, Relation::Resume(t) if t == thread));
+                    Relation::Suspend(named) => {
+                        let named = named.as_deref().filter(|n| *n != thread);
+                        let wakers = whose(k, &|r| {
+                            matches!(r, Relation::Resume(t)
+                                if t == thread || Some(t.as_str()) == named)
+                        });
+                        if let Some(n) = named {
+                            let by_name = whose(k, &|r| matches!(r, Relation::Resume(t) if t == n));
+                            if !by_name.is_empty() {
+                                notes.push((
+                                    "suspend",
+                                    Treatment::Approximated(format!(
+                                        "waits for the threads resuming \"{n}\" too, as rt-app \
+                                         before 2025 read the name (today's rt-app suspends \
+                                         under the thread's own)"
+                                    )),
+                                ));
+                            }
+                        }
                         if wakers.is_empty() {
                             notes.push((
                                 "suspend",
                                 Treatment::Approximated(format!(
-                                    "no thread resumes \"{thread}\": rt-app would block here for \
-                                     good, the replay goes on"
+                                    "no other thread resumes \"{}\": rt-app would block here for \
+                                     good, the replay goes on",
+                                    named.unwrap_or(thread)
                                 )),
                             ));
                             return Vec::new();

@@ -33,8 +33,9 @@ pub(super) enum Relation {
     /// `resume`: wake the threads suspended under this thread name (a broadcast, lost when
     /// none is).
     Resume(String),
-    /// `suspend`: block under the thread's own name until a `resume` of it.
-    Suspend,
+    /// `suspend`: block under the thread's own name until a `resume` of it (current rt-app),
+    /// or of the name written, when one is (rt-app before 2025, and workgen's files).
+    Suspend(Option<String>),
     /// `signal` (`one`: pthread_cond_signal) / `broad` on a condition (lost when no thread
     /// waits).
     Signal { cond: String, one: bool },
