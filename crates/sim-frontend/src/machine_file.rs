@@ -101,6 +101,37 @@ mod test {
     use hybridland_policy::CpuId;
 
     #[test]
+    fn the_wake_up_cost_is_set_per_kind_from_the_model_table() {
+        let m = Machine::from_toml_str(
+            "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 2\n\
+             [model]\nwakeup_irq_ns = 500\nidle_exit_ns = { efficiency = 40000 }\n",
+            "box.toml",
+        )
+        .unwrap();
+        let d = MachineModel::default();
+        assert_eq!(m.model.wakeup_irq_ns, 500);
+        assert_eq!(m.model.idle_exit_ns.efficiency, 40_000);
+        assert_eq!(m.model.idle_exit_ns.performance, d.idle_exit_ns.performance);
+        assert_eq!(
+            m.model
+                .wakeup_cost_ns(hybridland_policy::CoreKind::Efficiency, false),
+            40_500
+        );
+        assert_eq!(
+            m.model
+                .wakeup_cost_ns(hybridland_policy::CoreKind::Efficiency, true),
+            500
+        );
+        let e = Machine::from_toml_str(
+            "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 1\n\
+             [model]\nidle_exit_ns = { big = 1 }\n",
+            "bad.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("big"), "{e}");
+    }
+
+    #[test]
     fn the_model_table_overrides_only_what_it_sets() {
         let m = Machine::from_toml_str(
             "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 2\nsmt = 2\n\
