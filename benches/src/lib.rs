@@ -2,6 +2,7 @@
 //! placement questions asked of them. Everything is deterministic (a fixed SplitMix64 stream
 //! picks which CPUs are busy), so every run measures the same decisions.
 
+use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
 use hybridland_policy::{
     ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Policy, PolicyConfig, PrimaryDomain,
@@ -128,8 +129,7 @@ impl Case {
 
     /// Asks the question once.
     pub fn decide(&self) -> hybridland_policy::Placement {
-        self.policy
-            .select_cpu(&self.topo, &self.state, &self.task())
+        rules::select_cpu(&self.policy, &self.topo, &self.state, &self.task())
     }
 }
 

@@ -459,3 +459,6 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 }
+
+pub mod small_trace;
+pub mod sysfs_tree;

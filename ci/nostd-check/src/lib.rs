@@ -2,14 +2,18 @@
 #![no_std]
 
 use core::panic::PanicInfo;
-use hybridland_policy::{CoreKind, CpuId, CpuState, Policy, PolicyConfig, TaskHints, TopologyBuilder};
+use hybridland_policy::{
+    Affinity, Arrival, CoreConfig, CoreKind, CpuId, PolicyConfig, Queued, SchedCore, Slot,
+    Target, TopologyBuilder, UtilSource,
+};
 
 #[panic_handler]
 fn panic(_: &PanicInfo<'_>) -> ! {
     loop {}
 }
 
-/// Places one task on a 2-CPU machine; returns the chosen CPU or -1.
+/// Places one task on a 2-CPU machine through the scheduler core, with task storage on the
+/// stack (no allocator exists here); returns the chosen CPU or -1.
 #[unsafe(no_mangle)]
 pub extern "C" fn hybridland_nostd_place() -> i32 {
     let mut b = TopologyBuilder::new();
@@ -19,11 +23,26 @@ pub extern "C" fn hybridland_nostd_place() -> i32 {
         return -1;
     }
     let Ok(topo) = b.build() else { return -1 };
-    let Ok(policy) = Policy::new(&topo, &PolicyConfig::default()) else { return -1 };
-    let state = CpuState::all_idle(&topo);
     let allowed = *topo.cpus();
-    match policy.select_cpu(&topo, &state, &TaskHints::new(&allowed)).cpu {
-        Some(cpu) => i32::from(cpu.0),
-        None => -1,
+    let storage = [Slot::EMPTY; 8];
+    let Ok(mut core) = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)
+    else {
+        return -1;
+    };
+    let task = Queued {
+        task: 1,
+        arrival: Arrival::Wakeup { waker: None },
+        cpu: None,
+        last_run: None,
+        weight: 100,
+        affinity: Affinity::Cpus(&allowed),
+        util: UtilSource::Estimate,
+    };
+    if core.handle_queued(0, &task).is_err() {
+        return -1;
+    }
+    match core.poll_dispatch().map(|d| d.target) {
+        Some(Target::Cpu(cpu)) => i32::from(cpu.0),
+        _ => -1,
     }
 }

@@ -51,6 +51,8 @@ mod file;
 pub mod input_file;
 mod layout;
 mod model;
+pub mod sysfs;
+pub mod sysfs_detect;
 mod write;
 
 pub use error::{MachineError, Problem};

@@ -68,7 +68,8 @@ impl fmt::Display for PrimaryDomain {
     }
 }
 
-/// Parses `all`, `performance`, `powersave`, a hex mask (`0xff000`) or a CPU list (`0-5,12`).
+/// Parses `all`, `performance`, `powersave`, a hex mask (`0xff000`) or a CPU list (`0-5,12`);
+/// a mask of zeros (`0x0`) is [`CpuListError::Empty`].
 impl FromStr for PrimaryDomain {
     type Err = CpuListError;
     fn from_str(s: &str) -> Result<Self, CpuListError> {
@@ -76,7 +77,12 @@ impl FromStr for PrimaryDomain {
             "all" => Ok(Self::All),
             "performance" => Ok(Self::Performance),
             "powersave" => Ok(Self::Powersave),
-            t if t.starts_with("0x") || t.starts_with("0X") => parse_cpu_mask(s).map(Self::Cpus),
+            // A mask of zeros names no CPU; refused here, as a list cannot be empty, so every
+            // domain that parses prints back to text that parses.
+            t if t.starts_with("0x") || t.starts_with("0X") => match parse_cpu_mask(s)? {
+                set if set.is_empty() => Err(CpuListError::Empty),
+                set => Ok(Self::Cpus(set)),
+            },
             _ => parse_cpu_list(s).map(Self::Cpus),
         }
     }

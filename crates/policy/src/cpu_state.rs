@@ -67,6 +67,18 @@ impl CpuState {
         state
     }
 
+    /// Makes the CPUs in `idle` idle and the rest busy, keeping the homes: for a caller that
+    /// reads a fresh idle snapshot before each decision. Costs what
+    /// [`from_idle`](Self::from_idle) costs.
+    pub fn reset_idle(&mut self, topo: &Topology, idle: &CpuSet) {
+        let fresh = Self::from_idle(topo, idle);
+        self.idle = fresh.idle;
+        self.idle_cores = fresh.idle_cores;
+        self.cluster_busy = fresh.cluster_busy;
+        self.by_load = fresh.by_load;
+        self.nr_busy = fresh.nr_busy;
+    }
+
     /// Marks `cpu` busy. Returns `false` (changing nothing) if it was already busy or is not a
     /// CPU of `topo`.
     pub fn occupy(&mut self, topo: &Topology, cpu: CpuId) -> bool {

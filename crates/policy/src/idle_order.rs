@@ -158,8 +158,14 @@ impl Policy {
     }
 
     /// Chooses an idle CPU for a task. Pure: the same inputs always give the same answer.
+    /// Only the scheduler core asks it (tests: [`testkit::rules`](crate::testkit)).
     #[inline]
-    pub fn select_cpu(&self, topo: &Topology, state: &CpuState, task: &TaskHints<'_>) -> Placement {
+    pub(crate) fn select_cpu(
+        &self,
+        topo: &Topology,
+        state: &CpuState,
+        task: &TaskHints<'_>,
+    ) -> Placement {
         // Idle CPUs are CPUs of `topo`, so every set the decision combines is empty past the
         // words that can hold them: work on just those words (one up to 64 CPUs), in a
         // fixed-size array the compiler keeps in registers.

@@ -1,11 +1,15 @@
 //! Placement policy for hybrid and heterogeneous CPUs: P-cores with SMT beside clusters of
 //! E-cores, Arm big.LITTLE, any mix of capacities.
 //!
-//! The crate is sans-IO: callers hand it plain values (a [`Topology`], a [`CpuState`] snapshot
-//! of which CPUs are idle, a task's [`TaskHints`], the [`PolicyConfig`]) and get a
-//! [`Placement`] back. It reads no clock, no sysfs and no BPF map, allocates nothing and holds
-//! no hidden state, which is what lets the very same code run in the `scx_hybridland` live
-//! scheduler, in the `hybrid-sim` simulator, and under one set of property tests.
+//! The crate is sans-IO. Its entry point is the scheduler core, [`SchedCore`]: the caller
+//! hands it what happened (a task queued, an idle snapshot, a run, an exit, time passing) and
+//! polls out what to do (dispatch this task there with this slice and vtime; nudge that CPU;
+//! call again at this time). The core runs the whole per-task sequence and asks each rule
+//! (the idle order, the slice-end rule, up-migration, the estimator, the vtime credit) at its
+//! moment; the rules themselves are private to the crate. It reads no clock, no sysfs and no
+//! BPF map, allocates nothing (task storage is the caller's) and uses no randomness, which is
+//! what lets the very same sequence run in the `scx_hybridland` live scheduler, in the
+//! `hybrid-sim` simulator, and under one set of property tests.
 //!
 //! ```
 //! use hybridland_policy::*;
@@ -20,19 +24,30 @@
 //! b.add_core(&[CpuId(2), CpuId(3)])?;
 //! b.add_cluster(&[CpuId(4), CpuId(5), CpuId(6), CpuId(7)])?;
 //! let topo = b.build()?;
+//! let all = *topo.cpus();
 //!
-//! let policy = Policy::new(&topo, &PolicyConfig::default())?;
-//! let mut state = CpuState::all_idle(&topo);
-//! let allowed = *topo.cpus();
-//! let first = policy.select_cpu(&topo, &state, &TaskHints::new(&allowed));
-//! assert_eq!(first.step, Step::IdlePCore);
-//! state.occupy(&topo, first.cpu.unwrap());
+//! let storage = vec![Slot::EMPTY; Slot::count_for(1000)];
+//! let mut core = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)?;
+//! let woke = Queued {
+//!     task: 42,
+//!     arrival: Arrival::Wakeup { waker: None },
+//!     cpu: None,
+//!     last_run: None,
+//!     weight: 100,
+//!     affinity: Affinity::Cpus(&all),
+//!     util: UtilSource::Estimate,
+//! };
+//! core.handle_queued(1_000, &woke)?;
+//! core.handle_snapshot(1_000, &Snapshot { idle: &all, queued: Some(&CpuSet::EMPTY), caller_cpu: None });
+//! let d = core.poll_dispatch().unwrap();
+//! assert_eq!(d.target, Target::Cpu(CpuId(0)));
+//! assert_eq!(d.why.step(), Some(Step::IdlePCore));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! Features: `serde` derives (de)serialisation for the configuration types without needing
-//! std; `testkit` adds [`testkit`], the shared invariants and proptest strategies every
-//! frontend's tests run (it pulls in std).
+//! std; `testkit` adds [`testkit`], the shared invariants, proptest strategies and the
+//! individual rules (`testkit::rules`) for property tests (it pulls in std).
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -47,6 +62,7 @@ mod cpu_set;
 mod cpu_state;
 mod idle_order;
 mod migration;
+mod sched_core;
 mod task_state;
 mod topology;
 mod util_estimate;
@@ -60,7 +76,12 @@ pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
-pub use migration::{SliceEnd, step_of};
+pub use migration::SliceEnd;
+pub use sched_core::{
+    Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
+    Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,
+    UtilSource, Waiting, Waker, Why,
+};
 pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
 pub use topology::{
     CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, MAX_LOAD_LEVELS, Topology,

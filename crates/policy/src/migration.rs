@@ -62,7 +62,7 @@ fn lowers_share(topo: &Topology, state: &CpuState, from: u16, to: u16) -> bool {
 
 /// The step of the idle order at which `cpu` would be chosen if it were idle, given the
 /// state of its SMT siblings.
-pub fn step_of(topo: &Topology, state: &CpuState, cpu: CpuId) -> Step {
+pub(crate) fn step_of(topo: &Topology, state: &CpuState, cpu: CpuId) -> Step {
     let siblings_idle = topo
         .siblings(cpu)
         .iter()
@@ -80,7 +80,7 @@ impl Policy {
     /// is its previous CPU. Costs one [`select_cpu`](Self::select_cpu) plus a look at `cpu`'s
     /// siblings.
     #[must_use]
-    pub fn up_migration(
+    pub(crate) fn up_migration(
         &self,
         topo: &Topology,
         state: &CpuState,
@@ -118,7 +118,7 @@ impl Policy {
 
     /// The end of the slice of the task running on `task.prev_cpu` (busy in `state`);
     /// `contended` says whether another task waits for that CPU. See the [module](self) docs.
-    pub fn slice_end(
+    pub(crate) fn slice_end(
         &self,
         topo: &Topology,
         state: &CpuState,

@@ -1,6 +1,7 @@
 //! Inputs the fuzz targets (`fuzz/`) stopped on, kept as plain tests. The raw inputs are also
 //! in the fuzz corpora (`fuzz/corpus/<target>/seed-regress-*`), so every fuzz run replays them.
 
+use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{check_fill, check_lone_task, check_placement};
 use hybridland_policy::*;
 
@@ -32,7 +33,7 @@ fn p_core_slower_than_e_cores_fills_by_the_idle_order() {
     let state = CpuState::all_idle(&topo);
     let allowed = *topo.cpus();
     let task = TaskHints::new(&allowed);
-    let lone = policy.select_cpu(&topo, &state, &task);
+    let lone = rules::select_cpu(&policy, &topo, &state, &task);
     check_placement(&topo, &policy, &state, &task, &lone).unwrap();
     assert_eq!((lone.cpu, lone.step), (Some(CpuId(0)), Step::IdlePCore));
     assert_eq!(check_lone_task(&topo, &policy).unwrap(), lone);

@@ -1,5 +1,6 @@
 //! The seed documents' placement examples, on a static state, one task after another.
 
+use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{CoreGroup, Numbering, check_fill, check_placement, machine};
 use hybridland_policy::*;
 
@@ -46,7 +47,7 @@ fn place(topo: &Topology, config: &PolicyConfig, n: usize) -> (Vec<Placement>, C
             prev_cpu: None,
             util: 1024,
         };
-        let p = policy.select_cpu(topo, &state, &task);
+        let p = rules::select_cpu(&policy, topo, &state, &task);
         check_placement(topo, &policy, &state, &task, &p).unwrap();
         if let Some(cpu) = p.cpu {
             state.occupy(topo, cpu);
@@ -231,7 +232,10 @@ fn previous_core_is_preferred_while_it_is_idle() {
         prev_cpu: Some(CpuId(7)),
         util: 300,
     };
-    assert_eq!(policy.select_cpu(&topo, &state, &task).cpu, Some(CpuId(7)));
+    assert_eq!(
+        rules::select_cpu(&policy, &topo, &state, &task).cpu,
+        Some(CpuId(7))
+    );
     // A task that last ran on an E-core still moves to an idle P-core.
     let task = TaskHints {
         allowed: &allowed,
@@ -239,7 +243,7 @@ fn previous_core_is_preferred_while_it_is_idle() {
         util: 300,
     };
     assert_eq!(
-        policy.select_cpu(&topo, &state, &task).step,
+        rules::select_cpu(&policy, &topo, &state, &task).step,
         Step::IdlePCore
     );
 }

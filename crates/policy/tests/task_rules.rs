@@ -1,6 +1,7 @@
 //! The per-task rules under the shared invariants: up-migration, slice ends, vtime credit,
 //! slice sizing and the utilisation estimator, on generated machines, states and tasks.
 
+use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{self, arb_scenario};
 use hybridland_policy::{
     CoreKind, CpuId, CpuSet, CpuState, Policy, PolicyConfig, Run, SliceEnd, Step, TaskHints,
@@ -23,7 +24,7 @@ proptest! {
         let mut state = s.state();
         state.occupy(topo, cpu);
         let task = s.task();
-        let answer = policy.up_migration(topo, &state, cpu, &task);
+        let answer = rules::up_migration(&policy, topo, &state, cpu, &task);
         testkit::check_up_migration(topo, &policy, &state, cpu, &task, answer)
             .map_err(|v| TestCaseError::fail(v.to_string()))?;
         testkit::check_no_ping_pong(topo, &policy, &state, cpu, &task)
@@ -42,7 +43,7 @@ proptest! {
         }
         let task = s.task();
         for contended in [false, true] {
-            let answer = policy.slice_end(topo, &state, &task, contended);
+            let answer = rules::slice_end(&policy, topo, &state, &task, contended);
             testkit::check_slice_end(topo, &policy, &state, &task, contended, answer)
                 .map_err(|v| TestCaseError::fail(v.to_string()))?;
         }
@@ -109,14 +110,14 @@ fn a_lone_task_stuck_on_an_e_core_goes_back_to_a_p_core() {
         util: 600,
     };
     assert_eq!(
-        policy.slice_end(&topo, &state, &task, false),
+        rules::slice_end(&policy, &topo, &state, &task, false),
         SliceEnd::Keep
     );
     // The hogs leave.
     for c in p_cpus.iter() {
         state.release(&topo, c);
     }
-    let SliceEnd::Move(p) = policy.slice_end(&topo, &state, &task, false) else {
+    let SliceEnd::Move(p) = rules::slice_end(&policy, &topo, &state, &task, false) else {
         panic!("still on the E-core")
     };
     assert_eq!(p.step, Step::IdlePCore);
@@ -128,7 +129,7 @@ fn a_lone_task_stuck_on_an_e_core_goes_back_to_a_p_core() {
         ..task
     };
     assert_eq!(
-        policy.slice_end(&topo, &state, &there, false),
+        rules::slice_end(&policy, &topo, &state, &there, false),
         SliceEnd::Keep
     );
 }

@@ -2,7 +2,6 @@
 
 #![forbid(unsafe_code)]
 
-use crate::adapter::{Batch, QueuedInput, Target};
 use crate::topology_detect::Detected;
 use core::fmt::Write as _;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Policy, Step, Topology};
@@ -106,22 +105,11 @@ pub(crate) fn report(desc: &Detected, topo: &Topology, policy: &Policy, slice_us
         s,
         "idle order (new tasks placed one by one on an idle machine):"
     );
-    let mut batch = Batch::new(topo, policy, topo.cpus());
-    let all = *topo.cpus();
-    let task = QueuedInput {
-        cpu: None,
-        slice_end: false,
-        contended: false,
-        has_run: false,
-        util: 0,
-    };
+    let mut order = vec![hybridland_policy::Placement::NO_IDLE; topo.nr_cpus()];
+    let n = policy.fill_order(topo, 0, &mut order);
     let mut rows: Vec<(Step, bool, Vec<CpuId>)> = Vec::new();
-    while let crate::adapter::Decision {
-        target: Target::Cpu(cpu),
-        placement: Some(p),
-        ..
-    } = batch.place(&task, &all)
-    {
+    for p in &order[..n] {
+        let Some(cpu) = p.cpu else { break };
         let key = (p.step, p.overflow);
         match rows.last_mut() {
             Some(last) if (last.0, last.1) == key => last.2.push(cpu),

@@ -17,7 +17,6 @@
 // `forbid` could not be lifted for `bindings`).
 #![deny(unsafe_code)]
 
-mod adapter;
 mod dry_run;
 mod emit_topology;
 mod fifo;
@@ -34,7 +33,6 @@ mod stats;
 mod sys;
 mod sysfs;
 mod task_events;
-mod tasks;
 #[cfg(test)]
 mod test_machines;
 mod topology_detect;
@@ -173,6 +171,16 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
             })
             .ok()
     };
+    // `--record`'s /proc reader, so the loop never reads /proc itself (see `record`).
+    let tail_reader = if opts.record.is_some() {
+        record::TailReader::spawn()
+            .inspect_err(|e| {
+                warn!("no /proc reader for --record ({e:#}): the loop reads the running tasks itself when recording stops");
+            })
+            .ok()
+    } else {
+        None
+    };
     // Started before the scheduler's seccomp filter, so it can re-exec (see `restart`).
     let restarter = restart::Restarter::spawn()
         .inspect_err(|e| warn!("no restart helper ({e:#}): a restart request ends the scheduler"))
@@ -237,17 +245,25 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
     let sched = scheduler::Scheduler::new(
         ops::Live { bpf, idle, events },
         topo,
-        policy,
+        &config,
         scheduler::LoopConfig {
             slice_ns,
-            fifo: opts.fifo,
-            fixed_slice: opts.fixed_slice,
+            mode: if opts.fifo {
+                scheduler::Mode::Fifo
+            } else {
+                scheduler::Mode::Policy
+            },
+            slice: if opts.fixed_slice {
+                hybridland_policy::SliceMode::Fixed
+            } else {
+                hybridland_policy::SliceMode::Scaled
+            },
             nr_possible,
             max_tasks: opts.max_tasks,
         },
         control,
         nudger,
-    );
+    )?;
     let sched = match stats_link {
         Some(link) => sched.with_stats(link),
         None => sched,
@@ -277,12 +293,10 @@ fn init(opts: &opts::Opts, objects: Objects<'_>) -> Result<Outcome> {
             );
             // Every thread of ours exists by now: the framework forbids starting more.
             let own = record::own_threads();
-            sched.with_recorder(record::Recorder::new(
-                cfg,
-                sys::now_ns(),
-                stats::Counters::default(),
-                own,
-            ))
+            sched.with_recorder(
+                record::Recorder::new(cfg, sys::now_ns(), stats::Counters::default(), own),
+                tail_reader,
+            )
         }
         None => sched,
     };
@@ -381,7 +395,7 @@ fn run(
     restarter: Option<restart::Restarter>,
 ) -> Result<Outcome> {
     let result = sched.run();
-    sched.stop_recording();
+    sched.finish_recording();
     let (ops, recording) = sched.into_parts();
     let mut bpf = ops.bpf;
     let ejected = scx_utils::uei_exited!(&bpf.skel, uei);

@@ -118,7 +118,7 @@ pub(crate) struct Opts {
 
     /// Most tasks the loop keeps state for (utilisation, vtime, home), reserved at start; a
     /// task beyond them is placed from a fresh state each time (counted as `untracked`).
-    #[arg(long, default_value_t = crate::tasks::DEFAULT_MAX_TASKS,
+    #[arg(long, default_value_t = crate::scheduler::DEFAULT_MAX_TASKS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1_048_576))]
     pub(crate) max_tasks: usize,
 

@@ -86,10 +86,71 @@ struct TaskInfo {
 
 /// A task still runnable when recording stopped: it ran from `from_ns` on `cpu` to the end.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Tail {
+pub(crate) struct Tail {
     pid: i32,
     cpu: u16,
     from_ns: u64,
+}
+
+/// A recorded task that had not exited when recording stopped: whether it was still running
+/// is for `/proc` to say ([`read_tails`]), off the loop.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TailCandidate {
+    pid: i32,
+    last_at: u64,
+}
+
+/// Which of `candidates` `proc_state` finds running, and where: the recording's tails.
+pub(crate) fn read_tails(candidates: &[TailCandidate], proc_state: &ProcState) -> Vec<Tail> {
+    candidates
+        .iter()
+        .filter_map(|c| match proc_state(c.pid) {
+            Some(('R', cpu)) => Some(Tail {
+                pid: c.pid,
+                cpu: u16::try_from(cpu).ok()?,
+                from_ns: c.last_at,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A thread of ours that reads `/proc` for the recording's tails, so the loop never does: a
+/// read per recorded task (tens of thousands after a thread storm) would hold up every task
+/// waiting for a CPU. Started before the scheduler is loaded, as the nudge helper is; it ends
+/// when this is dropped.
+pub(crate) struct TailReader {
+    requests: std::sync::mpsc::Sender<Vec<TailCandidate>>,
+    replies: std::sync::mpsc::Receiver<Vec<Tail>>,
+}
+
+impl TailReader {
+    /// Starts the reader.
+    pub(crate) fn spawn() -> Result<Self> {
+        let (requests, incoming) = std::sync::mpsc::channel::<Vec<TailCandidate>>();
+        let (answer, replies) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("hl-tails".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                for candidates in incoming {
+                    if answer.send(read_tails(&candidates, &proc_state)).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self { requests, replies })
+    }
+
+    /// Asks for the tails among `candidates`; returns whether the reader took the request.
+    pub(crate) fn request(&self, candidates: Vec<TailCandidate>) -> bool {
+        self.requests.send(candidates).is_ok()
+    }
+
+    /// The answer, once it is there.
+    pub(crate) fn try_take(&self) -> Option<Vec<Tail>> {
+        self.replies.try_recv().ok()
+    }
 }
 
 /// How recording ended: when, the counters then, the tasks still running.
@@ -246,30 +307,24 @@ impl Recorder {
         self.kept += u64::from(kept);
     }
 
-    /// Ends recording at `now_ns`: the counters in force, and the tasks still runnable as
-    /// `proc_state` reads them. Does nothing the second time.
-    pub(crate) fn stop(&mut self, now_ns: u64, counters: &Counters, proc_state: &ProcState) {
+    /// Ends recording at `now_ns` with the counters in force. Returns the tasks that had not
+    /// exited: which of them still run is for [`read_tails`] to find, off the loop, and
+    /// [`set_tails`](Self::set_tails) to record. Returns nothing the second time.
+    pub(crate) fn stop(&mut self, now_ns: u64, counters: &Counters) -> Vec<TailCandidate> {
         if self.stopped.is_some() {
-            return;
+            return Vec::new();
         }
         let capped =
             self.events.len() >= self.cfg.max_events || self.tasks.len() >= self.cfg.max_tasks;
-        let mut tails = Vec::new();
-        for (&pid, info) in &self.tasks {
-            if info.exited_at.is_some() {
-                continue;
-            }
-            if let Some(('R', cpu)) = proc_state(pid)
-                && let Ok(cpu) = u16::try_from(cpu)
-            {
-                tails.push(Tail {
-                    pid,
-                    cpu,
-                    from_ns: info.last_at,
-                });
-            }
-        }
-        tails.sort_unstable_by_key(|t| t.pid);
+        let candidates: Vec<TailCandidate> = self
+            .tasks
+            .iter()
+            .filter(|(_, info)| info.exited_at.is_none())
+            .map(|(&pid, info)| TailCandidate {
+                pid,
+                last_at: info.last_at,
+            })
+            .collect();
         let secs = now_ns.saturating_sub(self.start_ns) as f64 / 1e9;
         if capped {
             warn!(
@@ -282,9 +337,38 @@ impl Recorder {
         self.stopped = Some(Stopped {
             at_ns: now_ns,
             counters: *counters,
-            tails,
+            tails: Vec::new(),
             capped,
         });
+        candidates
+    }
+
+    /// The tasks still running when recording stopped, as [`read_tails`] found them. A task
+    /// that exited since is left out: its pid may be another task's by now.
+    pub(crate) fn set_tails(&mut self, mut tails: Vec<Tail>) {
+        let Some(stopped) = self.stopped.as_mut() else {
+            return;
+        };
+        tails.retain(|t| {
+            self.tasks
+                .get(&t.pid)
+                .is_some_and(|info| info.exited_at.is_none())
+        });
+        tails.sort_unstable_by_key(|t| t.pid);
+        stopped.tails = tails;
+    }
+
+    /// [`stop`](Self::stop), [`read_tails`] and [`set_tails`](Self::set_tails) in one go.
+    #[cfg(test)]
+    pub(crate) fn stop_and_read(
+        &mut self,
+        now_ns: u64,
+        counters: &Counters,
+        proc_state: &ProcState,
+    ) {
+        let candidates = self.stop(now_ns, counters);
+        let tails = read_tails(&candidates, proc_state);
+        self.set_tails(tails);
     }
 
     /// The kernel-to-loop clock offset: the smallest gap between a run's stop and the loop
@@ -569,7 +653,7 @@ mod test {
         r.decision(50, Some(Step::IdlePCore), false, false);
         r.decision(50, Some(Step::IdlePCore), true, false);
         r.decision(99, Some(Step::IdlePCore), false, false);
-        r.stop(70 * MS, &Counters::default(), &nothing_running);
+        r.stop_and_read(70 * MS, &Counters::default(), &nothing_running);
         r.write(&topo).unwrap();
         let text = std::fs::read_to_string(&r.cfg.trace).unwrap();
         let trace = Trace::from_json_str(&text, "rec.json").unwrap();
@@ -619,7 +703,7 @@ mod test {
         assert!(!r.observe(ev(50, 10, -1, true, (0, 0), 0), b"worker"));
         assert!(!r.observe(ev(50, 20, 1, false, (10, 20), 10), b"worker"));
         assert!(r.observe(ev(50, 40, 4, true, (21, 29), 0), b"worker"));
-        r.stop(41 * MS, &Counters::default(), &nothing_running);
+        r.stop_and_read(41 * MS, &Counters::default(), &nothing_running);
         assert!(!r.recording());
         // Later events and decisions are not recorded.
         assert!(!r.observe(ev(50, 60, 4, true, (41, 46), 0), b"worker"));
@@ -644,7 +728,7 @@ mod test {
         // Tasks it holds are still recorded; a third is not, and says the recording is full.
         assert!(!r.observe(ev(1, 20, 1, false, (10, 20), 10), b"a"));
         assert!(r.observe(ev(3, 21, -1, true, (0, 0), 0), b"c"));
-        r.stop(22 * MS, &Counters::default(), &nothing_running);
+        r.stop_and_read(22 * MS, &Counters::default(), &nothing_running);
         let (_, live) = r.build(&machine()).unwrap();
         assert_eq!((r.events.len(), r.tasks.len()), (3, 2));
         assert!(live.capped);
@@ -658,7 +742,7 @@ mod test {
         assert!(!r.observe(ev(7, 20, 1, false, (10, 20), 10), b"short"));
         r.exited(7, 25 * MS);
         // /proc says running: its pid is another task's by now, so no tail is added.
-        r.stop(40 * MS, &Counters::default(), &|_| Some(('R', 1)));
+        r.stop_and_read(40 * MS, &Counters::default(), &|_| Some(('R', 1)));
         let (trace, _) = r.build(&topo).unwrap();
         assert_eq!(trace.tasks.len(), 1);
         let stopped = r.stopped.as_ref().unwrap();
@@ -673,7 +757,7 @@ mod test {
         r.observe(ev(60, 5, -1, true, (0, 0), 0), b"spin");
         periodic(&mut r);
         let running = |pid: i32| (pid == 60).then_some(('R', 6));
-        r.stop(105 * MS, &Counters::default(), &running);
+        r.stop_and_read(105 * MS, &Counters::default(), &running);
         let (trace, live) = r.build(&topo).unwrap();
         let spin = trace.tasks.iter().find(|t| t.name == "spin-60").unwrap();
         assert_eq!(spin.phases, [Phase::RunNs(100 * MS)]);
@@ -726,7 +810,7 @@ mod test {
         let recording = |tag: &str| {
             let mut r = Recorder::new(config(100, tag), 0, Counters::default(), vec![]);
             periodic(&mut r);
-            r.stop(70 * MS, &Counters::default(), &nothing_running);
+            r.stop_and_read(70 * MS, &Counters::default(), &nothing_running);
             r
         };
         for which in ["trace", "live"] {

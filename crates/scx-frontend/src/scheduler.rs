@@ -1,55 +1,52 @@
-//! The live loop: moves tasks between scx_rustland_core and the policy, nothing else.
+//! The live loop: translates between scx_rustland_core and the policy crate's scheduler core
+//! ([`SchedCore`]), nothing else. Every sequencing decision (the order of a batch, which CPUs
+//! count as free, vtime, slice, when to nudge, when to forget a task) is the core's.
 //!
 //! Each iteration: send what an earlier iteration could not (the backlog); drain up to
-//! [`BATCH_MAX`] queued tasks; take an idle snapshot; ask the policy for each (through
-//! [`adapter::Batch`]); take a second snapshot and send a pick whose CPU turned busy meanwhile
-//! to the shared queue instead (counted as `stale`); dispatch; tell the framework we are done.
-//! Between iterations: apply the task events (`src/task_events.rs`: exits leave the task
-//! table), poll the control file, look for a task to nudge, log stats. The
-//! framework wakes the loop whenever tasks are queued, and at least once a second.
+//! [`BATCH_MAX`] queued tasks; take an idle snapshot and hand the batch and the snapshot to the
+//! core; when it asks for a second look, a second snapshot; dispatch what it polls out; tell
+//! the framework we are done. Between iterations: apply the task events (`src/task_events.rs`:
+//! exits leave the core's storage), run the core's timer when due (with a fresh snapshot; a
+//! nudge it gives wakes the helper thread), poll the control file, answer stats. The framework
+//! wakes the loop whenever tasks are queued, and at least once a second.
 //!
 //! Error paths, none of which loses a task:
 //! - a dispatch that fails (the user ring buffer is full) keeps the task and every one after it
 //!   in a local backlog, sent first next iteration, to the shared queue (the CPU picked for it
 //!   was picked against an old snapshot); counted as `dispatch-retries`;
-//! - a failed idle snapshot sends the batch to the shared queue (counted as `snapshot-errors`);
-//!   only a sustained run of failures ends the scheduler ([`SNAPSHOT_GIVE_UP_NS`]);
+//! - a failed idle snapshot is [`SchedCore::handle_snapshot_failed`]: the batch goes to the
+//!   shared queue (counted as `snapshot-errors`); only a sustained run of failures ends the
+//!   scheduler ([`SNAPSHOT_GIVE_UP_NS`]);
 //! - a failed read of the queued-task ring buffer ends the batch early and is logged at most
 //!   once a second with the number of failures in between ([`LogLimit`]).
-//!
-//! [`adapter::Batch`]: crate::adapter::Batch
 
 #![forbid(unsafe_code)]
 
-use crate::adapter::{Batch, QueuedInput, Target};
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{ControlFile, KnobChange, POLL_NS};
 use crate::ops::SchedOps;
-use crate::record::{Event, Recorder};
+use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
 use crate::task_events::TaskEvent;
-use crate::tasks::{Seen, TaskTable};
-use anyhow::{Result, bail};
-use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, SliceEnd, TaskHints, Topology};
+use anyhow::{Context, Result, bail};
+use hybridland_policy::{
+    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PolicyConfig, Queued,
+    SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target, Topology, UtilSource,
+    Waiting, Why,
+};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use tracing::{debug, error, info, warn};
 
-/// Most tasks decided against one snapshot.
-pub(crate) const BATCH_MAX: usize = 64;
+/// Most tasks decided against one snapshot (the core's batch).
+pub(crate) const BATCH_MAX: usize = hybridland_policy::BATCH_MAX;
 
-/// Without queue lengths from the kernel, a CPU we just sent a task to counts as busy this
-/// long (it may not have picked the task up yet).
-const CLAIM_NS: u64 = 2_000_000;
-
-/// How often the loop looks for tasks to nudge, and the shortest gap between two nudges.
-const NUDGE_CHECK_NS: u64 = 20_000_000;
-const NUDGE_GAP_NS: u64 = 50_000_000;
-/// Slice of the nudge helper thread (it only reads a byte and sleeps again).
-const NUDGE_SLICE_NS: u64 = 50_000;
+/// Default `--max-tasks`: the kernel's default `pid_max`, so a machine that keeps the default
+/// never fills the core's task storage.
+pub(crate) const DEFAULT_MAX_TASKS: usize = 32_768;
 
 /// The scheduler gives up when every idle snapshot has failed for this long, and at least
 /// [`SNAPSHOT_GIVE_UP_MIN`] in a row. Transient causes (`EINTR`, `ENOMEM` or `EAGAIN` under
@@ -63,23 +60,51 @@ const SNAPSHOT_GIVE_UP_NS: u64 = 2_000_000_000;
 /// See [`SNAPSHOT_GIVE_UP_NS`].
 const SNAPSHOT_GIVE_UP_MIN: u64 = 10;
 
+/// Longest the loop goes on after its end for the tail reader's answer.
+const TAILS_WAIT_NS: u64 = 2_000_000_000;
+
 /// Shortest gap between two log lines about dequeue errors.
 const DEQUEUE_LOG_GAP_NS: u64 = 1_000_000_000;
 
 /// `SCX_ENQ_WAKEUP`: the enqueue is a wake-up, not a slice end.
 const SCX_ENQ_WAKEUP: u64 = 1;
 
+/// What decides where tasks go.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The policy, through the scheduler core.
+    Policy,
+    /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
+    Fifo,
+}
+
 /// Loop settings.
 pub(crate) struct LoopConfig {
     pub(crate) slice_ns: u64,
-    /// `--fifo`: every task to the shared queue in arrival order, no policy ([`Fifo`]).
-    pub(crate) fifo: bool,
+    pub(crate) mode: Mode,
     /// `--fixed-slice`: the full slice for every task, not divided by the queue depth.
-    pub(crate) fixed_slice: bool,
+    pub(crate) slice: SliceMode,
     /// Possible CPUs: a task allowed on that many may run anywhere.
     pub(crate) nr_possible: u64,
-    /// `--max-tasks`: the task table's capacity, reserved at start.
+    /// `--max-tasks`: the core's task storage, reserved at start.
     pub(crate) max_tasks: usize,
+}
+
+impl LoopConfig {
+    /// The core's settings for this loop: the defaults, with the loop's slice, and no
+    /// up-migration scan without a helper to carry the nudges out.
+    fn core(&self, helper: bool) -> CoreConfig {
+        CoreConfig {
+            slice_ns: self.slice_ns,
+            slice: self.slice,
+            nudging: if helper {
+                CoreConfig::DEFAULT.nudging
+            } else {
+                Nudging::Off
+            },
+            ..CoreConfig::DEFAULT
+        }
+    }
 }
 
 /// Rate limit for a repeated log line: the first occurrence, then at most one per gap, each
@@ -134,10 +159,6 @@ pub(crate) struct Nudger {
     pipe: std::io::PipeWriter,
     #[cfg_attr(not(test), expect(dead_code, reason = "joined only by tests"))]
     thread: Option<std::thread::JoinHandle<()>>,
-    /// CPU the helper is to be sent to, and when it was woken for it.
-    target: Option<(CpuId, u64)>,
-    /// When it was last woken (the gap between nudges is kept from here).
-    last_ns: Option<u64>,
 }
 
 impl Nudger {
@@ -167,22 +188,13 @@ impl Nudger {
             tid,
             pipe: writer,
             thread: Some(thread),
-            target: None,
-            last_ns: None,
         })
     }
 
-    fn wake(&mut self, cpu: CpuId, now: u64) {
+    /// Wakes the helper; the core sends it to the nudged CPU when it is queued.
+    fn wake(&mut self) {
         // A full pipe (WouldBlock) wakes the helper just as well.
         let _ = self.pipe.write(&[1]);
-        self.target = Some((cpu, now));
-        self.last_ns = Some(now);
-    }
-
-    /// Whether the gap since the last nudge allows another at `now`.
-    fn may_nudge(&self, now: u64) -> bool {
-        self.last_ns
-            .is_none_or(|at| now.saturating_sub(at) >= NUDGE_GAP_NS)
     }
 
     /// Closes the pipe and waits for the helper to end (only once nothing needs this
@@ -197,67 +209,59 @@ impl Nudger {
     }
 }
 
-/// A task the loop sent to a CPU: what the up-migration test needs about it later.
-#[derive(Copy, Clone, Debug)]
-struct Placed {
-    pid: i32,
-    allowed: CpuSet,
-    util: u16,
-}
-
 /// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
 pub(crate) struct Scheduler<O: SchedOps> {
     ops: O,
-    topo: Topology,
-    policy: Policy,
+    /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB).
+    core: Box<SchedCore<Vec<Slot>>>,
     cfg: LoopConfig,
     control: Option<ControlFile>,
-    tasks: TaskTable,
     counters: Counters,
     /// The stats server's requests, answered between iterations.
     stats: Option<StatsLink>,
-    /// Per CPU: when we last sent it a task.
-    last_sent: Vec<u64>,
-    /// Per CPU: the last task we sent there, as up-migration needs it.
-    placed: Vec<Option<Placed>>,
     nudger: Option<Nudger>,
     queued: Vec<QueuedTask>,
     /// Set in `--fifo` mode: batches skip the policy path.
     fifo: Option<Fifo>,
-    /// This batch's decisions, and for each the CPU to check against the second snapshot.
-    outgoing: Vec<(DispatchedTask, Option<CpuId>)>,
+    /// This batch's dispatches.
+    outgoing: Vec<DispatchedTask>,
     /// Tasks a failed dispatch left with us, oldest first: sent before anything else.
     backlog: VecDeque<DispatchedTask>,
     snapshot_failures: FailureRun,
     dequeue_log: LogLimit,
     /// `--record`: what the loop sees, kept for the trace written at exit.
     recorder: Option<Recorder>,
+    /// Reads `/proc` for the recording's tails off the loop.
+    tail_reader: Option<TailReader>,
+    /// The recording stopped and its tails are being read.
+    tails_pending: bool,
 }
 
 impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn new(
         ops: O,
         topo: Topology,
-        policy: Policy,
+        policy: &PolicyConfig,
         cfg: LoopConfig,
         control: Option<ControlFile>,
         nudger: Option<Nudger>,
-    ) -> Self {
-        let fifo = cfg.fifo.then(|| Fifo::new(cfg.slice_ns));
-        let tasks = TaskTable::with_capacity(cfg.max_tasks);
+    ) -> Result<Self> {
+        let fifo = (cfg.mode == Mode::Fifo).then(|| Fifo::new(cfg.slice_ns));
         // No nudges in FIFO mode: there is no policy to re-place a task.
-        let nudger = nudger.filter(|_| !cfg.fifo);
-        Self {
+        let nudger = nudger.filter(|_| cfg.mode == Mode::Policy);
+        let storage = vec![Slot::EMPTY; Slot::count_for(cfg.max_tasks)];
+        let mut core = Box::new(
+            SchedCore::new(topo, policy, cfg.core(nudger.is_some()), storage)
+                .context("the knobs do not fit this machine")?,
+        );
+        core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
+        Ok(Self {
             ops,
-            topo,
-            policy,
+            core,
             cfg,
             control,
-            tasks,
             counters: Counters::default(),
             stats: None,
-            last_sent: vec![0; hybridland_policy::MAX_CPUS],
-            placed: vec![None; hybridland_policy::MAX_CPUS],
             nudger,
             queued: Vec::with_capacity(BATCH_MAX),
             fifo,
@@ -266,21 +270,75 @@ impl<O: SchedOps> Scheduler<O> {
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
             recorder: None,
-        }
+            tail_reader: None,
+            tails_pending: false,
+        })
     }
 
-    /// Records what the loop sees (`--record`).
-    pub(crate) fn with_recorder(mut self, recorder: Recorder) -> Self {
+    /// Records what the loop sees (`--record`); `tails` reads `/proc` for the tasks still
+    /// running when the recording stops, off the loop.
+    pub(crate) fn with_recorder(mut self, recorder: Recorder, tails: Option<TailReader>) -> Self {
         self.recorder = Some(recorder);
+        self.tail_reader = tails;
         self
     }
 
-    /// Ends the recording, if any, now: the counters and the tasks still runnable (read from
-    /// `/proc`, while they are still where this scheduler put them). Call as soon as the loop
-    /// ends, before the scheduler is detached.
-    pub(crate) fn stop_recording(&mut self) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.stop(now_ns(), &self.counters, &crate::record::proc_state);
+    /// Ends the recording, if it still records: the counters now, and a request to the tail
+    /// reader for which recorded tasks still run (read here only without a reader).
+    fn stop_recording(&mut self) {
+        let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
+            return;
+        };
+        let candidates = r.stop(now_ns(), &self.counters);
+        match &self.tail_reader {
+            Some(reader) => {
+                self.tails_pending = reader.request(candidates);
+                if !self.tails_pending {
+                    warn!(
+                        "record: the /proc reader is gone: the recording ends without the tasks still running"
+                    );
+                }
+            }
+            None => r.set_tails(read_tails(&candidates, &proc_state)),
+        }
+    }
+
+    /// Takes the tail reader's answer, if it is there.
+    fn collect_tails(&mut self) {
+        if !self.tails_pending {
+            return;
+        }
+        if let (Some(reader), Some(r)) = (self.tail_reader.as_ref(), self.recorder.as_mut())
+            && let Some(tails) = reader.try_take()
+        {
+            r.set_tails(tails);
+            self.tails_pending = false;
+        }
+    }
+
+    /// Ends the recording when the loop has ended, before the scheduler detaches (so the
+    /// tasks still running are where this scheduler put them): it stops, and the loop keeps
+    /// scheduling, the reader thread included, until the reader has answered, for at most
+    /// [`TAILS_WAIT_NS`].
+    pub(crate) fn finish_recording(&mut self) {
+        self.stop_recording();
+        let deadline = now_ns().saturating_add(TAILS_WAIT_NS);
+        while self.tails_pending && now_ns() < deadline {
+            // Errors only end the wait early: the loop is over either way.
+            if self.schedule_batch().is_err() {
+                break;
+            }
+            self.apply_events();
+            self.collect_tails();
+            if self.tails_pending {
+                std::thread::sleep(core::time::Duration::from_micros(200));
+            }
+        }
+        if self.tails_pending {
+            warn!(
+                "record: the running tasks were not read within {} ms: the recording ends without them",
+                TAILS_WAIT_NS / 1_000_000
+            );
         }
     }
 
@@ -293,27 +351,19 @@ impl<O: SchedOps> Scheduler<O> {
     /// Runs until a signal or the kernel ends it, or the idle snapshot fails for good.
     pub(crate) fn run(&mut self) -> Result<()> {
         let mut next_poll = 0;
-        let mut next_prune = now_ns() + 5_000_000_000;
-        let mut next_nudge = 0;
         while !self.ops.exited() {
             self.schedule_batch()?;
             self.apply_events();
+            self.collect_tails();
             let now = now_ns();
-            if now >= next_nudge {
-                next_nudge = now + NUDGE_CHECK_NS;
-                self.check_nudge(now)?;
+            if self.core.poll_timeout().is_some_and(|at| now >= at) {
+                self.tick(now)?;
             }
             if now >= next_poll {
                 next_poll = now + POLL_NS;
                 self.poll_knob();
             }
             self.answer_stats();
-            if now >= next_prune {
-                next_prune = now + 5_000_000_000;
-                let latest = self.tasks.latest_ns();
-                self.tasks
-                    .prune(&self.topo, latest.saturating_sub(30_000_000_000));
-            }
         }
         Ok(())
     }
@@ -324,14 +374,15 @@ impl<O: SchedOps> Scheduler<O> {
     fn answer_stats(&mut self) {
         let Some(link) = &self.stats else { return };
         while link.requests.try_recv().is_ok() {
+            let core = self.core.stats();
             let sample = Sample {
                 counters: self.counters,
                 fw: self.ops.counters(),
-                balance: self.policy.config().cluster_balance,
+                balance: self.core.policy_config().cluster_balance,
                 backlog: self.backlog.len() as u64,
-                tasks_tracked: self.tasks.len() as u64,
-                tasks_high_water: self.tasks.high_water() as u64,
-                tasks_untracked: self.tasks.untracked(),
+                tasks_tracked: core.tracked,
+                tasks_high_water: core.high_water,
+                tasks_untracked: core.untracked,
                 events_dropped: self.ops.event_counters().dropped.iter().sum(),
             };
             let _ = link.samples.send(sample);
@@ -341,7 +392,8 @@ impl<O: SchedOps> Scheduler<O> {
     /// Gives back the framework (for the final report), and the recording with the topology
     /// it needs to be written. Closes the nudge helper's pipe.
     pub(crate) fn into_parts(self) -> (O, Option<(Recorder, Topology)>) {
-        let recording = self.recorder.map(|r| (r, self.topo));
+        let topo = self.core.topology().clone();
+        let recording = self.recorder.map(|r| (r, topo));
         (self.ops, recording)
     }
 
@@ -349,11 +401,11 @@ impl<O: SchedOps> Scheduler<O> {
         let Some(control) = self.control.as_mut() else {
             return;
         };
-        let current = self.policy.config().cluster_balance;
+        let current = self.core.policy_config().cluster_balance;
         match control.poll(current) {
             KnobChange::None => {}
             KnobChange::Set(mode) => {
-                self.policy.set_cluster_balance(mode);
+                self.core.set_cluster_balance(mode);
                 info!(
                     "cluster balance: {current} -> {mode} (from {})",
                     control.path().display()
@@ -400,63 +452,36 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Looks for a CPU running a task that the policy's up-migration test would now move
-    /// (a P-core went idle while it sits on an E-core or an SMT sibling) and wakes the helper
-    /// to dislodge it. At most one nudge per [`NUDGE_GAP_NS`].
-    fn check_nudge(&mut self, now: u64) -> Result<()> {
-        if !self.nudger.as_ref().is_some_and(|n| n.may_nudge(now))
-            || !self.placed.iter().any(Option::is_some)
-        {
-            return Ok(());
+    /// The core's timer: a fresh snapshot for its up-migration scan, the tick, and a nudge
+    /// it gives carried out by waking the helper.
+    fn tick(&mut self, now: u64) -> Result<()> {
+        if let Some(snap) = self.snapshot(now)? {
+            self.core.handle_snapshot(
+                now,
+                &CoreSnapshot {
+                    idle: &snap.idle,
+                    queued: snap.queued.as_ref(),
+                    caller_cpu: None,
+                },
+            );
         }
-        let Some(snap) = self.snapshot(now)? else {
-            return Ok(());
-        };
-        let queued = snap.queued.unwrap_or_default();
-        let state = CpuState::from_idle(&self.topo, &snap.idle.and_not(&queued));
-        let mut target = None;
-        for cpu in self.topo.cpus().iter() {
-            let Some(placed) = self.placed[cpu.index()] else {
-                continue;
-            };
-            if snap.idle.contains(cpu) {
-                // The task left.
-                self.placed[cpu.index()] = None;
-                continue;
-            }
-            if queued.contains(cpu) {
-                continue;
-            }
-            let hints = TaskHints {
-                allowed: &placed.allowed,
-                prev_cpu: Some(cpu),
-                util: placed.util,
-            };
-            if let Some(p) = self.policy.up_migration(&self.topo, &state, cpu, &hints) {
-                target = Some((cpu, placed.pid, p));
-                break;
-            }
-        }
-        if let (Some((cpu, pid, p)), Some(nudger)) = (target, self.nudger.as_mut()) {
-            debug!(cpu = cpu.0, pid, better = %p.step, "nudge");
-            nudger.wake(cpu, now);
+        self.core.handle_tick(now);
+        if let (Some(n), Some(nudger)) = (self.core.poll_nudge(), self.nudger.as_mut()) {
+            debug!(cpu = n.cpu.0, pid = n.task, better = %n.better.step, "nudge");
+            nudger.wake();
             self.counters.nudges += 1;
-            self.placed[cpu.index()] = None;
         }
         Ok(())
     }
 
     /// Sends the backlog, oldest first, until the ring buffer refuses one. Returns whether it
     /// is empty now.
-    fn flush_backlog(&mut self, now: u64) -> bool {
+    fn flush_backlog(&mut self) -> bool {
         while let Some(task) = self.backlog.front() {
             if self.ops.dispatch(task).is_err() {
                 return false;
             }
-            let task = self.backlog.pop_front();
-            if let Some(t) = task {
-                self.sent(&t, now);
-            }
+            let _sent = self.backlog.pop_front();
         }
         true
     }
@@ -464,16 +489,13 @@ impl<O: SchedOps> Scheduler<O> {
     /// Dispatches this batch's decisions. Once one fails (the ring buffer is full) it and every
     /// later one go to the backlog, to the shared queue: the CPU was picked against this
     /// snapshot, and by the time the ring buffer has room it is stale.
-    fn send_outgoing(&mut self, now: u64) {
+    fn send_outgoing(&mut self) {
         let mut full = !self.backlog.is_empty();
         let mut outgoing = core::mem::take(&mut self.outgoing);
-        for (task, _) in outgoing.drain(..) {
+        for task in outgoing.drain(..) {
             if !full {
                 match self.ops.dispatch(&task) {
-                    Ok(()) => {
-                        self.sent(&task, now);
-                        continue;
-                    }
+                    Ok(()) => continue,
                     Err(e) => {
                         full = true;
                         debug!("dispatching pid {} failed: {e:#}; kept for later", task.pid);
@@ -488,29 +510,15 @@ impl<O: SchedOps> Scheduler<O> {
         self.outgoing = outgoing;
     }
 
-    fn sent(&mut self, task: &DispatchedTask, now: u64) {
-        if let Some(t) = usize::try_from(task.cpu)
-            .ok()
-            .and_then(|c| self.last_sent.get_mut(c))
-        {
-            *t = now;
-        }
-    }
-
     /// Applies the task events that arrived since the last call: an exit takes the task out of
     /// the task table at once (and ends it in the recording); wake-ups and refills are counted.
     /// In `--fifo` mode too, so the event ring never fills.
     fn apply_events(&mut self) {
-        let (tasks, topo, counters, recorder) = (
-            &mut self.tasks,
-            &self.topo,
-            &mut self.counters,
-            &mut self.recorder,
-        );
+        let (core, counters, recorder) = (&mut self.core, &mut self.counters, &mut self.recorder);
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
-                if tasks.forget(topo, pid) {
+                if u32::try_from(pid).is_ok_and(|pid| core.handle_exit(pid)) {
                     counters.events.exit_tracked += 1;
                 }
                 if let Some(r) = recorder.as_mut() {
@@ -556,18 +564,18 @@ impl<O: SchedOps> Scheduler<O> {
 
     fn schedule_batch(&mut self) -> Result<()> {
         let now = now_ns();
-        self.flush_backlog(now);
+        self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();
         if !self.queued.is_empty() {
             match self.fifo.as_mut() {
                 Some(fifo) => {
                     self.outgoing
-                        .extend(self.queued.iter().map(|t| (fifo.dispatch(t), None)));
+                        .extend(self.queued.iter().map(|t| fifo.dispatch(t)));
                 }
                 None => self.decide_batch(now)?,
             }
-            self.send_outgoing(now);
+            self.send_outgoing();
         }
         self.ops.notify_complete(self.backlog.len() as u64);
         Ok(())
@@ -606,187 +614,148 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// The policy's decision for each queued task, into `self.outgoing`.
+    /// Hands the batch and an idle snapshot to the core and turns what it polls out into
+    /// dispatches, in `self.outgoing`.
     fn decide_batch(&mut self, now: u64) -> Result<()> {
-        let nr_waiting = self.ops.nr_queued() + self.queued.len() as u64;
-        let slice_ns = if self.cfg.fixed_slice {
-            self.cfg.slice_ns
-        } else {
-            hybridland_policy::slice_ns(self.cfg.slice_ns, nr_waiting)
-        };
-        let Some(snap) = self.snapshot(now)? else {
-            // Blind: every task to the shared queue, with its vtime and slice as usual.
-            for i in 0..self.queued.len() {
-                let task = &self.queued[i];
-                let seen = seen(task);
-                let _ = self.tasks.observe(&self.topo, &seen, now);
-                let mut out = DispatchedTask::new(task);
-                out.cpu = RL_CPU_ANY;
-                out.slice_ns = slice_ns;
-                out.vtime = self.tasks.dispatch_vtime(task.pid, self.cfg.slice_ns);
-                self.outgoing.push((out, None));
-            }
-            return Ok(());
-        };
-        // CPUs with tasks waiting in their own queue are not free, whatever the idle mask says.
-        // Without queue lengths from the kernel, a CPU counts as such for a moment after we
-        // sent it a task.
-        let queued_cpus = snap.queued.unwrap_or_else(|| {
-            self.topo
-                .cpus()
-                .iter()
-                .filter(|c| now.saturating_sub(self.last_sent[c.index()]) < CLAIM_NS)
-                .collect()
-        });
-        // The CPU this loop runs on is busy only with the loop, which yields right after the
-        // batch: the framework runs it on a CPU that had nothing else to do, often the one a
-        // woken task last ran on, so it is offered as idle. Not when a task of this batch was
-        // preempted there at its slice end: that task gets it back, and a woken one would push
-        // it off its core. (Counting the loop's CPU busy sent a frame task waking every 33 ms
-        // to an E-core while its P-core ran only the loop, to be nudged back: the fidelity
-        // run's lone-frame workload, docs/FIDELITY.md.)
-        let own = self
-            .ops
-            .current_cpu()
-            .filter(|c| self.topo.info(*c).is_some());
-        let mut idle = snap.idle.and_not(&queued_cpus);
-        if let Some(c) = own
-            && !queued_cpus.contains(c)
-            && !self
-                .queued
-                .iter()
-                .any(|t| t.flags & SCX_ENQ_WAKEUP == 0 && t.cpu == i32::from(c.0))
-        {
-            idle.insert(c);
-        }
-
-        let mut batch = Batch::new(&self.topo, &self.policy, &idle).with_homes(self.tasks.homes());
-        // Tasks whose slice ended were running a moment ago: they get their CPUs back before
-        // any woken task is placed, so a short wake-up (often landing on the CPU this loop
-        // just ran on) does not push a running task off its core.
-        let by_slice_end = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP == 0);
-        let wakeups = self.queued.iter().filter(|t| t.flags & SCX_ENQ_WAKEUP != 0);
-        for task in by_slice_end.chain(wakeups) {
-            let seen = seen(task);
-            let cpu = seen.cpu;
-            let mut out = DispatchedTask::new(task);
-            if let Some(n) = self.nudger.as_mut().filter(|n| n.tid == task.pid) {
-                // The helper: to the CPU it is meant to dislodge a task from, briefly.
-                out.slice_ns = NUDGE_SLICE_NS;
-                out.cpu = n.target.take().map_or(RL_CPU_ANY, |(c, _)| i32::from(c.0));
-                self.outgoing.push((out, None));
-                continue;
-            }
-            let util = self.tasks.observe(&self.topo, &seen, now).util();
-            out.slice_ns = slice_ns;
-            out.vtime = self.tasks.dispatch_vtime(task.pid, self.cfg.slice_ns);
-            let Some(allowed) = allowed_cpus(
-                task.pid,
-                task.nr_cpus_allowed,
-                self.cfg.nr_possible,
-                &self.topo,
-            ) else {
-                // The task is gone or unreadable: the shared queue sorts it out.
-                self.counters.affinity_errors += 1;
-                out.cpu = RL_CPU_ANY;
-                self.outgoing.push((out, None));
-                continue;
+        let snap = self.snapshot(now)?;
+        let queued_cpus = snap.as_ref().and_then(|s| s.queued);
+        self.core.handle_backlog(self.ops.nr_queued());
+        let batch = core::mem::take(&mut self.queued);
+        for task in &batch {
+            let helper = self.nudger.as_ref().is_some_and(|n| n.tid == task.pid);
+            let allowed = if helper {
+                None
+            } else {
+                allowed_cpus(
+                    task.pid,
+                    task.nr_cpus_allowed,
+                    self.cfg.nr_possible,
+                    self.core.topology(),
+                )
             };
-            let input = QueuedInput {
-                cpu,
-                slice_end: !seen.wakeup,
-                contended: cpu.is_some_and(|c| queued_cpus.contains(c)),
-                has_run: task.start_ts != 0,
-                util,
-            };
-            let d = batch.place(&input, &allowed);
-            if let Some(step) = d.step() {
-                self.counters.steps.add(step);
-            }
-            if let Some(r) = self.recorder.as_mut() {
-                let overflow = d.placement.is_some_and(|p| p.overflow);
+            if let (Some(r), Some(allowed)) = (self.recorder.as_mut(), allowed.as_ref()) {
                 r.allowed(
                     task.pid,
-                    &allowed,
+                    allowed,
                     task.nr_cpus_allowed < self.cfg.nr_possible,
                 );
-                r.decision(
-                    task.pid,
-                    d.step(),
-                    overflow,
-                    d.slice_end == Some(SliceEnd::Keep),
+            }
+            let queued = queued_input(task, allowed.as_ref(), queued_cpus.as_ref());
+            // Cannot fail: a batch holds at most BATCH_MAX tasks and was polled empty.
+            let _ = self.core.handle_queued(now, &queued);
+        }
+        match &snap {
+            Some(snap) => {
+                self.core.handle_snapshot(
+                    now,
+                    &CoreSnapshot {
+                        idle: &snap.idle,
+                        queued: snap.queued.as_ref(),
+                        caller_cpu: self.ops.current_cpu(),
+                    },
                 );
-            }
-            if d.placement.is_some_and(|p| p.overflow) {
-                self.counters.overflow += 1;
-            }
-            if d.slice_end == Some(SliceEnd::Keep) {
-                self.counters.kept += 1;
-            }
-            let check = match d.target {
-                Target::Cpu(cpu) => {
-                    out.cpu = i32::from(cpu.0);
-                    self.placed[cpu.index()] = Some(Placed {
-                        pid: task.pid,
-                        allowed,
-                        util,
+                // The second look earns its cost (one `bpf()` call) only for a batch with a
+                // pick from the snapshot; a failed one keeps the picks as they are.
+                if self.core.wants_recheck()
+                    && let Some(again) = self.snapshot(now)?
+                {
+                    self.core.handle_recheck(&CoreSnapshot {
+                        idle: &again.idle,
+                        queued: again.queued.as_ref(),
+                        caller_cpu: None,
                     });
-                    (d.from_snapshot && Some(cpu) != own).then_some(cpu)
                 }
-                Target::Any => {
-                    out.cpu = RL_CPU_ANY;
-                    None
-                }
+            }
+            None => self.core.handle_snapshot_failed(now),
+        }
+        // Dispatches come in the core's order (slice ends first): find each one's task.
+        let mut used = 0u64;
+        while let Some(d) = self.core.poll_dispatch() {
+            let Some(i) = (0..batch.len())
+                .find(|i| used & (1 << i) == 0 && u32::try_from(batch[*i].pid) == Ok(d.task))
+            else {
+                continue;
+            };
+            used |= 1 << i;
+            let task = &batch[i];
+            self.count(task, &d);
+            let mut out = DispatchedTask::new(task);
+            out.slice_ns = d.slice_ns;
+            out.vtime = d.vtime;
+            out.cpu = match d.target {
+                Target::Cpu(cpu) => i32::from(cpu.0),
+                Target::Shared => RL_CPU_ANY,
             };
             debug!(
                 pid = task.pid,
                 prev = task.cpu,
-                util,
-                step = d.step().map_or("-", |s| s.name()),
-                slice_end = ?d.slice_end,
+                util = d.util,
+                why = ?d.why,
                 target = out.cpu,
                 "placed"
             );
-            self.outgoing.push((out, check));
+            self.outgoing.push(out);
         }
-        self.reroute_stale(now)
+        self.queued = batch;
+        Ok(())
     }
 
-    /// Takes a second snapshot and sends each pick whose CPU is no longer free (busy, or with
-    /// tasks queued on it) to the shared queue instead: on that CPU's own queue the task would
-    /// wait behind whatever runs there now, on the shared queue the first CPU to free up takes
-    /// it. This is what earns the second snapshot its cost (one `bpf()` call per batch with a
-    /// pick from the snapshot). A failed second snapshot keeps the picks as they are.
-    fn reroute_stale(&mut self, now: u64) -> Result<()> {
-        if !self.outgoing.iter().any(|(_, c)| c.is_some()) {
-            return Ok(());
+    /// Counts a dispatch by why it goes where it goes, and records the decision.
+    fn count(&mut self, task: &QueuedTask, d: &Dispatch) {
+        let c = &mut self.counters;
+        match d.why {
+            Why::Stale(_) => c.stale += 1,
+            Why::AffinityUnknown => c.affinity_errors += 1,
+            _ => {}
         }
-        let Some(again) = self.snapshot(now)? else {
-            return Ok(());
-        };
-        let free = again.idle.and_not(&again.queued.unwrap_or_default());
-        for (task, check) in &mut self.outgoing {
-            if let Some(cpu) = *check
-                && !free.contains(cpu)
-            {
-                self.counters.stale += 1;
-                task.cpu = RL_CPU_ANY;
-                self.placed[cpu.index()] = None;
-            }
+        if let Some(step) = d.why.step() {
+            c.steps.add(step);
         }
-        Ok(())
+        let overflow = d.why.placement().is_some_and(|p| p.overflow);
+        c.overflow += u64::from(overflow);
+        let kept = d.why.slice_end() == Some(SliceEnd::Keep);
+        c.kept += u64::from(kept);
+        if let Some(r) = self.recorder.as_mut()
+            && !matches!(d.why, Why::Helper | Why::Blind | Why::AffinityUnknown)
+        {
+            r.decision(task.pid, d.why.step(), overflow, kept);
+        }
     }
 }
 
-/// What the task table needs from a queued task.
-fn seen(task: &QueuedTask) -> Seen {
-    Seen {
-        pid: task.pid,
-        cpu: u16::try_from(task.cpu).ok().map(CpuId),
-        start_ts: task.start_ts,
-        stop_ts: task.stop_ts,
-        wakeup: task.flags & SCX_ENQ_WAKEUP != 0,
-        weight: task.weight,
+/// A queued task in the core's terms. At a slice end, who waits is what the snapshot shows:
+/// tasks in the CPU's own queue, or nobody the loop can see.
+fn queued_input<'a>(
+    task: &QueuedTask,
+    allowed: Option<&'a CpuSet>,
+    queued_cpus: Option<&CpuSet>,
+) -> Queued<'a> {
+    let ran = task.start_ts != 0;
+    let cpu = u16::try_from(task.cpu).ok().map(CpuId).filter(|_| ran);
+    let arrival = if task.flags & SCX_ENQ_WAKEUP != 0 {
+        Arrival::Wakeup { waker: None }
+    } else {
+        let own = cpu.is_some_and(|c| queued_cpus.is_some_and(|q| q.contains(c)));
+        Arrival::SliceEnd {
+            waiting: if own {
+                Waiting::OwnQueue
+            } else {
+                Waiting::Nobody
+            },
+        }
+    };
+    Queued {
+        // Pids are positive; a negative one cannot be stored, and is decided untracked.
+        task: u32::try_from(task.pid).unwrap_or(u32::MAX),
+        arrival,
+        cpu,
+        last_run: ran.then_some(LastRun {
+            start_ns: task.start_ts,
+            stop_ns: task.stop_ts,
+        }),
+        weight: u32::try_from(task.weight).unwrap_or(u32::MAX),
+        affinity: allowed.map_or(Affinity::Unknown, Affinity::Cpus),
+        util: UtilSource::Estimate,
     }
 }
 
@@ -905,24 +874,25 @@ mod test {
         }
     }
 
-    fn sched(ring_cap: usize, fifo: bool) -> Scheduler<FakeOps> {
+    fn config(mode: Mode, slice: SliceMode) -> LoopConfig {
+        LoopConfig {
+            slice_ns: 5_000_000,
+            mode,
+            slice,
+            nr_possible: 8,
+            max_tasks: DEFAULT_MAX_TASKS,
+        }
+    }
+
+    fn sched_with(ring_cap: usize, cfg: LoopConfig) -> Scheduler<FakeOps> {
         let topo = machine();
-        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
         let ops = FakeOps::new(&topo, ring_cap);
-        Scheduler::new(
-            ops,
-            topo,
-            policy,
-            LoopConfig {
-                slice_ns: 5_000_000,
-                fixed_slice: false,
-                fifo,
-                nr_possible: 8,
-                max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
-            },
-            None,
-            None,
-        )
+        Scheduler::new(ops, topo, &PolicyConfig::default(), cfg, None, None).unwrap()
+    }
+
+    fn sched(ring_cap: usize, fifo: bool) -> Scheduler<FakeOps> {
+        let mode = if fifo { Mode::Fifo } else { Mode::Policy };
+        sched_with(ring_cap, config(mode, SliceMode::Scaled))
     }
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
@@ -977,12 +947,10 @@ mod test {
             machine_source: "test".into(),
         };
         let now = now_ns();
-        let mut s = sched(64, false).with_recorder(Recorder::new(
-            cfg,
-            now - 10_000_000,
-            Counters::default(),
-            Vec::new(),
-        ));
+        let mut s = sched(64, false).with_recorder(
+            Recorder::new(cfg, now - 10_000_000, Counters::default(), Vec::new()),
+            Some(TailReader::spawn().unwrap()),
+        );
         // Two wake-ups, and a task back from a 3 ms run on E-core 1 that ended 1 ms ago.
         let mut back = wakeup(3);
         back.flags = 0;
@@ -994,7 +962,9 @@ mod test {
             .incoming
             .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(back)]);
         s.schedule_batch().unwrap();
-        s.stop_recording();
+        // The recording stops; /proc is read by the reader thread while the loop goes on.
+        s.finish_recording();
+        assert!(!s.tails_pending, "the reader answered");
         let counters = s.counters;
         let (_, recording) = s.into_parts();
         let (recorder, topo) = recording.unwrap();
@@ -1019,7 +989,7 @@ mod test {
             .incoming
             .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(wakeup(3))]);
         s.schedule_batch().unwrap();
-        assert_eq!(s.tasks.len(), 3);
+        assert_eq!(s.core.stats().tracked, 3);
         let at_ns = now_ns();
         s.ops.events.extend([
             Ok(TaskEvent::Exit {
@@ -1055,8 +1025,8 @@ mod test {
             Err(RawEventError::Kind(7)),
         ]);
         s.apply_events();
-        assert_eq!(s.tasks.len(), 2);
-        assert!(s.tasks.get(2).is_none() && s.tasks.get(1).is_some());
+        assert_eq!(s.core.stats().tracked, 2);
+        assert!(s.core.task(2).is_none() && s.core.task(1).is_some());
         let e = s.counters.events;
         assert_eq!(
             (
@@ -1077,17 +1047,15 @@ mod test {
     #[test]
     fn fixed_slice_gives_the_full_slice_where_policy_mode_divides_it() {
         // Six tasks in one batch: the default rule divides the slice by the six waiting.
-        let slices = |fixed| {
-            let mut s = sched(64, false);
-            s.cfg.fixed_slice = fixed;
+        let slices = |slice| {
+            let mut s = sched_with(64, config(Mode::Policy, slice));
             s.ops.incoming.extend((1..=6).map(|p| Ok(wakeup(p))));
             s.schedule_batch().unwrap();
             s.ops.ring.iter().map(|t| t.slice_ns).collect::<Vec<_>>()
         };
-        let divided = hybridland_policy::slice_ns(5_000_000, 6);
-        assert!(divided < 5_000_000);
-        assert_eq!(slices(false), [divided; 6]);
-        assert_eq!(slices(true), [5_000_000; 6]);
+        let divided = 5_000_000 / 6;
+        assert_eq!(slices(SliceMode::Scaled), [divided; 6]);
+        assert_eq!(slices(SliceMode::Fixed), [5_000_000; 6]);
     }
 
     #[test]
@@ -1221,6 +1189,45 @@ mod test {
         assert_eq!(s.counters.stale, 1);
     }
 
+    /// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
+    /// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
+    /// E-core with the helper's short slice.
+    #[test]
+    fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
+        let topo = machine();
+        let helper = Nudger::spawn().unwrap();
+        let tid = helper.tid;
+        let mut s = Scheduler::new(
+            FakeOps::new(&topo, 64),
+            topo.clone(),
+            &PolicyConfig::default(),
+            config(Mode::Policy, SliceMode::Scaled),
+            None,
+            Some(helper),
+        )
+        .unwrap();
+        let e_cores: CpuSet = (0..4).map(CpuId).collect();
+        s.ops.snapshots.push_back(Ok(e_cores));
+        s.ops.incoming.push_back(Ok(wakeup(1)));
+        s.schedule_batch().unwrap();
+        let on = s.ops.ring[0].cpu;
+        assert!((0..4).contains(&on), "on an E-core: {on}");
+        // The P-cores idle; the task still runs on its E-core.
+        let mut idle = *topo.cpus();
+        idle.remove(CpuId(u16::try_from(on).unwrap()));
+        s.ops.snapshots.push_back(Ok(idle));
+        let now = now_ns();
+        assert!(s.core.poll_timeout().is_some_and(|at| at <= now));
+        s.tick(now).unwrap();
+        assert_eq!(s.counters.nudges, 1);
+        s.ops.incoming.push_back(Ok(wakeup(tid)));
+        s.schedule_batch().unwrap();
+        let sent = s.ops.ring.last().unwrap();
+        assert_eq!((sent.pid, sent.cpu), (tid, on));
+        assert_eq!(sent.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
+        s.nudger.take().unwrap().close_and_join();
+    }
+
     #[test]
     fn dequeue_errors_are_counted_and_logged_at_most_once_a_second() {
         let mut limit = LogLimit::new(1_000);
@@ -1244,35 +1251,31 @@ mod test {
     #[test]
     fn no_nudge_helper_in_fifo_mode_and_its_pipe_closes() {
         let topo = machine();
-        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
-        let cfg = |fifo| LoopConfig {
-            slice_ns: 5_000_000,
-            fixed_slice: false,
-            fifo,
-            nr_possible: 8,
-            max_tasks: crate::tasks::DEFAULT_MAX_TASKS,
-        };
+        let policy = PolicyConfig::default();
+        let cfg = |mode| config(mode, SliceMode::Scaled);
         let mut n = Nudger::spawn().unwrap();
-        n.wake(CpuId(1), 5);
-        assert!(!n.may_nudge(5 + NUDGE_GAP_NS - 1));
-        assert!(n.may_nudge(5 + NUDGE_GAP_NS));
+        n.wake();
         let s = Scheduler::new(
             FakeOps::new(&topo, 8),
             topo.clone(),
-            policy.clone(),
-            cfg(true),
+            &policy,
+            cfg(Mode::Fifo),
             None,
             Some(n),
-        );
+        )
+        .unwrap();
         assert!(s.nudger.is_none());
+        assert_eq!(s.core.config().nudging, Nudging::Off, "no helper, no scan");
         let s = Scheduler::new(
             FakeOps::new(&topo, 8),
             topo,
-            policy,
-            cfg(false),
+            &policy,
+            cfg(Mode::Policy),
             None,
             Some(Nudger::spawn().unwrap()),
-        );
+        )
+        .unwrap();
+        assert_ne!(s.core.config().nudging, Nudging::Off);
         // Closing the pipe ends the helper thread (join returns).
         let mut s = s;
         s.nudger.take().unwrap().close_and_join();

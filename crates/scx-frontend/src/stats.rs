@@ -34,7 +34,6 @@
 
 #![forbid(unsafe_code)]
 
-use crate::adapter::StepCounts;
 use anyhow::{Context as _, Result};
 use core::fmt::Write as _;
 use core::time::Duration;
@@ -48,6 +47,17 @@ use std::path::Path;
 use tracing::info;
 
 /// Counters kept by the loop.
+/// Counts of placements by step.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StepCounts(pub(crate) [u64; Step::ALL.len()]);
+
+impl StepCounts {
+    /// Counts one placement.
+    pub(crate) fn add(&mut self, step: Step) {
+        self.0[step.index()] += 1;
+    }
+}
+
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
     /// Placements by step.

@@ -48,8 +48,9 @@ pub struct Comparison {
     pub scheduler: String,
     /// The window both are measured over, ns.
     pub window_ns: u64,
-    /// Placements the replay made / the live scheduler made.
-    pub placements: (u64, u64),
+    /// Placements the replay made / the live scheduler made (a sum of counts a file may set
+    /// up to `u64::MAX` each).
+    pub placements: (u128, u128),
     /// The figures.
     pub rows: Vec<Row>,
 }
@@ -67,12 +68,18 @@ impl Comparison {
     }
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
+fn pct(part: u64, whole: u128) -> f64 {
     if whole == 0 {
         0.0
     } else {
         part as f64 * 100.0 / whole as f64
     }
+}
+
+/// A sum of figures a file may set up to `u64::MAX` each (found by the `compare` fuzz target:
+/// two kinds of `u64::MAX` busy ns overflowed `u64`).
+fn total(figures: impl Iterator<Item = u64>) -> u128 {
+    figures.map(u128::from).sum()
 }
 
 fn row(group: &str, name: &str, unit: &str, sim: f64, live: f64, share: bool) -> Row {
@@ -94,8 +101,8 @@ fn row(group: &str, name: &str, unit: &str, sim: f64, live: f64, share: bool) ->
 pub fn compare(report: &Report, live: &LiveStats) -> Comparison {
     let window = live.window_ns.max(1);
     let mut rows = Vec::new();
-    let sim_total: u64 = report.kinds.iter().map(|k| k.busy_ns).sum();
-    let live_total: u64 = live.kinds.iter().map(|k| k.busy_ns).sum();
+    let sim_total = total(report.kinds.iter().map(|k| k.busy_ns));
+    let live_total = total(live.kinds.iter().map(|k| k.busy_ns));
     let mut kinds: Vec<&str> = report.kinds.iter().map(|k| k.kind.as_str()).collect();
     for k in &live.kinds {
         if !kinds.contains(&k.kind.as_str()) {
@@ -122,8 +129,8 @@ pub fn compare(report: &Report, live: &LiveStats) -> Comparison {
             true,
         ));
     }
-    let sim_placed: u64 = report.steps.iter().map(|s| s.count).sum();
-    let live_placed: u64 = live.steps.iter().map(|s| s.count).sum();
+    let sim_placed = total(report.steps.iter().map(|s| s.count));
+    let live_placed = total(live.steps.iter().map(|s| s.count));
     if sim_placed > 0 && live_placed > 0 {
         let mut steps: Vec<&str> = report.steps.iter().map(|s| s.step.as_str()).collect();
         for s in &live.steps {
@@ -316,5 +323,28 @@ mod test {
         assert!((m.ratio.unwrap() - 3.0).abs() < 1e-9);
         assert_eq!(c.placements, (10, 3));
         assert_eq!(c.within_target(), Some(false));
+    }
+
+    /// Busy times and counts a file sets up to `u64::MAX` each add up without overflow (found
+    /// by the `compare` fuzz target).
+    #[test]
+    fn figures_at_their_largest_add_up() {
+        let mut l = live();
+        l.window_ns = u64::MAX;
+        for k in &mut l.kinds {
+            (k.cpus, k.busy_ns) = (usize::MAX, u64::MAX);
+        }
+        l.steps[0].count = u64::MAX;
+        l.steps.push(StepCount {
+            step: "idle-e-core".into(),
+            count: u64::MAX,
+            overflow: 0,
+        });
+        l.validate("l").unwrap();
+        let c = compare(&report(), &l);
+        let get = |g: &str, n: &str| c.rows.iter().find(|r| r.group == g && r.name == n).unwrap();
+        assert_eq!(get("cpu-time", "performance").live, 50.0);
+        assert_eq!(get("placements", "idle-e-core").live, 50.0);
+        assert_eq!(c.placements.1, 2 * u128::from(u64::MAX));
     }
 }

@@ -1,16 +1,26 @@
-//! The hybridland policy from the policy crate, driven by the simulator.
+//! The hybridland policy from the policy crate, driven by the simulator through the crate's
+//! scheduler core ([`SchedCore`](hybridland_policy::SchedCore)): the same per-task sequence
+//! the live loop runs.
 
-use crate::sim_policy::{Decision, MachineView, PolicyError, Reason, SimPolicy, Target, TaskView};
-use hybridland_policy::{Policy, PolicyConfig, SliceEnd, TaskHints, Topology};
+use crate::sim_policy::{
+    Decision, MachineView, PolicyError, Reason, SimCore, SimPolicy, Target, TaskView,
+};
+use hybridland_policy::{
+    Affinity, Arrival, CoreConfig, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology,
+    UtilSource, Waiting,
+};
 
-/// The policy crate's [`Policy`] behind the [`SimPolicy`] interface: a wake-up is one
-/// `select_cpu` call, a slice end one `slice_end` call (the rule lives in the policy crate);
-/// with nothing idle the task waits in the shared queue and the first allowed CPU to free up
-/// takes it (sched_ext's shared DSQ).
-#[derive(Clone, Debug)]
+/// The policy crate's scheduler core behind the [`SimPolicy`] interface: a wake-up or a
+/// slice end is one batch of one task handed to the core and its dispatch polled out; with
+/// nothing idle the task waits in the shared queue (sched_ext's shared DSQ) with the core's
+/// vtime, and the first allowed CPU to free up takes it.
 pub struct Hybridland {
     config: PolicyConfig,
+    /// Bound to a machine by `prepare`.
     policy: Option<Policy>,
+    topo: Option<Topology>,
+    /// Built by `reserve`.
+    core: Option<Box<SimCore>>,
 }
 
 impl Hybridland {
@@ -19,6 +29,8 @@ impl Hybridland {
         Self {
             config,
             policy: None,
+            topo: None,
+            core: None,
         }
     }
 }
@@ -46,47 +58,81 @@ impl SimPolicy for Hybridland {
             reason: e.to_string(),
         })?;
         self.policy = Some(policy);
+        self.topo = Some(topo.clone());
+        Ok(())
+    }
+
+    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError> {
+        let err = |reason: String| PolicyError::Config {
+            policy: "hybridland".into(),
+            reason,
+        };
+        let topo = self
+            .topo
+            .clone()
+            .ok_or_else(|| err("not bound to a machine".into()))?;
+        let config = CoreConfig {
+            slice_ns,
+            ..CoreConfig::DEFAULT
+        };
+        let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
+        let core =
+            SchedCore::new(topo, &self.config, config, storage).map_err(|e| err(e.to_string()))?;
+        self.core = Some(Box::new(core));
         Ok(())
     }
 
     fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision {
-        let Some(policy) = &self.policy else {
+        let Some(core) = self.core.as_mut() else {
             return Decision::plain(Target::QueueShared);
         };
-        let hints = TaskHints {
-            allowed: task.allowed,
-            prev_cpu: task.prev_cpu,
-            util: task.util,
+        let arrival = match task.reason {
+            Reason::Wakeup => Arrival::Wakeup { waker: None },
+            // Nothing of this policy waits in a CPU's own queue: a waiter is in the shared one.
+            Reason::Preempted => Arrival::SliceEnd {
+                waiting: Waiting::SharedQueue,
+            },
+            Reason::SliceEnd => Arrival::SliceEnd {
+                waiting: Waiting::Nobody,
+            },
         };
-        if task.reason == Reason::Wakeup {
-            let placement = policy.select_cpu(machine.topo, machine.state, &hints);
-            return Decision {
-                target: placement.cpu.map_or(Target::QueueShared, Target::Run),
-                placement: Some(placement),
-                slice_end: None,
-            };
-        }
-        // The engine hands over the state with the task's CPU already released; the rule
-        // asks about the machine as it was, the task still running there.
-        let mut running = machine.state.clone();
-        if let Some(own) = task.prev_cpu {
-            running.occupy(machine.topo, own);
-        }
-        let contended = task.reason == Reason::Preempted;
-        let answer = policy.slice_end(machine.topo, &running, &hints, contended);
-        let (target, placement) = match answer {
-            SliceEnd::Move(p) => (p.cpu.map_or(Target::QueueShared, Target::Run), Some(p)),
-            SliceEnd::Keep => (task.prev_cpu.map_or(Target::QueueShared, Target::Run), None),
-            SliceEnd::Yield => (Target::QueueShared, None),
+        core.handle_backlog(machine.waiting);
+        let queued = Queued {
+            // Task indices are below the trace's task limit, far from u32::MAX.
+            task: u32::try_from(task.id).unwrap_or(u32::MAX),
+            arrival,
+            cpu: task.prev_cpu,
+            last_run: None,
+            weight: task.weight,
+            affinity: Affinity::Cpus(task.allowed),
+            util: if task.from_hint {
+                UtilSource::Hint(task.util)
+            } else {
+                UtilSource::Estimate
+            },
+        };
+        // A batch of one, polled at once: the core's batch is never full here.
+        let _ = core.handle_queued(machine.now_ns, &queued);
+        let Some(d) = core.poll_dispatch() else {
+            return Decision::plain(Target::QueueShared);
         };
         Decision {
-            target,
-            placement,
-            slice_end: Some(answer),
+            target: match d.target {
+                hybridland_policy::Target::Cpu(cpu) => Target::Run(cpu),
+                hybridland_policy::Target::Shared => Target::QueueShared,
+            },
+            placement: d.why.placement(),
+            slice_end: d.why.slice_end(),
+            slice_ns: Some(d.slice_ns),
+            vtime: Some(d.vtime),
         }
     }
 
     fn core(&self) -> Option<&Policy> {
         self.policy.as_ref()
+    }
+
+    fn sched_core(&mut self) -> Option<&mut SimCore> {
+        self.core.as_deref_mut()
     }
 }

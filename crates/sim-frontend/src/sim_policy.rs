@@ -5,7 +5,13 @@
 
 use crate::event_queue::TimeNs;
 use crate::knobs::KnobError;
-use hybridland_policy::{CpuId, CpuSet, CpuState, Placement, Policy, SliceEnd, Topology};
+use hybridland_policy::{
+    CpuId, CpuSet, CpuState, Placement, Policy, SchedCore, SliceEnd, Slot, Topology,
+};
+
+/// The policy crate's scheduler core as the simulator holds it: storage for every task of the
+/// replay.
+pub type SimCore = SchedCore<Vec<Slot>>;
 
 /// Why the engine asks for a placement.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,6 +35,8 @@ pub struct MachineView<'a> {
     pub state: &'a CpuState,
     /// Per CPU id: tasks running on it plus tasks in its own queue (not the shared queue).
     pub load: &'a [u32],
+    /// Tasks waiting in any queue (the shared one and the CPUs' own).
+    pub waiting: u64,
     /// Simulated time.
     pub now_ns: TimeNs,
 }
@@ -42,8 +50,13 @@ pub struct TaskView<'a> {
     pub allowed: &'a CpuSet,
     /// Where it ran last.
     pub prev_cpu: Option<CpuId>,
-    /// Utilisation hint, 0..=1024.
+    /// Utilisation, 0..=1024: the engine's estimate, or the trace's hint when
+    /// `from_hint`.
     pub util: u16,
+    /// Whether `util` is the trace's hint (`--util-source hint`).
+    pub from_hint: bool,
+    /// Its weight (100 for nice 0).
+    pub weight: u32,
     /// Why it is placed.
     pub reason: Reason,
     /// For a wake-up by another task (the trace's `wake` relation): the CPU the waker runs
@@ -74,6 +87,11 @@ pub struct Decision {
     /// The policy crate's slice-end answer, when the policy is `hybridland` and the reason is
     /// a slice end (for the checkers).
     pub slice_end: Option<SliceEnd>,
+    /// The slice the scheduler core gave (core-driven policies); else the engine sizes it.
+    pub slice_ns: Option<u64>,
+    /// The shared-queue key the scheduler core gave (core-driven policies); else the
+    /// engine's own bounded-credit vtime.
+    pub vtime: Option<u64>,
 }
 
 impl Decision {
@@ -83,6 +101,8 @@ impl Decision {
             target,
             placement: None,
             slice_end: None,
+            slice_ns: None,
+            vtime: None,
         }
     }
 }
@@ -131,6 +151,20 @@ pub trait SimPolicy {
     /// The policy crate's [`Policy`] behind this one, if any, so tests can check decisions
     /// against the shared invariants.
     fn core(&self) -> Option<&Policy> {
+        None
+    }
+
+    /// Called once after [`prepare`](Self::prepare) with the replay's task count and base
+    /// slice: a policy driven by the policy crate's scheduler core builds it here.
+    fn reserve(&mut self, _nr_tasks: usize, _slice_ns: u64) -> Result<(), PolicyError> {
+        Ok(())
+    }
+
+    /// The scheduler core behind this policy, if it is driven by one. The engine then plays
+    /// the live framework's part: it tells the core every start, stop and exit, runs its timer
+    /// and carries out its nudges, refills an uncontended slice without asking (as
+    /// scx_rustland_core does), and applies the slices and vtimes of its decisions.
+    fn sched_core(&mut self) -> Option<&mut SimCore> {
         None
     }
 }

@@ -216,6 +216,14 @@ impl LiveStats {
                     ),
                 ));
             }
+            if let Some(j) = self.kinds[..i].iter().position(|o| o.kind == k.kind) {
+                // Shares are of the kinds' total: a kind counted twice would make them
+                // add up to less than 100% (found by the `compare` fuzz target).
+                return Err(bad(
+                    format!("kinds[{i}].kind"),
+                    format!("`{}` is already kinds[{j}]", k.kind),
+                ));
+            }
             if u128::from(k.busy_ns) > window * k.cpus as u128 {
                 return Err(bad(
                     format!("kinds[{i}].busy_ns"),
@@ -261,6 +269,12 @@ impl LiveStats {
                 return Err(bad(
                     format!("steps[{i}].step"),
                     format!("`{}` is not a step ({})", s.step, names.join(", ")),
+                ));
+            }
+            if let Some(j) = self.steps[..i].iter().position(|o| o.step == s.step) {
+                return Err(bad(
+                    format!("steps[{i}].step"),
+                    format!("`{}` is already steps[{j}]", s.step),
                 ));
             }
             if s.overflow > s.count {
@@ -351,6 +365,21 @@ mod test {
         )
         .unwrap_err();
         assert!(e.to_string().contains("unknown field `kep`"), "{e}");
+        // A kind or step named twice (found by the `compare` fuzz target).
+        let mut s = sample();
+        s.kinds.push(s.kinds[0].clone());
+        let e = LiveStats::from_json_str(&s.to_json_string(), "l.json").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "l.json: `kinds[1].kind` `performance` is already kinds[0]"
+        );
+        let mut s = sample();
+        s.steps.push(s.steps[0].clone());
+        let e = LiveStats::from_json_str(&s.to_json_string(), "l.json").unwrap_err();
+        assert!(
+            matches!(&e, LiveError::Invalid { field, .. } if field == "steps[1].step"),
+            "{e:?}"
+        );
         let mut s = sample();
         s.version = 2;
         assert!(matches!(

@@ -8,6 +8,7 @@
 
 mod checks;
 mod machines;
+pub mod rules;
 mod strategies;
 mod task_checks;
 

@@ -26,6 +26,7 @@ impl<'a> Simulation<'a> {
             topo: self.topo,
             state: &self.state,
             load: &self.load,
+            waiting: (self.shared.len() + self.nr_local) as u64,
             now_ns: self.now,
         };
         let task_view = TaskView {
@@ -33,6 +34,8 @@ impl<'a> Simulation<'a> {
             allowed: &allowed,
             prev_cpu: prev,
             util,
+            from_hint: self.options.util_source == UtilSource::Hint,
+            weight: self.tasks[t].weight,
             reason,
             waker_cpu: self.tasks[t].waker_cpu,
         };
@@ -55,6 +58,7 @@ impl<'a> Simulation<'a> {
         }
         let task = &mut self.tasks[t];
         task.placed_util = util;
+        task.slice_ns = decision.slice_ns;
         task.placed_by = match decision.target {
             Target::Run(_) => decision.placement.map(|p| p.step),
             Target::QueueOn(_) | Target::QueueShared => None,
@@ -80,7 +84,7 @@ impl<'a> Simulation<'a> {
                 if vacated == Some(cpu) && reason == Reason::Preempted {
                     // Staying put while someone waits means yielding: back of the line.
                     if self.cpus[cpu.index()].local.is_empty() {
-                        self.enqueue_shared(t);
+                        self.enqueue_shared(t, decision.vtime);
                     } else {
                         self.enqueue_local(t, cpu);
                     }
@@ -110,7 +114,7 @@ impl<'a> Simulation<'a> {
                         ));
                     }
                 }
-                self.enqueue_shared(t);
+                self.enqueue_shared(t, decision.vtime);
             }
         }
         if let Some(cpu) = vacated {
@@ -142,9 +146,11 @@ impl<'a> Simulation<'a> {
         self.nr_local += 1;
     }
 
-    pub(super) fn enqueue_shared(&mut self, t: usize) {
+    /// Puts `t` in the shared queue at `key` (the scheduler core's vtime), or at the
+    /// engine's own bounded-credit vtime.
+    pub(super) fn enqueue_shared(&mut self, t: usize, key: Option<u64>) {
         let task = &mut self.tasks[t];
-        let key = self.vtime.queue(&mut task.state, self.options.slice_ns);
+        let key = key.unwrap_or_else(|| self.vtime.queue(&mut task.state, self.options.slice_ns));
         task.status = Status::Queued;
         task.queued = true;
         self.shared.insert((key, self.shared_seq, t));

@@ -62,7 +62,9 @@ impl<'a> Simulation<'a> {
                 Event::WorkDone(cpu) => self.work_done(cpu)?,
                 Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
+                Event::CoreTick => self.core_tick(),
             }
+            self.arm_core_tick();
             if !self.pending.is_empty() {
                 self.hand_over(observer);
             }
@@ -214,6 +216,39 @@ impl<'a> Simulation<'a> {
         task.status = Status::Done;
         task.finish_ns = Some(self.now);
         self.alive -= 1;
+        if let Some(core) = self.policy.sched_core() {
+            let _held = core.handle_exit(t as u32);
+        }
+    }
+
+    /// Schedules the scheduler core's timer for the time it asks, unless one is pending.
+    fn arm_core_tick(&mut self) {
+        if self.core_tick_at.is_some() {
+            return;
+        }
+        let Some(at) = self.policy.sched_core().and_then(|c| c.poll_timeout()) else {
+            return;
+        };
+        let at = at.max(self.now);
+        self.core_tick_at = Some(at);
+        self.events.push(at, Event::CoreTick);
+    }
+
+    /// The scheduler core's timer: a nudge it gives makes the nudged CPU's next slice end
+    /// contended, as the live helper thread queued there does.
+    fn core_tick(&mut self) {
+        self.core_tick_at = None;
+        let now = self.now;
+        let Some(core) = self.policy.sched_core() else {
+            return;
+        };
+        core.handle_tick(now);
+        if let Some(nudge) = core.poll_nudge()
+            && let Some(c) = self.cpus.get_mut(nudge.cpu.index())
+            && c.running == usize::try_from(nudge.task).ok()
+        {
+            c.nudged = true;
+        }
     }
 
     /// The running task on `cpu` finished its current piece of work.
@@ -288,11 +323,23 @@ impl<'a> Simulation<'a> {
         let Some(t) = self.cpus[cpu.index()].running else {
             return Ok(());
         };
-        let waiting = !self.cpus[cpu.index()].local.is_empty()
+        let nudged = self.cpus[cpu.index()].nudged;
+        let waiting = nudged
+            || !self.cpus[cpu.index()].local.is_empty()
             || self
                 .shared
                 .iter()
                 .any(|(_, _, w)| self.allowed[self.tasks[*w].spec].contains(cpu));
+        if !waiting && self.policy.sched_core().is_some() {
+            // The live framework refills the slice of a task nothing else wants without
+            // asking user space: the core never sees this slice end, live or here.
+            self.events.push_keyed(
+                super::slice_end_key(cpu),
+                self.now.saturating_add(self.options.slice_ns),
+                Event::SliceEnd(cpu),
+            );
+            return Ok(());
+        }
         self.stop(cpu);
         self.tasks[t].status = Status::Queued;
         let reason = if waiting {
@@ -325,6 +372,7 @@ impl<'a> Simulation<'a> {
                 topo: self.topo,
                 state: &self.state,
                 load: &self.load,
+                waiting: (self.shared.len() + self.nr_local) as u64,
                 now_ns: self.now,
             };
             self.policy.balance(&view, &queued)

@@ -67,6 +67,8 @@ enum Event {
     SliceEnd(CpuId),
     /// Periodic balancing, scheduled while any CPU queue holds a task.
     BalanceTick,
+    /// The scheduler core's timer (core-driven policies), at the time it asks for.
+    CoreTick,
 }
 
 // A CPU's completion and slice-end events are timers: re-arming one replaces the pending one,
@@ -129,6 +131,8 @@ struct Task<'t> {
     pending: Vec<(usize, u64)>,
     /// The waker's CPU for the wake-up being placed (a wake-up by another task).
     waker_cpu: Option<CpuId>,
+    /// The slice the policy's scheduler core gave it, for its next start.
+    slice_ns: Option<u64>,
 }
 
 /// A run or occupancy change waiting to be shown to the observer after the current event.
@@ -163,6 +167,9 @@ struct Cpu {
     /// Since when it has run nothing (`None` while it runs a task): a task started on it
     /// later than that pays the wake-up cost.
     idle_since: Option<TimeNs>,
+    /// The scheduler core nudged the task running here: its next slice end is contended (the
+    /// live helper thread waits in this CPU's queue).
+    nudged: bool,
 }
 
 /// One replay, set up and ready to [`run`](Self::run).
@@ -204,6 +211,8 @@ pub struct Simulation<'a> {
     pools_left: Vec<u64>,
     alive: usize,
     tick_pending: bool,
+    /// When the scheduler core's timer is due (core-driven policies).
+    core_tick_at: Option<TimeNs>,
     latency: LatencySamples,
     migrations: u64,
     steps: [[u64; 2]; 4],

@@ -4,7 +4,7 @@
 use super::progress::RunInfo;
 use super::{Event, OccupancyRecord, Pending, Simulation, Status, slice_end_key, work_done_key};
 use crate::machine::WORK_SCALE;
-use hybridland_policy::{CpuId, Run, slice_ns as sized_slice};
+use hybridland_policy::{CpuId, LastRun, Run, slice_ns as sized_slice};
 
 impl<'a> Simulation<'a> {
     /// Puts task `t` on idle `cpu`.
@@ -63,7 +63,13 @@ impl<'a> Simulation<'a> {
         });
         self.vtime.on_start(task.state.vtime());
         let nr_waiting = (self.shared.len() + self.nr_local) as u64;
-        let slice = sized_slice(self.options.slice_ns, nr_waiting);
+        let slice = task
+            .slice_ns
+            .take()
+            .unwrap_or_else(|| sized_slice(self.options.slice_ns, nr_waiting));
+        if let Some(core) = self.policy.sched_core() {
+            core.handle_started(t as u32, cpu);
+        }
 
         self.state.occupy(self.topo, cpu);
         self.load[i] += 1;
@@ -126,6 +132,7 @@ impl<'a> Simulation<'a> {
             c.busy_ns += now.saturating_sub(since);
         }
         c.idle_since = Some(now);
+        c.nudged = false;
         let (kind, core) = (c.kind, c.core);
         self.meter(core, -1);
         self.state.release(self.topo, cpu);
@@ -156,6 +163,16 @@ impl<'a> Simulation<'a> {
                     stop_ns: now,
                     weight: task.weight,
                 });
+                let (ran, weight) = (
+                    LastRun {
+                        start_ns: run.since_ns,
+                        stop_ns: now,
+                    },
+                    task.weight,
+                );
+                if let Some(core) = self.policy.sched_core() {
+                    core.handle_stopped(t as u32, cpu, ran, weight);
+                }
             }
         }
         self.refresh_around(cpu, sensitivity);

@@ -49,6 +49,7 @@ impl<'a> Simulation<'a> {
                 busy_since: None,
                 // Awake at 0: a task started then pays no wake-up cost.
                 idle_since: Some(0),
+                nudged: false,
             });
         }
         for cluster in 0..topo.nr_clusters() {
@@ -122,6 +123,7 @@ impl<'a> Simulation<'a> {
                     queued: false,
                     run_queued: false,
                     frame_done: false,
+                    slice_ns: None,
                     migrations: 0,
                     wakeups: 0,
                     finish_ns: None,
@@ -133,6 +135,7 @@ impl<'a> Simulation<'a> {
             }
         }
         let alive = tasks.len();
+        policy.reserve(alive, options.slice_ns)?;
         Ok(Self {
             topo,
             model,
@@ -164,6 +167,7 @@ impl<'a> Simulation<'a> {
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,
             tick_pending: false,
+            core_tick_at: None,
             latency: LatencySamples::default(),
             migrations: 0,
             steps: [[0; 2]; 4],

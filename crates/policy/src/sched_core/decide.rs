@@ -1,0 +1,234 @@
+//! Deciding one batch: the per-task sequence (state, vtime, slice, placement) in order.
+
+use super::slots::Record;
+use super::{
+    Allowed, Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode,
+    Slot, Target, UtilSource, Why,
+};
+use crate::cpu_set::{CpuId, CpuSet};
+use crate::idle_order::{Placement, TaskHints};
+use crate::migration::SliceEnd;
+use crate::task_state::{Run, slice_ns};
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
+    /// Decides every pending task: slice ends first, then wake-ups, each in arrival order.
+    pub(super) fn decide_pending(&mut self) {
+        let n = self.pending.len;
+        if n == 0 {
+            return;
+        }
+        let base = self.config.slice_ns;
+        let slice = match self.config.slice {
+            SliceMode::Fixed => base,
+            SliceMode::Scaled => slice_ns(base, self.backlog.saturating_add(n as u64)),
+        };
+        let mut taken = CpuSet::EMPTY;
+        let all = *self.topo.cpus();
+        for slice_ends in [true, false] {
+            for i in 0..n {
+                let Some(p) = self.pending.items[(self.pending.head + i) % BATCH_MAX] else {
+                    continue;
+                };
+                if matches!(p.arrival, Arrival::SliceEnd { .. }) != slice_ends {
+                    continue;
+                }
+                match p.allowed {
+                    Allowed::All => self.decide(&p, Some((&all, false)), slice, &mut taken),
+                    Allowed::Restricted(at) => {
+                        let set = self.pending_allowed[at];
+                        self.decide(&p, Some((&set, true)), slice, &mut taken);
+                    }
+                    Allowed::Unknown => self.decide(&p, None, slice, &mut taken),
+                }
+            }
+        }
+        while self.pending.pop().is_some() {}
+    }
+
+    /// Decides `p`, allowed on `allowed` (with whether that is fewer than every CPU), or of
+    /// unknown affinity.
+    fn decide(
+        &mut self,
+        p: &Pending,
+        allowed: Option<(&CpuSet, bool)>,
+        slice_ns: u64,
+        taken: &mut CpuSet,
+    ) {
+        if Some(p.task) == self.helper {
+            let target = self
+                .helper_target
+                .take()
+                .map_or(Target::Shared, Target::Cpu);
+            self.send(
+                Dispatch {
+                    task: p.task,
+                    target,
+                    slice_ns: self.config.helper_slice_ns,
+                    vtime: self.clock.now(),
+                    util: 0,
+                    why: Why::Helper,
+                },
+                None,
+            );
+            return;
+        }
+        let (util, vtime) = self.observe(p);
+        let mut d = Dispatch {
+            task: p.task,
+            target: Target::Shared,
+            slice_ns,
+            vtime,
+            util,
+            why: Why::Blind,
+        };
+        if self.blind {
+            return self.send(d, None);
+        }
+        let Some((allowed, restricted)) = allowed else {
+            d.why = Why::AffinityUnknown;
+            return self.send(d, None);
+        };
+        let hints = TaskHints {
+            allowed,
+            prev_cpu: p.cpu,
+            util,
+        };
+        let own = p
+            .cpu
+            .filter(|_| matches!(p.arrival, Arrival::SliceEnd { .. }));
+        let (Arrival::SliceEnd { waiting }, Some(own)) = (p.arrival, own) else {
+            let placement = self.policy.select_cpu(&self.topo, &self.state, &hints);
+            d.why = Why::Placed(placement);
+            return self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
+        };
+        // The task was running on `own` until now: the rule asks about the machine with it
+        // still there. A CPU an earlier task of this batch was given is contended.
+        let contended = waiting.contended() || taken.contains(own);
+        let vacated = self.state.occupy(&self.topo, own);
+        let answer = self
+            .policy
+            .slice_end(&self.topo, &self.state, &hints, contended);
+        if vacated && answer != SliceEnd::Keep {
+            self.state.release(&self.topo, own);
+        }
+        match answer {
+            SliceEnd::Keep => {
+                taken.insert(own);
+                d.target = Target::Cpu(own);
+                d.why = Why::Kept;
+                self.mark_sent(own, p.task, restricted.then_some(allowed), util, p.now_ns);
+                self.send(d, None);
+            }
+            SliceEnd::Move(placement) => {
+                d.why = Why::Moved(placement);
+                self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
+            }
+            SliceEnd::Yield => {
+                d.why = Why::Yielded;
+                self.send(d, None);
+            }
+        }
+    }
+
+    /// Sends `d` to the placement's CPU (busy from now on for the batch), or to the shared
+    /// queue when nothing was idle.
+    fn take(
+        &mut self,
+        mut d: Dispatch,
+        placement: Placement,
+        restricted: Option<&CpuSet>,
+        now_ns: u64,
+        taken: &mut CpuSet,
+    ) {
+        let Some(cpu) = placement.cpu else {
+            return self.send(d, None);
+        };
+        self.state.occupy(&self.topo, cpu);
+        taken.insert(cpu);
+        d.target = Target::Cpu(cpu);
+        self.mark_sent(cpu, d.task, restricted, d.util, now_ns);
+        let check = (Some(cpu) != self.caller_cpu).then_some(cpu);
+        self.send(d, check);
+    }
+
+    /// Notes that `task` was sent to `cpu`, for the claim window and the up-migration scan;
+    /// `restricted` is its allowed set when that is fewer than every CPU.
+    fn mark_sent(
+        &mut self,
+        cpu: CpuId,
+        task: u32,
+        restricted: Option<&CpuSet>,
+        util: u16,
+        now_ns: u64,
+    ) {
+        self.last_sent[cpu.index()] = Some(now_ns);
+        if let Some(set) = restricted {
+            self.placed_allowed[cpu.index()] = *set;
+        }
+        self.placed[cpu.index()] = Some(PlacedTask {
+            task,
+            util,
+            restricted: restricted.is_some(),
+        });
+    }
+
+    fn send(&mut self, dispatch: Dispatch, check: Option<CpuId>) {
+        // Cannot fail: a batch holds at most BATCH_MAX tasks, and the outgoing queue is
+        // drained before the next batch is decided.
+        let _ = self.outgoing.push(Outgoing { dispatch, check });
+    }
+
+    /// Hands the task's report to its state (its last run, then the wake-up) and returns the
+    /// utilisation the decision reads and the vtime it is dispatched with (the clock follows
+    /// it: the task is about to run).
+    fn observe(&mut self, p: &Pending) -> (u16, u64) {
+        let Self {
+            slots,
+            scratch,
+            state,
+            topo,
+            clock,
+            stats,
+            config,
+            ..
+        } = self;
+        let (rec, tracked): (&mut Record, bool) = match slots.entry(p.task) {
+            Some(rec) => (rec, true),
+            None => {
+                stats.untracked += 1;
+                *scratch = Record::default();
+                (scratch, false)
+            }
+        };
+        let run = p.last_run;
+        rec.seen_ns = rec
+            .seen_ns
+            .max(p.now_ns)
+            .max(run.map_or(0, |r| r.stop_ns.max(r.start_ns)));
+        if let (Some(cpu), Some(run)) = (p.cpu, run) {
+            // An untracked task has no home: nothing would ever take it back.
+            if tracked && rec.home != Some(cpu) {
+                state.move_home(topo, rec.home, cpu);
+                rec.home = Some(cpu);
+            }
+            let capacity = topo.info(cpu).map_or(0, |i| i.capacity);
+            let _counted = rec.state.on_run(&Run {
+                cpu,
+                capacity,
+                start_ns: run.start_ns,
+                stop_ns: run.stop_ns,
+                weight: p.weight,
+            });
+        }
+        if matches!(p.arrival, Arrival::Wakeup { .. }) {
+            rec.state.on_wakeup(p.now_ns);
+        }
+        let util = match p.util {
+            UtilSource::Estimate => rec.state.util(),
+            UtilSource::Hint(h) => h,
+        };
+        let vtime = clock.queue(&mut rec.state, config.slice_ns);
+        clock.on_start(vtime);
+        (util, vtime)
+    }
+}

@@ -1,0 +1,622 @@
+//! The core's sequence against the shared invariants, and each input that changes it.
+
+use super::*;
+use crate::testkit::{self, Scenario};
+use crate::{ClusterBalance, CoreKind, SliceEnd, Step, TopologyBuilder, UtilEstimate};
+use proptest::prelude::*;
+use std::string::ToString;
+use std::vec;
+use std::vec::Vec;
+
+type Core = SchedCore<Vec<Slot>>;
+
+fn core(topo: &Topology, policy: &PolicyConfig, config: CoreConfig, max_tasks: usize) -> Core {
+    SchedCore::new(
+        topo.clone(),
+        policy,
+        config,
+        vec![Slot::EMPTY; Slot::count_for(max_tasks)],
+    )
+    .unwrap()
+}
+
+fn wakeup(task: TaskId, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
+    Queued {
+        task,
+        arrival: Arrival::Wakeup { waker: None },
+        cpu,
+        last_run: None,
+        weight: 100,
+        affinity: Affinity::Cpus(allowed),
+        util: UtilSource::Estimate,
+    }
+}
+
+fn slice_end(task: TaskId, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queued<'_> {
+    Queued {
+        arrival: Arrival::SliceEnd { waiting },
+        ..wakeup(task, Some(cpu), allowed)
+    }
+}
+
+fn snapshot(idle: &CpuSet) -> Snapshot<'_> {
+    Snapshot {
+        idle,
+        queued: Some(&CpuSet::EMPTY),
+        caller_cpu: None,
+    }
+}
+
+/// Gives the core's state the scenario's homes, through the tracked-state inputs (tasks
+/// 10_000 and up ran there), then the scenario's idle CPUs through a snapshot.
+fn core_for(s: &Scenario) -> Core {
+    let mut c = core(&s.topology, &s.config, CoreConfig::DEFAULT, 4096);
+    for (n, cpu) in s.homes.iter().enumerate() {
+        let id = 10_000 + n as u32;
+        let run = LastRun {
+            start_ns: 0,
+            stop_ns: 1,
+        };
+        c.handle_stopped(id, cpu, run, 100);
+        c.handle_started(id, cpu);
+        c.handle_stopped(id, cpu, run, 100);
+    }
+    c.handle_snapshot(1_000, &snapshot(&s.idle));
+    c
+}
+
+fn poll_all(c: &mut Core) -> Vec<Dispatch> {
+    core::iter::from_fn(|| c.poll_dispatch()).collect()
+}
+
+/// Runs `f` on a thread with a 64 MiB stack: a debug build keeps several `CpuState`s and the
+/// core (kilobytes each) per frame and overflows the test thread's 2 MiB.
+fn on_big_stack(f: impl FnOnce() + Send + 'static) {
+    let joined = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .unwrap()
+        .join();
+    if let Err(panic) = joined {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn cases(n: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: n,
+        ..ProptestConfig::default()
+    }
+}
+
+/// A wake-up through the core is the idle order's decision on the state it knows, and
+/// passes every shared invariant.
+#[test]
+fn a_wakeup_follows_the_idle_order() {
+    on_big_stack(|| {
+        proptest!(cases(500), |(s in testkit::arb_scenario())| {
+            let mut c = core_for(&s);
+            let before = c.state().clone();
+            let want = s.state();
+            prop_assert_eq!(before.homes(), want.homes());
+            let q = Queued { util: UtilSource::Hint(s.util), ..wakeup(1, s.prev_cpu, &s.allowed) };
+            c.handle_queued(2_000, &q).unwrap();
+            let d = c.poll_dispatch().unwrap();
+            let Why::Placed(p) = d.why else { return Err(TestCaseError::fail("not placed")) };
+            testkit::check_placement(&s.topology, c.policy(), &before, &s.task(), &p)
+                .map_err(|v| TestCaseError::fail(v.to_string()))?;
+            match d.target {
+                Target::Cpu(cpu) => {
+                    prop_assert_eq!(Some(cpu), p.cpu);
+                    prop_assert!(!c.state().is_idle(cpu));
+                }
+                Target::Shared => prop_assert_eq!(p.step, Step::NoIdle),
+            }
+            testkit::check_state(&s.topology, c.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            prop_assert!(c.poll_dispatch().is_none());
+        })
+    });
+}
+
+/// A slice end asks the slice-end rule about the machine with the task still on its CPU, the
+/// typed account of who waits read as contended or not; the state follows the answer.
+#[test]
+fn a_slice_end_follows_the_rule() {
+    on_big_stack(|| {
+        proptest!(cases(500), |(s in testkit::arb_scenario())| {
+            let Some(own) = s.prev_cpu else { return Ok(()) };
+            for waiting in [Waiting::Nobody, Waiting::OwnQueue, Waiting::SharedQueue] {
+                let mut c = core_for(&s);
+                let mut running = c.state().clone();
+                running.occupy(&s.topology, own);
+                let q = Queued { util: UtilSource::Hint(s.util), ..slice_end(1, own, waiting, &s.allowed) };
+                c.handle_queued(2_000, &q).unwrap();
+                let d = c.poll_dispatch().unwrap();
+                let Some(answer) = d.why.slice_end() else { return Err(TestCaseError::fail("no slice-end answer")) };
+                testkit::check_slice_end(&s.topology, c.policy(), &running, &s.task(), waiting.contended(), answer)
+                    .map_err(|v| TestCaseError::fail(v.to_string()))?;
+                match answer {
+                    SliceEnd::Keep => {
+                        prop_assert_eq!(d.target, Target::Cpu(own));
+                        prop_assert!(!c.state().is_idle(own));
+                    }
+                    SliceEnd::Yield => prop_assert_eq!(d.target, Target::Shared),
+                    SliceEnd::Move(p) => {
+                        prop_assert_eq!(d.target, p.cpu.map_or(Target::Shared, Target::Cpu));
+                        prop_assert_eq!(c.state().is_idle(own), s.idle.contains(own));
+                    }
+                }
+                testkit::check_state(&s.topology, c.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            }
+        })
+    });
+}
+
+/// Batches never hand one CPU to two tasks, and fill an idle machine in the idle order (the
+/// shared fill checker's answer), whether the batches hold one task or many.
+#[test]
+fn batches_fill_in_the_policy_order() {
+    on_big_stack(|| {
+        proptest!(cases(300), |(topo in testkit::arb_topology_sized(false), balance in 0u8..3, batch in 1usize..=BATCH_MAX)| {
+            let config = PolicyConfig {
+                cluster_balance: [ClusterBalance::Off, ClusterBalance::On, ClusterBalance::Auto][balance as usize],
+                ..PolicyConfig::default()
+            };
+            let policy = Policy::new(&topo, &config).unwrap();
+            let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
+            let mut c = core(&topo, &config, CoreConfig::DEFAULT, 4096);
+            c.handle_snapshot(1, &snapshot(topo.cpus()));
+            let all = *topo.cpus();
+            let mut got = Vec::new();
+            let mut id = 0;
+            while got.len() <= expected.len() {
+                for _ in 0..batch {
+                    c.handle_queued(2, &wakeup(id, None, &all)).unwrap();
+                    id += 1;
+                }
+                got.extend(poll_all(&mut c));
+            }
+            let mut seen = CpuSet::EMPTY;
+            for (d, want) in got.iter().zip(&expected) {
+                prop_assert_eq!(d.why, Why::Placed(*want));
+                let Target::Cpu(cpu) = d.target else { return Err(TestCaseError::fail("no cpu")) };
+                prop_assert!(seen.insert(cpu), "cpu {} twice", cpu);
+            }
+            prop_assert_eq!(got[expected.len()].target, Target::Shared);
+        })
+    });
+}
+
+/// The VM check's machine: P-cores 0-1 and 2-3 with SMT, E-cores 4-7 in clusters 4-5, 6-7.
+fn vm_machine() -> Topology {
+    let mut b = TopologyBuilder::new();
+    for c in 0..8u16 {
+        let (k, cap) = if c < 4 {
+            (CoreKind::Performance, 1024)
+        } else {
+            (CoreKind::Efficiency, 640)
+        };
+        b.add_cpu(CpuId(c), k, cap, 0).unwrap();
+    }
+    b.add_core(&[CpuId(0), CpuId(1)]).unwrap();
+    b.add_core(&[CpuId(2), CpuId(3)]).unwrap();
+    b.add_cluster(&[CpuId(4), CpuId(5)]).unwrap();
+    b.add_cluster(&[CpuId(6), CpuId(7)]).unwrap();
+    b.build().unwrap()
+}
+
+fn cpus(ids: &[u16]) -> CpuSet {
+    ids.iter().copied().map(CpuId).collect()
+}
+
+fn targets(ds: &[Dispatch]) -> Vec<Option<u16>> {
+    ds.iter()
+        .map(|d| match d.target {
+            Target::Cpu(c) => Some(c.0),
+            Target::Shared => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_vm_machine_fills_as_vm_check_expects() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    for (balance, want) in [
+        (ClusterBalance::On, [0, 2, 4, 6, 5, 7, 1, 3]),
+        (ClusterBalance::Off, [0, 2, 4, 5, 6, 7, 1, 3]),
+    ] {
+        let config = PolicyConfig {
+            cluster_balance: balance,
+            ..PolicyConfig::default()
+        };
+        let mut c = core(&topo, &config, CoreConfig::DEFAULT, 64);
+        c.handle_snapshot(1, &snapshot(&all));
+        for id in 0..9 {
+            c.handle_queued(2, &wakeup(id, None, &all)).unwrap();
+        }
+        let mut expect: Vec<Option<u16>> = want.iter().map(|c| Some(*c)).collect();
+        expect.push(None);
+        assert_eq!(targets(&poll_all(&mut c)), expect, "{balance}");
+    }
+}
+
+/// Tasks whose slice ended get their CPUs back before a woken task of the same batch is
+/// placed, whatever the order they were handed over in.
+#[test]
+fn slice_ends_are_decided_before_wakeups() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+        .unwrap();
+    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::Nobody, &all))
+        .unwrap();
+    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3])));
+    let ds = poll_all(&mut c);
+    assert_eq!((ds[0].task, ds[0].why), (2, Why::Kept));
+    assert_eq!(ds[0].target, Target::Cpu(CpuId(0)));
+    assert_eq!((ds[1].task, ds[1].target), (1, Target::Cpu(CpuId(2))));
+}
+
+/// Three tasks that took turns on CPU 2 are not all sent back to it.
+#[test]
+fn tasks_sharing_a_cpu_are_not_all_sent_back_to_it() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    for id in 0..3 {
+        let q = Queued {
+            util: UtilSource::Hint(1024),
+            ..slice_end(id, CpuId(2), Waiting::Nobody, &all)
+        };
+        c.handle_queued(1, &q).unwrap();
+    }
+    c.handle_snapshot(1, &snapshot(&cpus(&[1, 3, 4, 5, 6, 7])));
+    assert_eq!(
+        targets(&poll_all(&mut c)),
+        [Some(2), Some(4), Some(6)],
+        "the first keeps it, the others go where the idle order says"
+    );
+}
+
+/// The caller's own CPU is offered as idle for a wake-up, but not when a task of the batch
+/// was running there until its slice ended.
+#[test]
+fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let busy = CpuSet::EMPTY;
+    let with_caller = Snapshot {
+        idle: &busy,
+        queued: Some(&CpuSet::EMPTY),
+        caller_cpu: Some(CpuId(0)),
+    };
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+        .unwrap();
+    c.handle_snapshot(1, &with_caller);
+    let d = c.poll_dispatch().unwrap();
+    assert_eq!(d.target, Target::Cpu(CpuId(0)));
+    assert!(
+        !c.wants_recheck(),
+        "the caller's own CPU needs no second look"
+    );
+
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+        .unwrap();
+    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::SharedQueue, &all))
+        .unwrap();
+    c.handle_snapshot(1, &with_caller);
+    let ds = poll_all(&mut c);
+    assert!(
+        ds.iter().all(|d| d.target == Target::Shared),
+        "nothing idle but the preempted task's CPU, which is contended: {ds:?}"
+    );
+    assert_eq!(ds[0].why, Why::Yielded);
+}
+
+/// Without a snapshot the batch goes to the shared queue with its vtime and slice as usual;
+/// a task whose affinity is unknown too.
+#[test]
+fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(5, &wakeup(1, None, &all)).unwrap();
+    c.handle_snapshot_failed(5);
+    let d = c.poll_dispatch().unwrap();
+    assert_eq!((d.target, d.why), (Target::Shared, Why::Blind));
+    assert_eq!(d.slice_ns, CoreConfig::DEFAULT.slice_ns);
+    // The next snapshot works again.
+    let q = Queued {
+        affinity: Affinity::Unknown,
+        ..wakeup(2, None, &all)
+    };
+    c.handle_queued(6, &q).unwrap();
+    c.handle_queued(6, &wakeup(3, None, &all)).unwrap();
+    c.handle_snapshot(6, &snapshot(&all));
+    let ds = poll_all(&mut c);
+    assert_eq!(
+        (ds[0].target, ds[0].why),
+        (Target::Shared, Why::AffinityUnknown)
+    );
+    assert_eq!(ds[1].target, Target::Cpu(CpuId(0)));
+    assert_eq!(
+        ds[1].slice_ns,
+        CoreConfig::DEFAULT.slice_ns / 2,
+        "two waiting"
+    );
+}
+
+/// A pick whose CPU the second look finds taken goes to the shared queue.
+#[test]
+fn a_recheck_reroutes_picks_whose_cpu_was_taken() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(1, &wakeup(1, None, &all)).unwrap();
+    c.handle_queued(1, &wakeup(2, None, &all)).unwrap();
+    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3, 4])));
+    assert!(c.wants_recheck());
+    c.handle_recheck(&snapshot(&cpus(&[2, 3])));
+    let ds = poll_all(&mut c);
+    assert_eq!(
+        (ds[0].target, ds[0].why),
+        (Target::Shared, Why::Stale(CpuId(0)))
+    );
+    assert_eq!(ds[1].target, Target::Cpu(CpuId(2)));
+}
+
+/// Without queue lengths, a CPU dispatched to within the claim window is not free.
+#[test]
+fn cpus_just_dispatched_to_count_as_queued_without_queue_lengths() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let no_queues = Snapshot {
+        idle: &all,
+        queued: None,
+        caller_cpu: None,
+    };
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.handle_queued(1_000, &wakeup(1, None, &all)).unwrap();
+    c.handle_snapshot(1_000, &no_queues);
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
+    c.handle_queued(2_000, &wakeup(2, None, &all)).unwrap();
+    c.handle_snapshot(2_000, &no_queues);
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(2)));
+    let later = 1_000 + CoreConfig::DEFAULT.claim_ns;
+    c.handle_queued(later, &wakeup(3, None, &all)).unwrap();
+    c.handle_snapshot(later, &no_queues);
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
+}
+
+/// A full storage decides a task it does not hold from a fresh state every time, counts it,
+/// and never evicts the tasks it holds; an exit makes room.
+#[test]
+fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 7);
+    let capacity = c.stats().capacity as u32;
+    assert!(capacity >= 7);
+    let ran = |id| Queued {
+        last_run: Some(LastRun {
+            start_ns: 1_000,
+            stop_ns: 2_000_000,
+        }),
+        ..wakeup(id, Some(CpuId(4)), &all)
+    };
+    for id in 0..capacity + 3 {
+        c.handle_queued(3_000_000, &ran(id)).unwrap();
+        let _ = poll_all(&mut c);
+    }
+    let s = c.stats();
+    let held = u64::from(capacity);
+    assert_eq!((s.tracked, s.high_water, s.untracked), (held, held, 3));
+    assert!(c.task(capacity).is_none());
+    assert!(c.task(0).unwrap().util() > 0);
+    let homes = |c: &Core| u32::from(c.state().home_count(&topo, CpuId(4)));
+    assert_eq!(homes(&c), capacity, "only held tasks have homes");
+    assert!(c.handle_exit(0));
+    assert!(!c.handle_exit(0));
+    assert_eq!(homes(&c), capacity - 1);
+    c.handle_queued(4_000_000, &ran(capacity)).unwrap();
+    let _ = poll_all(&mut c);
+    assert!(c.task(capacity).is_some());
+    let s = c.stats();
+    assert_eq!((s.exits, s.exits_tracked, s.untracked), (2, 1, 3));
+}
+
+/// Tasks not heard of for the forget window leave with their homes, at the tick that names it.
+#[test]
+fn the_age_prune_forgets_silent_tasks() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let config = CoreConfig {
+        nudging: Nudging::Off,
+        ..CoreConfig::DEFAULT
+    };
+    let mut c = core(&topo, &PolicyConfig::default(), config, 64);
+    assert_eq!(c.poll_timeout(), None, "nothing to scan or forget");
+    let ran = |id, at: u64| Queued {
+        last_run: Some(LastRun {
+            start_ns: at,
+            stop_ns: at + 1_000,
+        }),
+        ..wakeup(id, Some(CpuId(0)), &all)
+    };
+    c.handle_queued(2_000, &ran(1, 1_000)).unwrap();
+    let _ = poll_all(&mut c);
+    let late = 25_000_000_000;
+    c.handle_queued(late, &ran(2, late - 2_000)).unwrap();
+    let _ = poll_all(&mut c);
+    assert_eq!(c.state().home_count(&topo, CpuId(0)), 2);
+    let mut now = c.poll_timeout().unwrap();
+    while now <= late + 10_000_000_000 {
+        c.handle_tick(now);
+        now = c.poll_timeout().unwrap();
+    }
+    assert!(c.task(1).is_none() && c.task(2).is_some());
+    assert_eq!(c.stats().forgotten, 1);
+    assert_eq!(c.state().home_count(&topo, CpuId(0)), 1);
+}
+
+/// A task sent to an E-core while the P-cores were busy is nudged once a P-core idles; the
+/// helper then goes to that CPU with the helper's slice; nudges keep their gap.
+#[test]
+fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.set_helper(Some(99));
+    let q = Queued {
+        util: UtilSource::Hint(900),
+        ..wakeup(1, None, &all)
+    };
+    c.handle_queued(1_000, &q).unwrap();
+    c.handle_snapshot(1_000, &snapshot(&cpus(&[4, 5, 6, 7])));
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(4)));
+    let at = c.poll_timeout().unwrap();
+    // Still every P-core busy: nothing to do.
+    c.handle_snapshot(at, &snapshot(&cpus(&[5, 6, 7])));
+    c.handle_tick(at);
+    assert_eq!(c.poll_nudge(), None);
+    let at = c.poll_timeout().unwrap();
+    c.handle_snapshot(at, &snapshot(&cpus(&[0, 1, 5, 6, 7])));
+    c.handle_tick(at);
+    let n = c.poll_nudge().unwrap();
+    assert_eq!(
+        (n.cpu, n.task, n.better.step),
+        (CpuId(4), 1, Step::IdlePCore)
+    );
+    assert_eq!(c.stats().nudges, 1);
+    c.handle_queued(at, &wakeup(99, None, &all)).unwrap();
+    c.handle_snapshot(at, &snapshot(&cpus(&[0, 1, 5, 6, 7])));
+    let h = c.poll_dispatch().unwrap();
+    assert_eq!((h.target, h.why), (Target::Cpu(CpuId(4)), Why::Helper));
+    assert_eq!(h.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
+    // A second candidate within the gap waits.
+    let q = Queued {
+        util: UtilSource::Hint(900),
+        ..wakeup(2, None, &all)
+    };
+    c.handle_queued(at, &q).unwrap();
+    c.handle_snapshot(at, &snapshot(&cpus(&[6])));
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(6)));
+    let soon = at + 20_000_000;
+    c.handle_snapshot(soon, &snapshot(&cpus(&[0, 1])));
+    c.handle_tick(soon);
+    assert_eq!(c.poll_nudge(), None, "within the 50 ms gap");
+    let later = at + 60_000_000;
+    c.handle_snapshot(later, &snapshot(&cpus(&[0, 1])));
+    c.handle_tick(later);
+    assert_eq!(c.poll_nudge().map(|n| n.task), Some(2));
+}
+
+/// The estimate the core keeps from the runs a live loop reports converges on the duty cycle
+/// times the capacity of the CPU the task ran on.
+#[test]
+fn the_estimate_from_reported_runs_converges() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    proptest!(cases(200), |(period in 20_000u64..=UtilEstimate::HALF_LIFE_NS / 8,
+                            duty_pct in 25u64..=100, on_e in any::<bool>())| {
+        let run = period * duty_pct / 100;
+        let sleep = period - run;
+        let cpu = if on_e { CpuId(4) } else { CpuId(0) };
+        let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+        let span = (UtilEstimate::SETTLE_HALF_LIVES + 1) * UtilEstimate::HALF_LIFE_NS;
+        let mut at = 1_000;
+        let mut util = 0;
+        while at < span {
+            let q = Queued {
+                last_run: Some(LastRun { start_ns: at, stop_ns: at + run }),
+                ..wakeup(7, Some(cpu), &all)
+            };
+            c.handle_queued(at + run + sleep, &q).unwrap();
+            util = c.poll_dispatch().unwrap().util;
+            at += run + sleep;
+        }
+        let capacity = topo.info(cpu).unwrap().capacity;
+        testkit::check_util_near(util, run, sleep, capacity)
+            .map_err(|v| TestCaseError::fail(v.to_string()))?;
+    });
+}
+
+/// Every dispatch's vtime keeps the bounded credit, and its slice the slice limits, whatever
+/// the order of tasks, runs and batch sizes.
+#[test]
+fn dispatches_keep_bounded_credit_and_slice_limits() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    proptest!(cases(300), |(ops in proptest::collection::vec((0u32..4, 0u64..20_000_000, 1u32..1000, 0u64..10), 1..40),
+                            base in 100_000u64..20_000_000)| {
+        let config = CoreConfig { slice_ns: base, ..CoreConfig::DEFAULT };
+        let mut c = core(&topo, &PolicyConfig::default(), config, 64);
+        let mut at = 1u64;
+        for (task, ran, weight, backlog) in ops {
+            let before = c.task(task).unwrap_or_default();
+            let charged = {
+                let mut t = before;
+                let _ = t.on_run(&Run { cpu: CpuId(0), capacity: 1024, start_ns: at, stop_ns: at + ran, weight });
+                t
+            };
+            let clock = c.vtime_now();
+            let q = Queued {
+                arrival: Arrival::SliceEnd { waiting: Waiting::OwnQueue },
+                last_run: Some(LastRun { start_ns: at, stop_ns: at + ran }),
+                weight,
+                ..wakeup(task, Some(CpuId(0)), &all)
+            };
+            c.handle_backlog(backlog);
+            c.handle_queued(at + ran, &q).unwrap();
+            let d = c.poll_dispatch().unwrap();
+            testkit::check_vtime_queue(clock, base, &charged, d.vtime, &c.task(task).unwrap())
+                .map_err(|v| TestCaseError::fail(v.to_string()))?;
+            testkit::check_slice(base, backlog + 1, d.slice_ns)
+                .map_err(|v| TestCaseError::fail(v.to_string()))?;
+            prop_assert!(c.vtime_now() >= clock);
+            at += ran + 1;
+        }
+    });
+}
+
+#[test]
+fn a_fixed_slice_ignores_the_queue() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let config = CoreConfig {
+        slice: SliceMode::Fixed,
+        ..CoreConfig::DEFAULT
+    };
+    let mut c = core(&topo, &PolicyConfig::default(), config, 64);
+    c.handle_backlog(100);
+    c.handle_queued(1, &wakeup(1, None, &all)).unwrap();
+    assert_eq!(c.poll_dispatch().unwrap().slice_ns, config.slice_ns);
+}
+
+#[test]
+fn a_batch_holds_at_most_batch_max_tasks_and_bad_storage_is_refused() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    for id in 0..BATCH_MAX as u32 {
+        c.handle_queued(1, &wakeup(id, None, &all)).unwrap();
+    }
+    assert_eq!(c.handle_queued(1, &wakeup(999, None, &all)), Err(BatchFull));
+    assert_eq!(poll_all(&mut c).len(), BATCH_MAX);
+    let bad = SchedCore::new(
+        topo.clone(),
+        &PolicyConfig::default(),
+        CoreConfig::DEFAULT,
+        vec![Slot::EMPTY; 100],
+    );
+    assert!(matches!(
+        bad.err(),
+        Some(CoreError::Storage(StorageError::BadSlotCount {
+            slots: 100
+        }))
+    ));
+}

@@ -1,0 +1,69 @@
+//! The simulator plays the live framework's part for a policy driven by the scheduler core:
+//! an uncontended slice end never reaches the core (the framework refills it silently), and a
+//! task stuck on an E-core reaches an idle P-core through the core's scan and nudge, as live.
+
+use hybridland_sim::{
+    DecisionRecord, Knobs, Reason, Report, SimOptions, Simulation, Trace, policy_by_name, presets,
+};
+
+/// Six short hogs fill the six P-cores of the i7-13800H; a long one arriving 10 ms later goes
+/// to an E-core; the hogs end at 100 ms.
+const STUCK_ON_E: &str = r#"{"version": 1, "name": "stuck-on-e", "machine": "i7-13800h", "tasks": [
+  {"name": "p-hog", "copies": 6, "util": 1024, "phases": [{"run_ns": 100000000}]},
+  {"name": "long", "start_ns": 10000000, "util": 1024, "phases": [{"run_ns": 1000000000}]}
+]}"#;
+
+fn replay(policy: &str) -> (Report, u64, u64) {
+    let trace = Trace::from_json_str(STUCK_ON_E, "stuck-on-e").unwrap();
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let knobs = Knobs::parse::<&str>(&[]).unwrap();
+    let policy = policy_by_name(policy, &knobs).unwrap();
+    let sim = Simulation::new(
+        &machine.topology,
+        &machine.model,
+        &trace,
+        policy,
+        SimOptions::default(),
+    )
+    .unwrap();
+    let (mut slice_ends, mut preempted) = (0, 0);
+    let report = sim
+        .run_observed(&mut |r: &DecisionRecord<'_>| match r.reason {
+            Reason::SliceEnd => slice_ends += 1,
+            Reason::Preempted => preempted += 1,
+            Reason::Wakeup => {}
+        })
+        .unwrap();
+    (report, slice_ends, preempted)
+}
+
+#[test]
+fn uncontended_slice_ends_never_reach_the_core() {
+    let (_, slice_ends, preempted) = replay("hybridland");
+    assert_eq!(slice_ends, 0, "refilled silently, as live");
+    assert_eq!(preempted, 1, "the one nudged slice end");
+    // A policy without the core is asked at every slice end.
+    let (_, slice_ends, _) = replay("spread");
+    assert!(slice_ends > 100, "{slice_ends}");
+}
+
+#[test]
+fn a_task_on_an_e_core_reaches_an_idle_p_core_through_a_nudge() {
+    let (report, _, _) = replay("hybridland");
+    let long = report.tasks.iter().find(|t| t.name == "long").unwrap();
+    assert_eq!(long.migrations, 1, "{long:?}");
+    // On the E-core from 10 ms, once the idle E-core has woken (the model's wake-up cost,
+    // 2 + 15 us), until the hogs end at 100 ms, then within one scan (20 ms) and one slice
+    // (5 ms) on a P-core.
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let wake = machine
+        .model
+        .wakeup_cost_ns(hybridland_policy::CoreKind::Efficiency, false);
+    assert_eq!(wake, 17_000);
+    let on_e = long.ran_efficiency_ns;
+    assert!(
+        (90_000_000 - wake..=90_000_000 + 25_000_000).contains(&on_e),
+        "{on_e} ns on the E-core"
+    );
+    assert!(long.ran_performance_ns > 800_000_000, "{long:?}");
+}
