@@ -1,7 +1,8 @@
 //! The recorder's path from scheduling events to a trace (`TimelineBuilder`, what
 //! `scx_hybridland --record` and `hybrid-sim import ftrace` feed) under arbitrary event
-//! sequences: switch-ins on any CPU (known to the machine or not), switch-outs, wake-ups,
-//! exits, restrictions, at times in any order, for up to past a trace's phase limit per task.
+//! sequences: switch-ins on any CPU (known to the machine or not), switch-outs, wake-ups (by
+//! another task or not), exits, restrictions, at times in any order, for up to past a trace's
+//! phase limit per task. Every wake-up relation kept is one `wait_for` and one `wake`.
 //! The builder gives a valid trace or a typed error; in a trace every task starts within the
 //! span, and its runs and sleeps (reference work: never more than the wall time) fit in the
 //! span after its start; the busy time and moves it reports are what the events gave.
@@ -69,6 +70,12 @@ enum Ev {
         pid: u8,
         cpu: u8,
     },
+    /// A wake-up by another task (or the same one, or one not running).
+    WakeBy {
+        pid: u8,
+        waker: u8,
+        dt: u16,
+    },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -111,7 +118,7 @@ fn totals(phases: &[Phase]) -> (u128, u128) {
             let (lr, ls) = totals(&l.phases);
             (r + lr * u128::from(l.times), s + ls * u128::from(l.times))
         }
-        Phase::Pool(_) => (r, s),
+        Phase::Pool(_) | Phase::Wake(_) | Phase::WakeIfWaiting(_) | Phase::WaitFor(_) => (r, s),
     })
 }
 
@@ -192,6 +199,15 @@ fuzz_target!(|input: Input| {
                 now = now.max(u64::MAX - (1 << 20));
                 b.switch_in(u32::from(pid % 16), &c(pid), now, u16::from(cpu % 10));
             }
+            Ev::WakeBy { pid, waker, dt } => {
+                now = now.saturating_add(u64::from(dt));
+                b.wakeup_by(
+                    u32::from(pid % 16),
+                    &c(pid),
+                    now,
+                    Some(u32::from(waker % 16)),
+                );
+            }
         }
         latest = latest.max(now);
     }
@@ -204,6 +220,16 @@ fuzz_target!(|input: Input| {
             assert_eq!(again.as_ref(), Ok(&t), "finishing is deterministic");
             let span = t.trace.duration_ns.expect("a recording has a duration");
             assert_eq!(span, (latest - earliest).max(1), "span of the events");
+            let count = |f: fn(&Phase) -> bool| -> u64 {
+                t.trace
+                    .tasks
+                    .iter()
+                    .flat_map(|task| task.phases.iter())
+                    .filter(|p| f(p))
+                    .count() as u64
+            };
+            assert_eq!(count(|p| matches!(p, Phase::WaitFor(_))), t.relations);
+            assert_eq!(count(|p| matches!(p, Phase::Wake(_))), t.relations);
             for task in &t.trace.tasks {
                 let (run, sleep) = totals(&task.phases);
                 assert!(run > 0, "{}: a task in the trace ran", task.name);

@@ -173,10 +173,12 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
         Some(out) => {
             output::write_file(out, &text)?;
             Ok(format!(
-                "{}: {} task(s) from recording {name} on {}; events skipped: {skipped}\n",
+                "{}: {} task(s) from recording {name} on {}; {} wake-up(s) by a task kept as \
+                 relations; events skipped: {skipped}\n",
                 out.display(),
                 trace.nr_tasks(),
-                machine.name
+                machine.name,
+                imported.relations
             ))
         }
     }

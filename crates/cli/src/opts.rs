@@ -164,11 +164,14 @@ pub(crate) enum ImportCommand {
     /// comments, trailing commas, repeated keys, the `"suspend",` shorthand), one file or
     /// several merged as rt-app's merge.py merges them: tasks, phases, run / runtime / sleep /
     /// timer / fork / mem / iorun / memrun events, loops, instances, delays, cpus, priorities,
-    /// uclamps, and the older exec / period grammar.
+    /// uclamps, and the older exec / period grammar. suspend / resume, signal / broad / wait /
+    /// sync and sem_post / sem_wait become the trace's wake-up relation (wait_for / wake), so
+    /// wake chains block as they do under rt-app.
     ///
-    /// What the model cannot carry exactly (lock contention, barrier waits, suspend / resume,
-    /// signal / wait, sem_post / sem_wait, taskgroup, ...) is printed on standard error as one
-    /// line per task, whatever RUST_LOG says; --strict refuses the file instead.
+    /// What the model cannot carry exactly (lock contention, barrier waits, a signal waking
+    /// one of several waiters, a wait nobody can answer, taskgroup, ...) is printed on
+    /// standard error as one line per task, whatever RUST_LOG says; --strict refuses the file
+    /// instead.
     /// `hybrid-sim replay` reads an rt-app file directly too.
     RtApp(ImportRtAppArgs),
     /// A scheduler recording: the text /sys/kernel/tracing/trace or `trace-cmd report`
@@ -179,7 +182,9 @@ pub(crate) enum ImportCommand {
     ///
     /// Each task's run bursts become reference work by the capacity of the CPU they ran on
     /// (from --topology), its blocked stretches sleeps; a switch-out as R, R+ or a number
-    /// without the kernel's TASK_REPORT bits (0, 256, 4096) is a preemption, not a sleep.
+    /// without the kernel's TASK_REPORT bits (0, 256, 4096) is a preemption, not a sleep. A
+    /// wake-up reported from another running task (not the idle task, not an interrupt where
+    /// the flags column says so) is a wait for that task (the trace's wake-up relation).
     /// Other events are skipped and counted; a line that cannot be read is an error naming
     /// its number and what was expected.
     Ftrace(ImportFtraceArgs),

@@ -156,7 +156,9 @@ impl DecisionObserver for ReplayObserver<'_> {
 fn classify(e: SimError, source: &str) -> Failure {
     match e {
         SimError::Trace(_) | SimError::Policy(_) => Failure::Input(e.into()),
-        SimError::TooManyEvents { .. } | SimError::WallTimeExceeded { .. } => {
+        SimError::TooManyEvents { .. }
+        | SimError::WallTimeExceeded { .. }
+        | SimError::Blocked { .. } => {
             Failure::Input(anyhow::Error::from(e).context(source.to_owned()))
         }
         SimError::InvalidDecision { .. } | SimError::Stalled { .. } => Failure::Internal(e.into()),

@@ -21,7 +21,7 @@ fn the_vm_recording_imports_and_replays_on_its_machine() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
-        text(&o.stdout).contains("56 task(s) from recording examples/recordings/vm-busybox.trace on vm-2p-smt-4e; events skipped: none"),
+        text(&o.stdout).contains("56 task(s) from recording examples/recordings/vm-busybox.trace on vm-2p-smt-4e; 5 wake-up(s) by a task kept as relations; events skipped: none"),
         "{}",
         text(&o.stdout)
     );
@@ -74,6 +74,6 @@ fn perf_script_with_call_chains_and_trace_cmd_report_import() {
             "scripts/vm/topology-2p-smt-4e.toml",
         ]);
         assert!(o.status.success(), "{f}: {}", text(&o.stderr));
-        assert!(text(&o.stdout).starts_with("{\n  \"version\": 1,"), "{f}");
+        assert!(text(&o.stdout).starts_with("{\n  \"version\": 2,"), "{f}");
     }
 }

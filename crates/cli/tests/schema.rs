@@ -31,6 +31,15 @@ fn imported_traces_pass_the_schema() {
     let o = hybrid_sim(&["import", "rt-app", "examples/rt-app/laptop-mix.json"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_valid(&validator, "import rt-app", &text(&o.stdout));
+    // Wake-up relations (version 2): rt-app's resume chains and a recording's wakers.
+    let o = hybrid_sim(&[
+        "import",
+        "rt-app",
+        "crates/cli/tests/fixtures/rt-app-examples/mp3-short.json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("\"wake_if_waiting\""));
+    assert_valid(&validator, "import rt-app mp3-short.json", &text(&o.stdout));
     let o = hybrid_sim(&[
         "import",
         "ftrace",
@@ -39,6 +48,7 @@ fn imported_traces_pass_the_schema() {
         "scripts/vm/topology-2p-smt-4e.toml",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("\"wait_for\""));
     assert_valid(&validator, "import ftrace", &text(&o.stdout));
 }
 

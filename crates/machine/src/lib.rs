@@ -58,7 +58,9 @@ mod write;
 pub use error::{MachineError, Problem};
 pub use file::{load, parse};
 pub use layout::{CpuRun, Layout};
-pub use model::{CorePower, MAX_L2_CONTENTION_PCT, MAX_SMT_SLOWDOWN_PCT, ModelTable};
+pub use model::{
+    CorePower, IdleExitTable, MAX_L2_CONTENTION_PCT, MAX_SMT_SLOWDOWN_PCT, ModelTable,
+};
 
 use hybridland_policy::Topology;
 

@@ -24,6 +24,19 @@ pub struct CorePower {
     pub idle_mw: u32,
 }
 
+/// Per kind of core, how long a CPU takes to leave its idle state, ns; a kind left out keeps
+/// the simulator's default.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleExitTable {
+    /// Performance cores.
+    pub performance: Option<u64>,
+    /// Efficiency cores.
+    pub efficiency: Option<u64>,
+    /// Low-power efficiency cores.
+    pub low_power_efficiency: Option<u64>,
+}
+
 /// The `[model]` table; a field left out keeps the simulator's default (docs/machine-model.md
 /// says what each means and its default).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +61,10 @@ pub struct ModelTable {
     pub efficiency: Option<CorePower>,
     /// Low-power efficiency cores' power.
     pub low_power_efficiency: Option<CorePower>,
+    /// The wake-up interrupt's cost to a task woken onto an idle CPU, ns.
+    pub wakeup_irq_ns: Option<u64>,
+    /// Idle-state exit latency per kind of core, ns.
+    pub idle_exit_ns: Option<IdleExitTable>,
 }
 
 impl ModelTable {
@@ -94,6 +111,7 @@ impl ModelTable {
             self.cross_cluster_migration_ns,
         );
         num("package_mw", self.package_mw.map(u64::from));
+        num("wakeup_irq_ns", self.wakeup_irq_ns);
         for (key, p) in [
             ("performance", &self.performance),
             ("efficiency", &self.efficiency),
@@ -102,6 +120,17 @@ impl ModelTable {
             if let Some(p) = p {
                 out.push(format!("{key} = {}", power(p)));
             }
+        }
+        if let Some(x) = &self.idle_exit_ns {
+            let set: Vec<String> = [
+                ("performance", x.performance),
+                ("efficiency", x.efficiency),
+                ("low_power_efficiency", x.low_power_efficiency),
+            ]
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k} = {v}")))
+            .collect();
+            out.push(format!("idle_exit_ns = {{ {} }}", set.join(", ")));
         }
         out
     }

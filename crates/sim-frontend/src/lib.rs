@@ -68,7 +68,7 @@ pub use engine::{
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
 pub use live::{LiveError, LiveStats};
-pub use machine::{CorePower, MachineModel, ModelError};
+pub use machine::{CorePower, IdleExitNs, MachineModel, ModelError};
 pub use machine_file::{Machine, MachineError, load_topology_file};
 pub use options::{SimOptions, UtilSource};
 pub use registry::{PolicyKind, policy_by_name};

@@ -17,6 +17,10 @@
 //! each run `1 + 3 × l2_contention_pct / 100` times slower than one copy alone (seed 002). A
 //! migration adds a fixed amount of work to the task (cache refill), larger across clusters.
 //!
+//! Waking a task onto a CPU that has been idle costs `wakeup_irq_ns` (the interrupt that tells
+//! it) plus its kind's `idle_exit_ns` (leaving its idle state; none when an SMT sibling keeps
+//! the core awake) before the task runs: predicted constants, not calibrated.
+//!
 //! Power is per core: an idle core draws `idle_mw`, a core with one busy thread `active_mw`,
 //! each further busy SMT thread `smt_extra_mw` more; the package (uncore, memory controller)
 //! draws `package_mw` for the whole replay. Energy is the integral over simulated time.
@@ -58,6 +62,34 @@ pub struct MachineModel {
     pub efficiency: CorePower,
     /// Low-power efficiency cores.
     pub low_power_efficiency: CorePower,
+    /// What the interrupt that wakes an idle CPU for a task costs the task, ns. Default 2 µs.
+    /// Predicted, not calibrated.
+    pub wakeup_irq_ns: u64,
+    /// How long a CPU takes to leave its idle state, per kind of core, ns. Predicted, not
+    /// calibrated.
+    pub idle_exit_ns: IdleExitNs,
+}
+
+/// Idle-state exit latency per kind of core, ns (docs/machine-model.md, "Wake-up cost").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleExitNs {
+    /// Performance cores. Default 10 µs.
+    pub performance: u64,
+    /// Efficiency cores. Default 15 µs.
+    pub efficiency: u64,
+    /// Low-power efficiency cores. Default 30 µs.
+    pub low_power_efficiency: u64,
+}
+
+impl Default for IdleExitNs {
+    fn default() -> Self {
+        Self {
+            performance: 10_000,
+            efficiency: 15_000,
+            low_power_efficiency: 30_000,
+        }
+    }
 }
 
 impl Default for MachineModel {
@@ -83,6 +115,8 @@ impl Default for MachineModel {
                 smt_extra_mw: 0,
                 idle_mw: 8,
             },
+            wakeup_irq_ns: 2_000,
+            idle_exit_ns: IdleExitNs::default(),
         }
     }
 }
@@ -126,6 +160,10 @@ pub const MODEL_KEYS: &[&str] = &[
     "low_power_efficiency.active_mw",
     "low_power_efficiency.smt_extra_mw",
     "low_power_efficiency.idle_mw",
+    "wakeup_irq_ns",
+    "idle_exit_ns.performance",
+    "idle_exit_ns.efficiency",
+    "idle_exit_ns.low_power_efficiency",
 ];
 
 fn parse_num<T: core::str::FromStr>(key: &str, value: &str) -> Result<T, ModelError> {
@@ -158,6 +196,12 @@ impl MachineModel {
                 self.cross_cluster_migration_ns = parse_num(key, value)?;
             }
             "package_mw" => self.package_mw = parse_num(key, value)?,
+            "wakeup_irq_ns" => self.wakeup_irq_ns = parse_num(key, value)?,
+            "idle_exit_ns.performance" => self.idle_exit_ns.performance = parse_num(key, value)?,
+            "idle_exit_ns.efficiency" => self.idle_exit_ns.efficiency = parse_num(key, value)?,
+            "idle_exit_ns.low_power_efficiency" => {
+                self.idle_exit_ns.low_power_efficiency = parse_num(key, value)?;
+            }
             _ => {
                 let unknown = || ModelError::UnknownKey {
                     key: key.to_owned(),
@@ -208,6 +252,22 @@ impl MachineModel {
             CoreKind::Efficiency => &self.efficiency,
             CoreKind::LowPowerEfficiency => &self.low_power_efficiency,
         }
+    }
+
+    /// What a task woken onto an idle CPU of `kind` waits before it runs, ns: the wake-up
+    /// interrupt, plus the idle-state exit unless `core_awake` (an SMT sibling is busy, so the
+    /// core never left C0).
+    pub fn wakeup_cost_ns(&self, kind: CoreKind, core_awake: bool) -> u64 {
+        let exit = if core_awake {
+            0
+        } else {
+            match kind {
+                CoreKind::Performance => self.idle_exit_ns.performance,
+                CoreKind::Efficiency => self.idle_exit_ns.efficiency,
+                CoreKind::LowPowerEfficiency => self.idle_exit_ns.low_power_efficiency,
+            }
+        };
+        self.wakeup_irq_ns.saturating_add(exit)
     }
 
     /// Draw of a core of `kind` with `busy_threads` busy logical CPUs, mW.

@@ -49,6 +49,15 @@ pub fn apply_model(table: &ModelTable, base: &MachineModel) -> MachineModel {
     if let Some(v) = table.low_power_efficiency {
         m.low_power_efficiency = v;
     }
+    if let Some(v) = table.wakeup_irq_ns {
+        m.wakeup_irq_ns = v;
+    }
+    if let Some(x) = &table.idle_exit_ns {
+        let d = &mut m.idle_exit_ns;
+        d.performance = x.performance.unwrap_or(d.performance);
+        d.efficiency = x.efficiency.unwrap_or(d.efficiency);
+        d.low_power_efficiency = x.low_power_efficiency.unwrap_or(d.low_power_efficiency);
+    }
     m
 }
 
@@ -90,6 +99,37 @@ pub fn load_topology_file(path: &Path) -> Result<Machine, MachineError> {
 mod test {
     use super::*;
     use hybridland_policy::CpuId;
+
+    #[test]
+    fn the_wake_up_cost_is_set_per_kind_from_the_model_table() {
+        let m = Machine::from_toml_str(
+            "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 2\n\
+             [model]\nwakeup_irq_ns = 500\nidle_exit_ns = { efficiency = 40000 }\n",
+            "box.toml",
+        )
+        .unwrap();
+        let d = MachineModel::default();
+        assert_eq!(m.model.wakeup_irq_ns, 500);
+        assert_eq!(m.model.idle_exit_ns.efficiency, 40_000);
+        assert_eq!(m.model.idle_exit_ns.performance, d.idle_exit_ns.performance);
+        assert_eq!(
+            m.model
+                .wakeup_cost_ns(hybridland_policy::CoreKind::Efficiency, false),
+            40_500
+        );
+        assert_eq!(
+            m.model
+                .wakeup_cost_ns(hybridland_policy::CoreKind::Efficiency, true),
+            500
+        );
+        let e = Machine::from_toml_str(
+            "[[groups]]\nkind = \"performance\"\ncapacity = 1024\ncores = 1\n\
+             [model]\nidle_exit_ns = { big = 1 }\n",
+            "bad.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("big"), "{e}");
+    }
 
     #[test]
     fn the_model_table_overrides_only_what_it_sets() {

@@ -15,12 +15,18 @@ struct Needs {
 
 /// Every run of nonzero length ends in at least one event (its completion) and lasts at
 /// least its reference time (no CPU is faster than capacity 1024); every nonzero sleep is a
-/// wake-up event and lasts its length. Pool chunks may all go to other tasks: they count 0.
+/// wake-up event and lasts its length. Pool chunks may all go to other tasks: they count 0,
+/// as do the wake-up relation's phases (a wait may be answered at once by a kept wake-up).
 fn phase_needs(phases: &[Phase]) -> Needs {
     let mut n = Needs::default();
     for p in phases {
         let (events, time_ns) = match p {
-            Phase::RunNs(0) | Phase::SleepNs(0) | Phase::Pool(_) => (0, 0),
+            Phase::RunNs(0)
+            | Phase::SleepNs(0)
+            | Phase::Pool(_)
+            | Phase::Wake(_)
+            | Phase::WakeIfWaiting(_)
+            | Phase::WaitFor(_) => (0, 0),
             Phase::RunNs(ns) | Phase::SleepNs(ns) => (1, u128::from(*ns)),
             Phase::Loop(l) => {
                 let inner = phase_needs(&l.phases);

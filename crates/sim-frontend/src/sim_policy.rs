@@ -59,6 +59,9 @@ pub struct TaskView<'a> {
     pub weight: u32,
     /// Why it is placed.
     pub reason: Reason,
+    /// For a wake-up by another task (the trace's `wake` relation): the CPU the waker runs
+    /// on (or last ran on). `None` for a timer, a frame release, an arrival or a slice end.
+    pub waker_cpu: Option<CpuId>,
 }
 
 /// Where a task goes.

@@ -77,7 +77,7 @@ fn truncated_file_is_refused() {
 fn unsupported_and_missing_versions_are_refused() {
     let e = parse("unsupported-version.json").unwrap_err();
     assert!(
-        matches!(&e, TraceError::UnsupportedVersion { version, supported: 1, .. } if version == "2"),
+        matches!(&e, TraceError::UnsupportedVersion { version, supported: 2, .. } if version == "3"),
         "{e:?}"
     );
     let e = Trace::from_json_str(r#"{"tasks": []}"#, "nov.json").unwrap_err();

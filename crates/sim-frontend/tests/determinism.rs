@@ -11,6 +11,7 @@ fn replays_are_byte_identical() {
         "seed004-webgl.json",
         "mixed-laptop.json",
         "seed003-openmp.json",
+        "wake-chain.json",
     ] {
         let trace = load_trace(name);
         for kind in PolicyKind::ALL {

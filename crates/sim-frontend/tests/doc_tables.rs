@@ -71,6 +71,19 @@ fn parameter_table() -> String {
         thousands(m.cross_cluster_migration_ns)
     });
     row("`package_mw`", &|m, _| thousands(m.package_mw.into()));
+    row("`wakeup_irq_ns`", &|m, _| thousands(m.wakeup_irq_ns));
+    row(
+        "`idle_exit_ns` performance / efficiency / low-power efficiency",
+        &|m, has| {
+            let x = m.idle_exit_ns;
+            [x.performance, x.efficiency, x.low_power_efficiency]
+                .iter()
+                .zip(has)
+                .map(|(v, h)| if h { thousands(*v) } else { "—".to_owned() })
+                .collect::<Vec<_>>()
+                .join(" / ")
+        },
+    );
     let kinds: [(&str, PowerOf); 3] = [
         ("performance", |m| &m.performance),
         ("efficiency", |m| &m.efficiency),

@@ -77,12 +77,51 @@ fn loops_of_run_and_sleep() {
         "hybridland",
     );
     let t = r.task("a").unwrap();
-    assert_eq!(t.finish_ns, Some(105_000_000));
-    assert_eq!(t.turnaround_ns, Some(100_000_000));
+    // Every wake-up, the first at 5 ms included, finds the A15 idle since an earlier time:
+    // it pays the interrupt (2 us) and the performance core's idle exit (10 us) first.
+    let wake = 2_000 + 10_000;
+    assert_eq!(t.finish_ns, Some(105_000_000 + 10 * wake));
+    assert_eq!(t.turnaround_ns, Some(100_000_000 + 10 * wake));
     assert_eq!(t.wakeups, 10);
     assert_eq!(t.ran_performance_ns, 10_000_000);
     assert_eq!(r.wake_latency.count, 10);
-    assert_eq!(r.wake_latency.max_ns, 0);
+    assert_eq!(r.wake_latency.max_ns, wake);
+}
+
+/// The wake-up cost of docs/machine-model.md ("Wake-up cost"): a task woken onto an idle CPU
+/// waits `wakeup_irq_ns` + its kind's `idle_exit_ns`; onto a CPU whose SMT sibling is busy,
+/// the interrupt alone; both constants can be set.
+#[test]
+fn a_wakeup_onto_an_idle_cpu_pays_the_interrupt_and_the_idle_exit() {
+    let trace = |cpus: &str| {
+        format!(
+            r#"{{"version": 1, "tasks": [
+            {{"name": "a", "allowed_cpus": "{cpus}", "start_ns": 1000000,
+              "phases": [{{"loop": {{"times": 4, "phases": [{{"run_ns": 1000000}}, {{"sleep_ns": 4000000}}]}}}}]}},
+            {{"name": "spin", "allowed_cpus": "1", "phases": [{{"run_ns": 50000000}}]}}]}}"#
+        )
+    };
+    // i7-13800H: CPU 2 is a P-core thread whose sibling (3) stays idle, CPU 0's sibling
+    // (1) runs `spin` throughout; CPU 12 is an E-core.
+    let p = run("i7-13800h", &trace("2"), "hybridland");
+    // Four wake-ups of `a` and the arrival of `spin` at 0 (no cost: every CPU is awake then).
+    assert_eq!(p.wake_latency.count, 5);
+    assert_eq!(p.wake_latency.p50_ns, 2_000 + 10_000);
+    assert_eq!(p.wake_latency.max_ns, 2_000 + 10_000);
+    let awake = run("i7-13800h", &trace("0"), "hybridland");
+    assert_eq!(
+        awake.wake_latency.max_ns, 2_000,
+        "the core is awake: the interrupt only"
+    );
+    let e = run("i7-13800h", &trace("12"), "hybridland");
+    assert_eq!(e.wake_latency.max_ns, 2_000 + 15_000);
+    let machine = presets::lookup("i7-13800h").unwrap();
+    let mut knobs = Knobs::new();
+    knobs.set("wakeup_irq_ns", "0").unwrap();
+    knobs.set("idle_exit_ns.performance", "0").unwrap();
+    let t = Trace::from_json_str(&trace("2"), "t.json").unwrap();
+    let free = replay(&machine, &t, "hybridland", &knobs).unwrap();
+    assert_eq!(free.wake_latency.max_ns, 0);
 }
 
 #[test]
@@ -96,7 +135,8 @@ fn frames_count_rate_and_missed_deadlines() {
     let f = fast.fps.unwrap();
     assert_eq!((f.frames, f.missed_deadlines, f.windows), (300, 0, 2));
     assert_eq!((f.fps_mean, f.fps_stdev), (100.0, 0.0));
-    assert_eq!(f.mean_frame_ns, 4_000_000);
+    // Frames after the first wake the idle A15: 12 us of wake-up cost each.
+    assert_eq!(f.mean_frame_ns, 4_000_000 + 299 * 12_000 / 300);
 
     // On an A7 a 6 ms frame takes 6 × 1024 / 494 = 12.4 ms: every frame late, about 80 fps.
     let slow = run(

@@ -269,7 +269,11 @@ fn the_vm_recording_imports_every_task_it_ran() {
 /// The VM recording rewritten as current `trace-cmd report` (sched plugin), older trace-cmd
 /// (`prev_comm=`, `success=1`), `trace-cmd report -R` (numeric `prev_state`) and `perf script`
 /// with call chains (examples/recordings/formats/): each imports to the same trace as the
-/// tracefs original, so every format reads its preemptions as preemptions.
+/// tracefs original read without its flags column, which none of them prints, so every format
+/// reads its preemptions as preemptions and its wakers alike. The flags are what tell a
+/// wake-up from an interrupt (no task waker) from one by the task running: with them the
+/// original keeps 5 wake-ups as relations, without them 43 (the interrupted task taken as the
+/// waker), and the work of every task is the same either way.
 #[test]
 fn every_format_of_the_vm_recording_imports_alike() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -277,15 +281,52 @@ fn every_format_of_the_vm_recording_imports_alike() {
         hybridland_sim::load_topology_file(&root.join("scripts/vm/topology-2p-smt-4e.toml"))
             .unwrap_or_else(|e| panic!("{e}"));
     let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
-    let base = import(
-        &read("examples/recordings/vm-busybox.trace"),
+    let original = read("examples/recordings/vm-busybox.trace");
+    let with_flags = import(
+        &original,
         "vm-busybox.trace",
         "vm",
         &machine.topology,
         false,
     )
     .unwrap();
+    // The flags column (`d.s4.`) blanked to `.....`: no line says it came from an interrupt.
+    let blanked: String = original
+        .lines()
+        .map(|l| {
+            let Some(i) = l.find("] ") else {
+                return format!("{l}\n");
+            };
+            let rest = &l[i + 2..];
+            let tok = rest.split_whitespace().next().unwrap_or("");
+            if tok.len() == 5 && !tok.ends_with(':') && !l.starts_with('#') {
+                let at = i + 2 + (rest.len() - rest.trim_start().len());
+                format!("{}.....{}\n", &l[..at], &l[at + 5..])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let base = import(&blanked, "vm-busybox.trace", "vm", &machine.topology, false).unwrap();
     assert_eq!(base.trace.tasks.len(), 56);
+    assert_eq!((with_flags.relations, base.relations), (5, 43));
+    let work = |tasks: &[hybridland_sim::trace::TaskSpec]| -> Vec<(String, u64)> {
+        tasks
+            .iter()
+            .map(|t| {
+                let run = t
+                    .phases
+                    .iter()
+                    .map(|p| match p {
+                        Phase::RunNs(n) => *n,
+                        _ => 0,
+                    })
+                    .sum();
+                (t.name.clone(), run)
+            })
+            .collect()
+    };
+    assert_eq!(work(&with_flags.trace.tasks), work(&base.trace.tasks));
     for f in [
         "trace-cmd-report.txt",
         "trace-cmd-report-old.txt",
@@ -298,8 +339,64 @@ fn every_format_of_the_vm_recording_imports_alike() {
         assert_eq!(imp.trace.tasks, base.trace.tasks, "{f}");
         assert_eq!(imp.trace.duration_ns, base.trace.duration_ns, "{f}");
         assert_eq!(imp.busy_ns, base.busy_ns, "{f}");
+        assert_eq!(imp.relations, base.relations, "{f}");
         assert!(imp.skipped.is_empty(), "{f}: {:?}", imp.skipped);
     }
+}
+
+/// The waker of a wake-up in task context is recorded: the sleeper waits for it, and the
+/// waker's run holds the wake where it woke it. One from an interrupt (`s` in the flags) and
+/// one reported from the idle task are plain sleeps.
+#[test]
+fn the_waker_of_a_task_context_wakeup_is_recorded() {
+    let rec = "\
+# tracer: nop
+ prod-1 [000] d..2. 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=prod next_pid=1 next_prio=120
+ cons-2 [001] d..2. 1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cons next_pid=2 next_prio=120
+ cons-2 [001] d..2. 1.001000: sched_switch: prev_comm=cons prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ prod-1 [000] d..3. 1.004000: sched_waking: comm=cons pid=2 prio=120 target_cpu=001
+ <idle>-0 [001] d..2. 1.004100: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cons next_pid=2 next_prio=120
+ cons-2 [001] d..2. 1.005100: sched_switch: prev_comm=cons prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ prod-1 [000] d.s3. 1.006000: sched_waking: comm=cons pid=2 prio=120 target_cpu=001
+ <idle>-0 [001] d..2. 1.006000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cons next_pid=2 next_prio=120
+ cons-2 [001] d..2. 1.007000: sched_switch: prev_comm=cons prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] dNh2. 1.008000: sched_wakeup: comm=cons pid=2 prio=120 target_cpu=001
+ <idle>-0 [001] d..2. 1.008000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cons next_pid=2 next_prio=120
+ prod-1 [000] d..2. 1.010000: sched_switch: prev_comm=prod prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ cons-2 [001] d..2. 1.010000: sched_switch: prev_comm=cons prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+    let machine = presets::lookup("symmetric").unwrap();
+    let imp = import(rec, "rec", "rec", &machine.topology, false).unwrap();
+    assert_eq!(imp.relations, 1);
+    let task = |name: &str| {
+        imp.trace
+            .tasks
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .phases
+            .clone()
+    };
+    assert_eq!(
+        task("prod-1"),
+        [
+            Phase::RunNs(4_000_000),
+            Phase::Wake("cons-2".into()),
+            Phase::RunNs(6_000_000)
+        ]
+    );
+    assert_eq!(
+        task("cons-2"),
+        [
+            Phase::RunNs(1_000_000),
+            Phase::WaitFor(vec!["prod-1".into()]),
+            Phase::RunNs(1_000_000),
+            Phase::SleepNs(900_000),
+            Phase::RunNs(1_000_000),
+            Phase::SleepNs(1_000_000),
+            Phase::RunNs(2_000_000),
+        ]
+    );
 }
 
 /// A numeric `prev_state` of 0 (running when switched out: preempted) keeps the task

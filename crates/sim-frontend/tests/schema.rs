@@ -46,6 +46,9 @@ fn everything() -> Trace {
                     times: 1,
                     phases: vec![Phase::RunNs(1)],
                 }),
+                Phase::Wake("t".into()),
+                Phase::WakeIfWaiting("t".into()),
+                Phase::WaitFor(vec!["t".into()]),
             ],
             frames: Some(FrameSpec {
                 period_ns: 1,
@@ -90,5 +93,8 @@ fn schema_and_parser_agree_on_every_field() {
         keys(&t["tasks"][0]["phases"][3]["loop"]),
         "loop"
     );
-    assert_eq!(s["properties"]["version"]["const"], TRACE_VERSION);
+    assert_eq!(
+        s["properties"]["version"]["enum"],
+        serde_json::json!([1, TRACE_VERSION])
+    );
 }

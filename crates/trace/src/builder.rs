@@ -11,6 +11,12 @@
 //! wake-up (or, failing one, its next switch-in). A task starts at its first event; trailing
 //! sleeps are dropped (the recording ended, not the task); a task that never ran is left out.
 //!
+//! A wake-up whose waker is known ([`TimelineBuilder::wakeup_by`]: another task, running when
+//! it woke this one) becomes the trace's wake-up relation: the sleep is a `wait_for` the
+//! waker, and the waker's run is split where it woke the task by a `wake`, so a replay keeps
+//! the chain (the sleep lasts until the waker gets there again). A relation is kept only when
+//! both tasks are in the trace unfolded; otherwise the sleep keeps its recorded length.
+//!
 //! Besides the trace, the builder keeps what the recording says about placement, which is
 //! what a replay of it is compared with: each CPU's busy time and the moves between CPUs.
 
@@ -28,6 +34,24 @@ enum State {
     Done,
 }
 
+/// A phase as recorded, before the trace's names and relations are settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Built {
+    Run(u64),
+    Sleep(u64),
+    /// A sleep of `ns` ended by `waker`'s wake-up number `seq`.
+    Wait {
+        ns: u64,
+        waker: u32,
+        seq: u64,
+    },
+    /// This task woke `target` (its `Wait` of the same `seq`).
+    Wake {
+        target: u32,
+        seq: u64,
+    },
+}
+
 #[derive(Clone, Debug)]
 struct TaskTrack {
     comm: String,
@@ -37,7 +61,7 @@ struct TaskTrack {
     state: State,
     /// Reference work of the run being built, in ns x 1024 (capacity units).
     run_acc: u128,
-    phases: Vec<Phase>,
+    phases: Vec<Built>,
     cpus: Vec<u16>,
     last_cpu: Option<u16>,
     allowed: Option<String>,
@@ -62,21 +86,24 @@ impl TaskTrack {
         let ns = u64::try_from(self.run_acc / 1024).unwrap_or(u64::MAX);
         if ns > 0 {
             match self.phases.last_mut() {
-                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
-                _ => self.phases.push(Phase::RunNs(ns)),
+                Some(Built::Run(prev)) => *prev = prev.saturating_add(ns),
+                _ => self.phases.push(Built::Run(ns)),
             }
         }
         self.run_acc = 0;
     }
 
-    fn sleep_until(&mut self, now: u64) {
+    /// Ends a sleep at `now`; `by` is the waker and the relation's number when known.
+    fn sleep_until(&mut self, now: u64, by: Option<(u32, u64)>) {
         if let State::Sleeping { since_ns } = self.state {
             let ns = now.saturating_sub(since_ns);
-            if ns > 0 {
-                match self.phases.last_mut() {
-                    Some(Phase::SleepNs(prev)) => *prev = prev.saturating_add(ns),
-                    _ => self.phases.push(Phase::SleepNs(ns)),
-                }
+            match by {
+                Some((waker, seq)) => self.phases.push(Built::Wait { ns, waker, seq }),
+                None if ns > 0 => match self.phases.last_mut() {
+                    Some(Built::Sleep(prev)) => *prev = prev.saturating_add(ns),
+                    _ => self.phases.push(Built::Sleep(ns)),
+                },
+                None => {}
             }
         }
     }
@@ -96,6 +123,8 @@ pub struct Timeline {
     pub busy_ns: BTreeMap<u16, u64>,
     /// Switch-ins on a CPU other than the task's previous one (the simulator's definition).
     pub migrations: u64,
+    /// Wake-ups kept as relations (a `wait_for` and its `wake`).
+    pub relations: u64,
 }
 
 /// Why a timeline gives no trace.
@@ -118,6 +147,8 @@ pub struct TimelineBuilder<'t> {
     last_ns: u64,
     busy_ns: BTreeMap<u16, u64>,
     migrations: u64,
+    /// Wake-ups with a waker so far (each relation's number).
+    relations: u64,
 }
 
 impl<'t> TimelineBuilder<'t> {
@@ -130,6 +161,7 @@ impl<'t> TimelineBuilder<'t> {
             last_ns: 0,
             busy_ns: BTreeMap::new(),
             migrations: 0,
+            relations: 0,
         }
     }
 
@@ -150,7 +182,7 @@ impl<'t> TimelineBuilder<'t> {
         }
         // Two switch-ins in a row: the first stretch ends where the second begins.
         close_run(self.topo, &mut self.busy_ns, t, now);
-        t.sleep_until(now);
+        t.sleep_until(now, None);
         t.comm.clear();
         t.comm.push_str(comm);
         if t.last_cpu.is_some_and(|c| c != cpu) {
@@ -184,10 +216,46 @@ impl<'t> TimelineBuilder<'t> {
 
     /// `pid` is woken at `now` (a new task's first wake-up starts it).
     pub fn wakeup(&mut self, pid: u32, comm: &str, now: u64) {
+        self.wakeup_by(pid, comm, now, None);
+    }
+
+    /// `pid` is woken at `now` by the task `waker` when known (the task that was running where
+    /// the wake-up was reported, not in an interrupt). The sleep it ends becomes a wait for the
+    /// waker, and the waker's run is split there by a wake, when the waker is another task
+    /// and is running at `now`; otherwise as [`wakeup`](Self::wakeup).
+    pub fn wakeup_by(&mut self, pid: u32, comm: &str, now: u64, waker: Option<u32>) {
         self.mark(now);
+        let asleep = self
+            .tasks
+            .get(&pid)
+            .is_some_and(|t| matches!(t.state, State::Sleeping { .. }));
+        let waker = waker.filter(|w| {
+            *w != pid
+                && asleep
+                && self
+                    .tasks
+                    .get(w)
+                    .is_some_and(|t| matches!(t.state, State::Running { .. }))
+        });
+        let by = waker.map(|w| {
+            self.relations += 1;
+            (w, self.relations)
+        });
+        if let Some((w, seq)) = by {
+            if let Some(t) = self.tasks.get_mut(&w) {
+                let at = now.max(t.last_ns);
+                t.last_ns = at;
+                if let State::Running { cpu, .. } = t.state {
+                    close_run(self.topo, &mut self.busy_ns, t, at);
+                    t.flush_run();
+                    t.phases.push(Built::Wake { target: pid, seq });
+                    t.state = State::Running { since_ns: at, cpu };
+                }
+            }
+        }
         let (t, now) = entry(&mut self.tasks, pid, comm, now);
         if matches!(t.state, State::Sleeping { .. }) {
-            t.sleep_until(now);
+            t.sleep_until(now, by);
             t.state = State::Runnable;
         }
     }
@@ -230,19 +298,47 @@ impl<'t> TimelineBuilder<'t> {
     ) -> Result<Timeline, TimelineError> {
         let start = self.first_ns.unwrap_or(0);
         let end = self.last_ns;
+        let mut tracks = core::mem::take(&mut self.tasks);
+        // What each task keeps: trailing sleeps go (the recording ended, not the task), a
+        // task that never ran is left out, one with more phases than a trace task holds is
+        // folded. A relation stays only between two tasks kept unfolded.
+        let mut names: BTreeMap<u32, String> = BTreeMap::new();
+        let mut unfolded: BTreeMap<u32, bool> = BTreeMap::new();
+        for (pid, t) in &mut tracks {
+            close_run(self.topo, &mut self.busy_ns, t, end);
+            t.flush_run();
+            while matches!(t.phases.last(), Some(Built::Sleep(_) | Built::Wait { .. })) {
+                t.phases.pop();
+            }
+            if !t.phases.iter().any(|p| matches!(p, Built::Run(_))) {
+                continue;
+            }
+            names.insert(
+                *pid,
+                format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_")),
+            );
+            unfolded.insert(*pid, t.phases.len() <= MAX_PHASES);
+        }
+        let mut kept = std::collections::BTreeSet::new();
+        for (pid, t) in &tracks {
+            if unfolded.get(pid) != Some(&true) {
+                continue;
+            }
+            for p in &t.phases {
+                if let Built::Wait { waker, seq, .. } = p {
+                    if unfolded.get(waker) == Some(&true) {
+                        kept.insert(*seq);
+                    }
+                }
+            }
+        }
         let mut specs = Vec::new();
         let mut observed = BTreeMap::new();
         let mut folded = Vec::new();
-        for (pid, mut t) in core::mem::take(&mut self.tasks) {
-            close_run(self.topo, &mut self.busy_ns, &mut t, end);
-            t.flush_run();
-            while matches!(t.phases.last(), Some(Phase::SleepNs(_))) {
-                t.phases.pop();
-            }
-            if !t.phases.iter().any(|p| matches!(p, Phase::RunNs(_))) {
+        for (pid, t) in tracks {
+            let Some(name) = names.get(&pid).cloned() else {
                 continue;
-            }
-            let name = format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_"));
+            };
             let mut cpus = t.cpus.clone();
             cpus.sort_unstable();
             let list = cpus
@@ -250,8 +346,9 @@ impl<'t> TimelineBuilder<'t> {
                 .map(u16::to_string)
                 .collect::<Vec<_>>()
                 .join(",");
-            if t.phases.len() > MAX_PHASES {
-                t.phases = fold(&t.phases);
+            let mut phases = settle(&t.phases, &kept, &names);
+            if phases.len() > MAX_PHASES {
+                phases = fold(&phases);
                 folded.push(name.clone());
             }
             observed.insert(name.clone(), list.clone());
@@ -264,7 +361,7 @@ impl<'t> TimelineBuilder<'t> {
                 allowed_cpus: allowed,
                 util: None,
                 cache_sensitivity_pct: 0,
-                phases: t.phases,
+                phases,
                 frames: None,
             });
         }
@@ -289,8 +386,49 @@ impl<'t> TimelineBuilder<'t> {
             folded,
             busy_ns: self.busy_ns,
             migrations: self.migrations,
+            relations: kept.len() as u64,
         })
     }
+}
+
+/// A task's recorded phases as trace phases: a wait whose relation is `kept` names its waker,
+/// any other is a sleep of its recorded length; a wake whose relation is kept names its target,
+/// any other goes (the runs around it join again).
+fn settle(
+    built: &[Built],
+    kept: &std::collections::BTreeSet<u64>,
+    names: &BTreeMap<u32, String>,
+) -> Vec<Phase> {
+    let mut out: Vec<Phase> = Vec::with_capacity(built.len());
+    for b in built {
+        match *b {
+            Built::Run(ns) => match out.last_mut() {
+                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
+                _ => out.push(Phase::RunNs(ns)),
+            },
+            Built::Wait { waker, seq, .. } if kept.contains(&seq) => {
+                if let Some(w) = names.get(&waker) {
+                    out.push(Phase::WaitFor(vec![w.clone()]));
+                }
+            }
+            Built::Sleep(ns) | Built::Wait { ns, .. } => {
+                if ns > 0 {
+                    match out.last_mut() {
+                        Some(Phase::SleepNs(prev)) => *prev = prev.saturating_add(ns),
+                        _ => out.push(Phase::SleepNs(ns)),
+                    }
+                }
+            }
+            Built::Wake { target, seq } => {
+                if kept.contains(&seq) {
+                    if let Some(n) = names.get(&target) {
+                        out.push(Phase::Wake(n.clone()));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The task `pid` (created runnable at `now` if new) and `now` raised to its latest time:
@@ -396,7 +534,7 @@ mod test {
                 let (lr, ls) = totals(&l.phases);
                 (r + lr * u128::from(l.times), s + ls * u128::from(l.times))
             }
-            Phase::Pool(_) => (r, s),
+            _ => (r, s),
         })
     }
 
@@ -485,6 +623,78 @@ mod test {
         // The span still starts at the earliest time given.
         assert_eq!(t.trace.tasks[0].start_ns, 50);
         assert_eq!(t.trace.duration_ns, Some(450));
+    }
+
+    /// A wake-up by a running task is a relation: the sleep waits for the waker, whose run is
+    /// split where it woke the sleeper. One by nobody (an interrupt), or by a task that is not
+    /// running, stays a sleep of its recorded length.
+    #[test]
+    fn a_wakeup_by_a_running_task_is_a_wait_and_a_wake() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.mark(0);
+        b.switch_in(1, "prod", 0, 0);
+        b.switch_in(2, "cons", 0, 1);
+        b.switch_out(2, "cons", 2_000, false);
+        // prod wakes cons at 5 us, 5 us into its run.
+        b.wakeup_by(2, "cons", 5_000, Some(1));
+        b.switch_in(2, "cons", 5_000, 1);
+        b.switch_out(2, "cons", 7_000, false);
+        // An interrupt wakes cons at 9 us.
+        b.wakeup_by(2, "cons", 9_000, None);
+        b.switch_in(2, "cons", 9_000, 1);
+        b.switch_out(2, "cons", 10_000, false);
+        // A waker that is not running is not taken.
+        b.wakeup_by(2, "cons", 12_000, Some(3));
+        b.switch_in(2, "cons", 12_000, 1);
+        b.switch_out(1, "prod", 20_000, false);
+        b.mark(20_000);
+        let t = b.finish("test", "t", false).unwrap();
+        assert_eq!(t.relations, 1);
+        let prod = &t.trace.tasks[0];
+        assert_eq!(
+            prod.phases,
+            [
+                Phase::RunNs(5_000),
+                Phase::Wake("cons-2".into()),
+                Phase::RunNs(15_000)
+            ]
+        );
+        // cons ran on the half-speed CPU: 2 us there is 1 us of work.
+        let cons = &t.trace.tasks[1];
+        assert_eq!(
+            cons.phases,
+            [
+                Phase::RunNs(1_000),
+                Phase::WaitFor(vec!["prod-1".into()]),
+                Phase::RunNs(1_000),
+                Phase::SleepNs(2_000),
+                Phase::RunNs(500),
+                Phase::SleepNs(2_000),
+                Phase::RunNs(4_000),
+            ]
+        );
+        assert_eq!(
+            t.busy_ns[&0], 20_000,
+            "splitting the waker's run keeps its time"
+        );
+        Trace::from_json_str(&t.trace.to_json_string(), "again").unwrap();
+    }
+
+    /// A wake-up whose sleeper never runs again is a trailing sleep: both sides go.
+    #[test]
+    fn a_relation_whose_wait_is_dropped_leaves_no_wake() {
+        let topo = machine();
+        let mut b = TimelineBuilder::new(&topo);
+        b.switch_in(1, "prod", 0, 0);
+        b.switch_in(2, "cons", 0, 1);
+        b.switch_out(2, "cons", 1_000, false);
+        b.wakeup_by(2, "cons", 3_000, Some(1));
+        b.switch_out(1, "prod", 4_000, false);
+        let t = b.finish("test", "t", false).unwrap();
+        assert_eq!(t.relations, 0);
+        assert_eq!(t.trace.tasks[0].phases, [Phase::RunNs(4_000)]);
+        assert_eq!(t.trace.tasks[1].phases, [Phase::RunNs(500)]);
     }
 
     #[test]

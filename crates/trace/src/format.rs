@@ -14,10 +14,16 @@ use serde::{Deserialize, Serialize};
 mod big_integer;
 mod objects;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The trace format version this crate reads and writes.
-pub const TRACE_VERSION: u32 = 1;
+/// The trace format version this crate writes, and the newest it reads. Version 2 added the
+/// wake-up relation (`wake`, `wake_if_waiting` and `wait_for` phases).
+pub const TRACE_VERSION: u32 = 2;
+/// The oldest version this crate reads: a version-1 trace is a version-2 trace without
+/// wake-up relations.
+pub const MIN_TRACE_VERSION: u32 = 1;
+/// Most tasks one `wait_for` phase names.
+pub const MAX_WAKERS: usize = 256;
 /// Largest trace text accepted, checked before parsing.
 pub const MAX_TRACE_BYTES: usize = 64 << 20;
 /// Most tasks after expanding `copies`.
@@ -49,6 +55,26 @@ pub enum Phase {
     Pool(String),
     /// Repeat the inner phases.
     Loop(LoopSpec),
+    /// Wake every copy of the named task (its `name`, before copies are expanded). A copy not
+    /// waiting for this task keeps the wake-up for its next wait on it, counted: the k-th
+    /// wake-up meets the k-th wait, as a recording's do. Takes no time. Version 2.
+    Wake(String),
+    /// As [`Wake`](Self::Wake), but lost when the copy is not already waiting for this task:
+    /// a condition variable's signal (rt-app's `resume`, `signal`, `broad`). Version 2.
+    WakeIfWaiting(String),
+    /// Block until one of the named tasks wakes this one (a chain: the sleep lasts until the
+    /// waker's own program gets there). Version 2.
+    WaitFor(Vec<String>),
+}
+
+impl Phase {
+    /// Whether the phase is one of the wake-up relation's (version 2).
+    pub const fn is_relation(&self) -> bool {
+        matches!(
+            self,
+            Self::Wake(_) | Self::WakeIfWaiting(_) | Self::WaitFor(_)
+        )
+    }
 }
 
 /// A repeated run of phases.
@@ -172,7 +198,7 @@ pub enum TraceError {
     },
     /// `version` is not one this crate reads.
     #[error(
-        "{source_name}: trace version {version} is not supported (this build reads version {supported})"
+        "{source_name}: trace version {version} is not supported (this build reads versions 1 to {supported})"
     )]
     UnsupportedVersion {
         /// File name.
@@ -243,7 +269,9 @@ impl Trace {
         if let Ok(probe) = serde_json::from_str::<objects::VersionProbe>(text) {
             match probe.version {
                 Some(serde_json::Value::Number(n))
-                    if n.as_u64() == Some(u64::from(TRACE_VERSION)) => {}
+                    if n.as_u64().is_some_and(|v| {
+                        (u64::from(MIN_TRACE_VERSION)..=u64::from(TRACE_VERSION)).contains(&v)
+                    }) => {}
                 Some(v) => {
                     return Err(TraceError::UnsupportedVersion {
                         source_name: source_name.to_owned(),
@@ -256,7 +284,9 @@ impl Trace {
                         source_name: source_name.to_owned(),
                         place: "trace".into(),
                         field: "version".into(),
-                        message: format!("is missing (this build reads version {TRACE_VERSION})"),
+                        message: format!(
+                            "is missing (this build reads versions {MIN_TRACE_VERSION} to {TRACE_VERSION})"
+                        ),
                     });
                 }
             }
@@ -301,7 +331,7 @@ impl Trace {
             field: field.to_owned(),
             message,
         };
-        if self.version != TRACE_VERSION {
+        if !(MIN_TRACE_VERSION..=TRACE_VERSION).contains(&self.version) {
             return Err(TraceError::UnsupportedVersion {
                 source_name: source_name.to_owned(),
                 version: self.version.to_string(),
@@ -361,7 +391,10 @@ impl Trace {
                     format!("expand to more than {MAX_TASKS} tasks (at tasks[{i}])"),
                 ));
             }
-            self.validate_task(source_name, i, t)?;
+        }
+        let names: BTreeSet<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
+        for (i, t) in self.tasks.iter().enumerate() {
+            self.validate_task(source_name, i, t, &names)?;
         }
         self.check_unique_names(source_name)
     }
@@ -387,7 +420,13 @@ impl Trace {
         Ok(())
     }
 
-    fn validate_task(&self, source_name: &str, i: usize, t: &TaskSpec) -> Result<(), TraceError> {
+    fn validate_task(
+        &self,
+        source_name: &str,
+        i: usize,
+        t: &TaskSpec,
+        names: &BTreeSet<&str>,
+    ) -> Result<(), TraceError> {
         let bad = |field: &str, message: String| TraceError::Invalid {
             source_name: source_name.to_owned(),
             place: format!("tasks[{i}] \"{}\"", t.name),
@@ -467,7 +506,8 @@ impl Trace {
             }
             (None, false) => {
                 let mut count = 0;
-                self.validate_phases(&t.phases, "phases", 0, &mut count, &bad)?;
+                let cx = PhaseCheck { names, bad: &bad };
+                self.validate_phases(&t.phases, "phases", 0, &mut count, &cx)?;
             }
         }
         Ok(())
@@ -479,15 +519,50 @@ impl Trace {
         path: &str,
         depth: usize,
         count: &mut usize,
-        bad: &dyn Fn(&str, String) -> TraceError,
+        cx: &PhaseCheck<'_>,
     ) -> Result<(), TraceError> {
+        let bad = cx.bad;
         for (j, p) in phases.iter().enumerate() {
             *count += 1;
             if *count > MAX_PHASES {
                 return Err(bad(path, format!("has more than {MAX_PHASES} phases")));
             }
             let here = format!("{path}[{j}]");
+            if p.is_relation() && self.version < 2 {
+                return Err(bad(
+                    &here,
+                    format!(
+                        "is a wake-up relation, which needs trace version 2 (the trace says {})",
+                        self.version
+                    ),
+                ));
+            }
+            let known = |name: &str, what: &str| {
+                if cx.names.contains(name) {
+                    Ok(())
+                } else {
+                    Err(bad(
+                        &here,
+                        format!("{what} task \"{name}\", which is not a task of the trace"),
+                    ))
+                }
+            };
             match p {
+                Phase::Wake(name) | Phase::WakeIfWaiting(name) => known(name, "wakes")?,
+                Phase::WaitFor(wakers) => {
+                    if wakers.is_empty() {
+                        return Err(bad(&here, "`wait_for` names no task".into()));
+                    }
+                    if wakers.len() > MAX_WAKERS {
+                        return Err(bad(
+                            &here,
+                            format!("`wait_for` names more than {MAX_WAKERS} tasks"),
+                        ));
+                    }
+                    for w in wakers {
+                        known(w, "waits for")?;
+                    }
+                }
                 Phase::RunNs(ns) | Phase::SleepNs(ns) => {
                     if *ns > MAX_DURATION_NS {
                         return Err(bad(&here, format!("must be at most {MAX_DURATION_NS} ns")));
@@ -517,13 +592,14 @@ impl Trace {
                     if l.phases.is_empty() {
                         return Err(bad(&format!("{here}.loop.phases"), "is empty".into()));
                     }
-                    // A body that neither runs nor sleeps would spin without an event.
+                    // A body that neither runs, sleeps nor waits would spin without an event.
                     let (run, sleep) = phase_totals(&l.phases);
                     let pools = count_pools(&l.phases);
-                    if run.saturating_sub(pools) == 0 && sleep == 0 {
+                    let waits = l.phases.iter().any(|p| matches!(p, Phase::WaitFor(_)));
+                    if run.saturating_sub(pools) == 0 && sleep == 0 && !waits {
                         return Err(bad(
                             &format!("{here}.loop.phases"),
-                            "has no run_ns or sleep_ns above 0".into(),
+                            "has no run_ns or sleep_ns above 0 and no wait_for".into(),
                         ));
                     }
                     self.validate_phases(
@@ -531,7 +607,7 @@ impl Trace {
                         &format!("{here}.loop.phases"),
                         depth + 1,
                         count,
-                        bad,
+                        cx,
                     )?;
                 }
             }
@@ -608,8 +684,14 @@ impl TaskSpec {
     }
 }
 
+/// What a phase list is checked against: the trace's task names and how to word an error.
+struct PhaseCheck<'a> {
+    names: &'a BTreeSet<&'a str>,
+    bad: &'a dyn Fn(&str, String) -> TraceError,
+}
+
 /// Reference run time and sleep time of a phase list, loops multiplied out; a pool counts as
-/// pure running.
+/// pure running, a wait (of unknown length) and a wake-up as nothing.
 fn phase_totals(phases: &[Phase]) -> (u128, u128) {
     let mut run = 0u128;
     let mut sleep = 0u128;
@@ -623,6 +705,7 @@ fn phase_totals(phases: &[Phase]) -> (u128, u128) {
                 run = run.saturating_add(r.saturating_mul(u128::from(l.times)));
                 sleep = sleep.saturating_add(s.saturating_mul(u128::from(l.times)));
             }
+            Phase::Wake(_) | Phase::WakeIfWaiting(_) | Phase::WaitFor(_) => {}
         }
     }
     (run, sleep)
@@ -687,6 +770,46 @@ mod test {
             ..trace.tasks[0].clone()
         };
         assert_eq!(spec.util_hint(), 512);
+    }
+
+    /// Version 2's relations read back as written; version 1 still reads, without them.
+    #[test]
+    fn relations_need_version_2_and_known_tasks() {
+        let v2 = r#"{"version": 2, "tasks": [
+            {"name": "a", "phases": [{"run_ns": 10}, {"wake": "b"}, {"wake_if_waiting": "b"}]},
+            {"name": "b", "copies": 2, "phases": [{"wait_for": ["a"]}, {"run_ns": 5}]}]}"#;
+        let t = Trace::from_json_str(v2, "v2.json").unwrap();
+        assert_eq!(t.version, 2);
+        assert_eq!(t.tasks[1].phases[0], Phase::WaitFor(vec!["a".into()]));
+        assert_eq!(
+            Trace::from_json_str(&t.to_json_string(), "again").unwrap(),
+            t
+        );
+        let v1 = v2.replace("\"version\": 2", "\"version\": 1");
+        let e = Trace::from_json_str(&v1, "v1.json").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("phases[1]` is a wake-up relation, which needs trace version 2"),
+            "{e}"
+        );
+        let e = Trace::from_json_str(&v2.replace("[\"a\"]", "[\"c\"]"), "c.json").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("waits for task \"c\", which is not a task of the trace"),
+            "{e}"
+        );
+        let e = Trace::from_json_str(&v2.replace("[\"a\"]", "[]"), "e.json").unwrap_err();
+        assert!(e.to_string().contains("names no task"), "{e}");
+        let e =
+            Trace::from_json_str(&v2.replace("\"version\": 2", "\"version\": 3"), "3").unwrap_err();
+        assert!(matches!(e, TraceError::UnsupportedVersion { .. }), "{e}");
+        // A loop whose body only waits blocks, so it is a body; one that only wakes is not.
+        let waits = r#"{"version": 2, "tasks": [
+            {"name": "a", "phases": [{"loop": {"times": 3, "phases": [{"wake": "b"}, {"run_ns": 1}]}}]},
+            {"name": "b", "phases": [{"loop": {"times": 3, "phases": [{"wait_for": ["a"]}]}}]}]}"#;
+        Trace::from_json_str(waits, "w.json").unwrap();
+        let spins = waits.replace("{\"wake\": \"b\"}, {\"run_ns\": 1}", "{\"wake\": \"b\"}");
+        assert!(Trace::from_json_str(&spins, "s.json").is_err());
     }
 
     #[test]

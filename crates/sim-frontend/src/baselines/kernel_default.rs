@@ -40,10 +40,11 @@
 //! the per-CPU-kthread and sync shortcuts; idle-state depth and recency tie-breaks in the fork
 //! path; and the load balancer other than the misfit move and an idle CPU pulling a waiting
 //! task (x86 ITMT asym packing, which pulls running tasks from E- to P-cores on hybrid Intel
-//! parts, is not modelled). The traces carry no waker, and every wake-up in them is a timer
-//! or a frame release, which fires on the CPU that armed it, the one the task slept on: the
-//! replay passes the previous CPU as the waker, so step 1 never moves a task there; it is
-//! exercised by the unit tests.
+//! parts, is not modelled). A wake-up by another task (a trace's `wake` relation: rt-app's
+//! `resume`/`signal`, a recording's waker) has the waker's CPU as the wake-affine candidate;
+//! every other wake-up is a timer or a frame release, which fires on the CPU that armed it,
+//! the one the task slept on, so the previous CPU stands for the waker and step 1 keeps the
+//! task there.
 //!
 //! Asymmetric capacity follows the kernel's `sched_asym_cpucap_active()`: on when CPUs of
 //! different capacities exist (arm64 with firmware capacities; x86 hybrid parts once
@@ -381,7 +382,7 @@ impl KernelDefault {
             allowed: task.allowed,
             prev,
             // A timer or frame release fires on the CPU the task slept on.
-            waker: Some(prev),
+            waker: Some(task.waker_cpu.unwrap_or(prev)),
             recent,
             util: task.util,
             asym: self.asym,

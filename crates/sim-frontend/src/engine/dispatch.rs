@@ -37,6 +37,7 @@ impl<'a> Simulation<'a> {
             from_hint: self.options.util_source == UtilSource::Hint,
             weight: self.tasks[t].weight,
             reason,
+            waker_cpu: self.tasks[t].waker_cpu,
         };
         let decision = self.policy.place(&view, &task_view);
         observer.on_decision(&DecisionRecord {

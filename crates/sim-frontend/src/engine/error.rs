@@ -64,6 +64,23 @@ pub enum SimError {
         /// Simulated time.
         now_ns: u64,
     },
+    /// Every task left waits for a wake-up (`wait_for`) that no task can send any more: the
+    /// trace's chain is broken (its wakers ended, or each waits for the other).
+    #[error(
+        "replay of `{trace}` blocked at {now_ns} ns: {blocked} task(s) wait for a wake-up no task can send; `{task}` waits for {waits_for}"
+    )]
+    Blocked {
+        /// The trace's name.
+        trace: String,
+        /// Simulated time.
+        now_ns: u64,
+        /// Tasks blocked.
+        blocked: usize,
+        /// The first of them.
+        task: String,
+        /// The tasks it waits for, as the trace names them.
+        waits_for: String,
+    },
     /// Tasks wait while no event can ever run them (a policy left them queued).
     #[error("replay stalled at {now_ns} ns with {waiting} tasks unable to run")]
     Stalled {

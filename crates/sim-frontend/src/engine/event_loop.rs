@@ -53,6 +53,12 @@ impl<'a> Simulation<'a> {
             }
             match event {
                 Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
+                Event::Woken(t, waker_cpu) => {
+                    self.tasks[t].waker_cpu = waker_cpu;
+                    let placed = self.wake(t, observer);
+                    self.tasks[t].waker_cpu = None;
+                    placed?;
+                }
                 Event::WorkDone(cpu) => self.work_done(cpu)?,
                 Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
@@ -63,7 +69,16 @@ impl<'a> Simulation<'a> {
                 self.hand_over(observer);
             }
         }
+        if self.alive > 0 {
+            if let Some(h) = horizon {
+                // Every task left is blocked: the replay still runs to its horizon.
+                self.now = self.now.max(h);
+            }
+        }
         if horizon.is_none() && self.alive > 0 {
+            if let Some(blocked) = self.blocked() {
+                return Err(blocked);
+            }
             return Err(SimError::Stalled {
                 now_ns: self.now,
                 waiting: self.alive,
@@ -131,6 +146,22 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// The error for a replay whose tasks left are blocked in `wait_for`s, if any is.
+    fn blocked(&self) -> Option<SimError> {
+        let mut waiting = self
+            .tasks
+            .iter()
+            .filter_map(|t| t.waiting_for.map(|w| (t, w)));
+        let (first, wakers) = waiting.next()?;
+        Some(SimError::Blocked {
+            trace: self.trace_name.clone(),
+            now_ns: self.now,
+            blocked: 1 + waiting.count(),
+            task: first.name.clone(),
+            waits_for: wakers.join(", "),
+        })
+    }
+
     pub(super) fn ensure_tick(&mut self) {
         if !self.tick_pending {
             self.tick_pending = true;
@@ -164,6 +195,10 @@ impl<'a> Simulation<'a> {
                 self.tasks[t].status = Status::Sleeping;
                 self.events
                     .push(self.now.saturating_add(ns), Event::Wake(t));
+                Ok(())
+            }
+            Action::Block => {
+                self.tasks[t].status = Status::Sleeping;
                 Ok(())
             }
             Action::Done => {
@@ -264,6 +299,11 @@ impl<'a> Simulation<'a> {
                 self.stop(cpu);
                 self.tasks[t].status = Status::Sleeping;
                 self.events.push(now.saturating_add(ns), Event::Wake(t));
+                self.dispatch(cpu)
+            }
+            Action::Block => {
+                self.stop(cpu);
+                self.tasks[t].status = Status::Sleeping;
                 self.dispatch(cpu)
             }
             Action::Done => {

@@ -16,6 +16,11 @@
 //! utilisation estimates and vtime charges come from the policy crate too
 //! ([`hybridland_policy::slice_ns`], [`TaskState`]); the engine only moves tasks and time.
 //!
+//! A task blocked in a trace's `wait_for` has no event of its own: the waker's `wake` pushes
+//! one (`Woken`, with the waker's CPU for the placement) when its program gets there
+//! (`program.rs`). A task started on a CPU idle since an earlier time runs only after the
+//! model's wake-up cost (`occupancy.rs`).
+//!
 //! Nothing here reads a clock, iterates a hash map or draws a random number: the policy gets
 //! its own seeded generator, so the same inputs give the same bytes out.
 
@@ -53,6 +58,9 @@ enum Event {
     Arrive(usize),
     /// A task's sleep ends (or its next frame is released).
     Wake(usize),
+    /// A task blocked in a `wait_for` is woken by another, running on this CPU (its last
+    /// one, when it is not on a CPU).
+    Woken(usize, Option<CpuId>),
     /// The work of the task on this CPU is done (timer [`work_done_key`]).
     WorkDone(CpuId),
     /// The slice of the task on this CPU ends (timer [`slice_end_key`]).
@@ -117,6 +125,12 @@ struct Task<'t> {
     run_queued: bool,
     /// Set just before the stop that completes a frame (for run records).
     frame_done: bool,
+    /// The tasks (trace names) whose wake-up it is blocked for, in a `wait_for`.
+    waiting_for: Option<&'t [String]>,
+    /// Wake-ups kept for a later `wait_for`: (waker's spec index, how many).
+    pending: Vec<(usize, u64)>,
+    /// The waker's CPU for the wake-up being placed (a wake-up by another task).
+    waker_cpu: Option<CpuId>,
     /// The slice the policy's scheduler core gave it, for its next start.
     slice_ns: Option<u64>,
 }
@@ -150,6 +164,9 @@ struct Cpu {
     local: VecDeque<usize>,
     busy_ns: u64,
     busy_since: Option<TimeNs>,
+    /// Since when it has run nothing (`None` while it runs a task): a task started on it
+    /// later than that pays the wake-up cost.
+    idle_since: Option<TimeNs>,
     /// The scheduler core nudged the task running here: its next slice end is contended (the
     /// live helper thread waits in this CPU's queue).
     nudged: bool,
@@ -170,6 +187,10 @@ pub struct Simulation<'a> {
     events: EventQueue<Event>,
     nr_events: u64,
     tasks: Vec<Task<'a>>,
+    /// Per trace task (spec): its first replay task; its copies follow.
+    spec_first: Vec<usize>,
+    /// Spec index by task name, for the wake-up relation.
+    spec_by_name: std::collections::BTreeMap<&'a str, usize>,
     allowed: Vec<CpuSet>,
     cpus: Vec<Cpu>,
     /// Per L2 cluster: what its running tasks add to each other's contention.

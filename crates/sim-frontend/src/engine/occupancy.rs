@@ -1,5 +1,5 @@
-//! A task onto and off a CPU: migration cost, wake-up latency, the slice timer, busy time and
-//! the run handed to the task's utilisation estimate.
+//! A task onto and off a CPU: migration cost, wake-up cost and latency, the slice timer, busy
+//! time and the run handed to the task's utilisation estimate.
 
 use super::progress::RunInfo;
 use super::{Event, OccupancyRecord, Pending, Simulation, Status, slice_end_key, work_done_key};
@@ -31,7 +31,22 @@ impl<'a> Simulation<'a> {
                 .remaining
                 .saturating_add(u128::from(cost) * u128::from(WORK_SCALE));
         }
-        task.run_latency = task.runnable_since.take().map(|since| now - since);
+        // A CPU idle since before now has to be woken (the interrupt) and leave its idle
+        // state (unless a busy sibling keeps its core awake): the task runs that much later.
+        let from_idle = self.cpus[i].idle_since.is_some_and(|since| since < now);
+        let wake_cost = if from_idle {
+            let core_awake = self
+                .topo
+                .siblings(cpu)
+                .iter()
+                .any(|s| *s != cpu && self.cpus[s.index()].running.is_some());
+            self.model.wakeup_cost_ns(self.cpus[i].kind, core_awake)
+        } else {
+            0
+        };
+        let task = &mut self.tasks[t];
+        let runs_from = now.saturating_add(wake_cost);
+        task.run_latency = task.runnable_since.take().map(|since| runs_from - since);
         task.run_queued = core::mem::take(&mut task.queued);
         if let Some(waited) = task.run_latency {
             self.latency.record(waited);
@@ -42,8 +57,8 @@ impl<'a> Simulation<'a> {
         task.last_cpu = Some(cpu);
         // Rate 0: no completion event issued yet; `refresh_around` issues it.
         task.run = Some(RunInfo {
-            since_ns: now,
-            settled_ns: now,
+            since_ns: runs_from,
+            settled_ns: runs_from,
             rate: 0,
         });
         self.vtime.on_start(task.state.vtime());
@@ -61,7 +76,9 @@ impl<'a> Simulation<'a> {
         let sensitivity = self.tasks[t].sensitivity;
         let c = &mut self.cpus[i];
         c.running = Some(t);
-        c.busy_since = Some(now);
+        // Busy from when the task runs: the wake-up cost is time the CPU runs nothing.
+        c.busy_since = Some(runs_from);
+        c.idle_since = None;
         let (core, cluster, pos) = (c.core, c.cluster, c.cluster_pos);
         self.contention[cluster].start(pos, sensitivity);
         self.meter(core, 1);
@@ -112,8 +129,9 @@ impl<'a> Simulation<'a> {
         self.events.cancel(slice_end_key(cpu));
         let c = &mut self.cpus[i];
         if let Some(since) = c.busy_since.take() {
-            c.busy_ns += now - since;
+            c.busy_ns += now.saturating_sub(since);
         }
+        c.idle_since = Some(now);
         c.nudged = false;
         let (kind, core) = (c.kind, c.core);
         self.meter(core, -1);
@@ -123,9 +141,11 @@ impl<'a> Simulation<'a> {
         if let Some(task) = self.tasks.get_mut(t) {
             let frame_done = core::mem::take(&mut task.frame_done);
             if let Some(run) = task.run.take() {
+                // Stopped before the wake-up cost was paid: it ran nothing.
+                let started = run.since_ns.min(now);
                 if self.record_runs {
                     self.pending.push(Pending::Run {
-                        start_ns: run.since_ns,
+                        start_ns: started,
                         cpu,
                         task: t,
                         step: task.placed_by,
@@ -135,11 +155,11 @@ impl<'a> Simulation<'a> {
                         frame_done,
                     });
                 }
-                task.ran_by_kind[kind.index()] += now - run.since_ns;
+                task.ran_by_kind[kind.index()] += now - started;
                 let _counted = task.state.on_run(&Run {
                     cpu,
                     capacity,
-                    start_ns: run.since_ns,
+                    start_ns: started,
                     stop_ns: now,
                     weight: task.weight,
                 });

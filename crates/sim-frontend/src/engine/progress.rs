@@ -18,9 +18,10 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         if let Some(task) = self.tasks.get_mut(t) {
             if let Some(run) = &mut task.run {
-                let done = u128::from(run.rate) * u128::from(now - run.settled_ns);
+                // Before `settled_ns` (a wake-up cost still being paid) nothing is done.
+                let done = u128::from(run.rate) * u128::from(now.saturating_sub(run.settled_ns));
                 task.remaining = task.remaining.saturating_sub(done);
-                run.settled_ns = now;
+                run.settled_ns = run.settled_ns.max(now);
             }
         }
     }
@@ -88,6 +89,7 @@ impl<'a> Simulation<'a> {
             others,
         );
         let remaining = task.remaining;
+        let from = task.run.as_ref().map_or(self.now, |r| r.settled_ns);
         if let Some(run) = &mut self.tasks[t].run {
             // Same speed as before: the pending completion event is still exact.
             if run.rate == rate {
@@ -96,9 +98,7 @@ impl<'a> Simulation<'a> {
             run.rate = rate;
         }
         let wait = remaining.div_ceil(u128::from(rate));
-        let due = self
-            .now
-            .saturating_add(u64::try_from(wait).unwrap_or(u64::MAX));
+        let due = from.saturating_add(u64::try_from(wait).unwrap_or(u64::MAX));
         self.events
             .push_keyed(work_done_key(cpu), due, Event::WorkDone(cpu));
     }

@@ -47,6 +47,8 @@ impl<'a> Simulation<'a> {
                 local: VecDeque::new(),
                 busy_ns: 0,
                 busy_since: None,
+                // Awake at 0: a task started then pays no wake-up cost.
+                idle_since: Some(0),
                 nudged: false,
             });
         }
@@ -73,7 +75,15 @@ impl<'a> Simulation<'a> {
         let allowed: Vec<CpuSet> = trace.tasks.iter().map(|t| t.allowed_set(topo)).collect();
         let mut tasks = Vec::with_capacity(trace.nr_tasks());
         let mut events = EventQueue::new();
+        let mut spec_first = Vec::with_capacity(trace.tasks.len());
+        let spec_by_name = trace
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
         for (spec_index, spec) in trace.tasks.iter().enumerate() {
+            spec_first.push(tasks.len());
             for copy in 0..spec.copies {
                 let name = spec.copy_name(copy).into_owned();
                 let program = match &spec.frames {
@@ -118,6 +128,9 @@ impl<'a> Simulation<'a> {
                     wakeups: 0,
                     finish_ns: None,
                     frames,
+                    waiting_for: None,
+                    pending: Vec::new(),
+                    waker_cpu: None,
                 });
             }
         }
@@ -136,6 +149,8 @@ impl<'a> Simulation<'a> {
             events,
             nr_events: 0,
             tasks,
+            spec_first,
+            spec_by_name,
             allowed,
             cpus,
             contention: vec![ClusterContention::default(); topo.nr_clusters().max(1)],

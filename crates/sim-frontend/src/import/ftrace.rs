@@ -10,6 +10,15 @@
 //! TASK_REPORT bits, such as 0, 256 or 4096) is a preemption, the task stays runnable; every
 //! other state is a sleep.
 //!
+//! The waker of a wake-up is the task the line was reported from (the `COMM-PID` before the
+//! CPU: `sched_waking` runs in the waker's context) unless that is the idle task or the
+//! line's flags (tracefs's `d.s4.` column, where present) say it ran in an interrupt (`h`,
+//! `H`, `s`, `z`, `Z` third): then the wake-up has no task waker. Formats without the flags
+//! column (`trace-cmd report` without `-l`, `perf script`) cannot tell an interrupt from the
+//! task it interrupted, so there a wake-up from an interrupt names the interrupted task. A
+//! wake-up with a waker becomes the trace's wake-up relation (the builder's
+//! [`wakeup_by`](TimelineBuilder::wakeup_by)).
+//!
 //! Per task (every pid but 0, the idle task): each stretch from being switched in to being
 //! switched out is a run burst, turned into reference work by the capacity of the CPU it ran
 //! on (a burst of 10 ms on a capacity-512 CPU is 5 ms of reference work); a switch-out in any
@@ -50,6 +59,8 @@ pub struct FtraceImport {
     pub busy_ns: BTreeMap<u16, u64>,
     /// Switch-ins on a CPU other than the task's previous one.
     pub migrations: u64,
+    /// Wake-ups by another task kept as wake-up relations in the trace.
+    pub relations: u64,
 }
 
 /// Why a recording cannot be imported.
@@ -93,6 +104,10 @@ struct Line<'a> {
     ts_ns: u64,
     event: &'a str,
     fields: &'a str,
+    /// The pid of the task the line was reported from, when it reads.
+    current: Option<u32>,
+    /// The line's flags say it was reported from an interrupt (hardirq, softirq, NMI).
+    in_interrupt: bool,
 }
 
 /// Imports a recording. `topo` gives each CPU's capacity; `pin_observed` makes the CPUs a
@@ -194,7 +209,8 @@ pub fn import(
                     ));
                 };
                 if pid != 0 {
-                    timeline.wakeup(pid, &comm, now);
+                    let waker = ev.current.filter(|w| *w != 0 && !ev.in_interrupt);
+                    timeline.wakeup_by(pid, &comm, now, waker);
                 }
             }
             "sched_migrate_task" => {
@@ -239,6 +255,7 @@ pub fn import(
         folded: built.folded,
         busy_ns: built.busy_ns,
         migrations: built.migrations,
+        relations: built.relations,
     })
 }
 
@@ -257,17 +274,23 @@ fn is_header(line: &str) -> bool {
 fn parse_line(line: &str) -> Option<Line<'_>> {
     // The CPU is the first `[digits]` group; a comm may hold brackets, so search for digits.
     let mut search = 0;
-    let (cpu, after) = loop {
+    let (cpu, before, after) = loop {
         let open = search + line[search..].find('[')?;
         let close = open + line[open..].find(']')?;
         let inner = &line[open + 1..close];
         if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
-            break (inner.parse::<u16>().ok()?, &line[close + 1..]);
+            break (
+                inner.parse::<u16>().ok()?,
+                &line[..open],
+                &line[close + 1..],
+            );
         }
         search = close + 1;
     };
-    // Then the timestamp: the first token `SECONDS.FRACTION:`.
+    // Then the timestamp: the first token `SECONDS.FRACTION:`; a flags column before it says
+    // whether the line came from an interrupt.
     let mut rest = after;
+    let mut in_interrupt = false;
     let ts_ns = loop {
         let tok_start = rest.len() - rest.trim_start().len();
         let tok = rest[tok_start..].split_whitespace().next()?;
@@ -277,6 +300,7 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
                 break ns;
             }
         }
+        in_interrupt |= flags_say_interrupt(tok);
     };
     let rest = rest.trim_start();
     let colon = rest
@@ -293,7 +317,35 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
         ts_ns,
         event,
         fields,
+        current: current_pid(before),
+        in_interrupt,
     })
+}
+
+/// The pid of `COMM-PID [(TGID)]` (tracefs, trace-cmd) or `COMM PID` (perf script).
+fn current_pid(prefix: &str) -> Option<u32> {
+    let mut who = prefix.trim_end();
+    if who.ends_with(')') {
+        who = who[..who.rfind('(')?].trim_end();
+    }
+    let last = who.split_whitespace().next_back()?;
+    let digits = if last.bytes().all(|b| b.is_ascii_digit()) && who.len() > last.len() {
+        last
+    } else {
+        last.rsplit_once('-')?.1
+    };
+    digits.parse().ok()
+}
+
+/// Whether a tracefs flags token (`d.s4.`, `dNh2.`: irqs-off, need-resched, then the
+/// hardirq/softirq/NMI column, ...) says the line was reported from an interrupt.
+fn flags_say_interrupt(tok: &str) -> bool {
+    let b = tok.as_bytes();
+    (4..=6).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'.' || *c == b'|')
+        && !b[..3].iter().all(u8::is_ascii_digit)
+        && matches!(b[2], b'h' | b'H' | b's' | b'z' | b'Z')
 }
 
 fn seconds_to_ns(s: &str) -> Option<u64> {
@@ -485,6 +537,26 @@ mod test {
         );
         assert_eq!(parse_wakeup("sh [120] CPU:007"), None);
         assert_eq!(parse_wakeup(":5 [120]"), None);
+    }
+
+    #[test]
+    fn the_reporting_task_and_interrupt_flags() {
+        let l = parse_line(
+            "sh-159     (    159) [002] d.s4.     5.254213: sched_waking: comm=kworker/2:1 pid=83",
+        )
+        .unwrap();
+        assert_eq!((l.current, l.in_interrupt), (Some(159), true));
+        let l = parse_line("kworker/2:1-83      (     83) [002] d..3.     5.261784: sched_waking: comm=rcu_preempt pid=15").unwrap();
+        assert_eq!((l.current, l.in_interrupt), (Some(83), false));
+        let l = parse_line("<idle>-0       (-------) [004] dNh2.     5.262544: sched_wakeup: comm=rcu_preempt pid=15").unwrap();
+        assert_eq!((l.current, l.in_interrupt), (Some(0), true));
+        let l = parse_line("Web Content-1234 [001] 7.000001: sched_waking: comm=a pid=5").unwrap();
+        assert_eq!((l.current, l.in_interrupt), (Some(1234), false));
+        let l = parse_line(
+            "              sh    159 [002] 5.254213:            sched:sched_waking: comm=a pid=83",
+        )
+        .unwrap();
+        assert_eq!((l.current, l.in_interrupt), (Some(159), false));
     }
 
     #[test]

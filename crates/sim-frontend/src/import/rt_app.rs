@@ -23,26 +23,34 @@
 //! | a task whose every round is runs and one timer, first or last | a frame loop: `period_ns` = the timer's period, `work_ns` = the runs |
 //! | `timer` anywhere else | a sleep to its next firing, its clock kept across phases and rounds as rt-app keeps it; *approximated*: the runs before it take their reference time |
 //! | `fork` | a task of the forked thread starting where the forking one reaches the fork at reference speed |
+//! | `suspend` | `wait_for` the threads that `resume` this one (today's rt-app suspends a thread under its own name, whatever the string says), and those that resume the name written, when one is (rt-app before 2025 read it, and its examples are written so; noted) |
+//! | `resume: "T"` | `wake_if_waiting` every task of thread `T` and of threads suspending under the name `T` (a broadcast, lost when none is suspended, as rt-app's condition variable loses it) |
+//! | `wait: {"ref": "C"}` | `wait_for` the threads that `signal`, `broad` or `sync` on `C` |
+//! | `signal` / `broad: "C"` | `wake_if_waiting` every thread that waits on `C` |
+//! | `sync: {"ref": "C"}` | a `signal` then a `wait` on `C` |
+//! | `sem_post` / `sem_wait: "S"` | `wake` (remembered, counted) / `wait_for` between the threads that post and wait on `S` |
 //! | phase `loop` / task `loop` (-1 = until `global.duration`) | `loop` phases |
 //! | legacy `exec` / `period` / `deadline` | a frame loop |
 //!
 //! What the model has no counterpart for yet (`lock`/`unlock` contention, `barrier` waits,
-//! `suspend`/`resume`, `signal`/`wait`, `sem_post`/`sem_wait`: a wake-up by another thread
-//! needs a waker in the trace format; `taskgroup`, `nodes_membind`, real-time policies, a
-//! per-phase change of affinity...) is returned in [`RtAppImport::unmodelled`] with its file,
-//! task and phase, never silently dropped.
+//! `signal` waking one waiter of several, a semaphore's one token shared between several
+//! waiting threads, a `suspend` no thread resumes; `taskgroup`, `nodes_membind`, real-time
+//! policies, a per-phase change of affinity...) is returned in [`RtAppImport::unmodelled`]
+//! with its file, task and phase, never silently dropped.
 
 mod merge;
 mod probe;
 mod steps;
 
 use super::json_tree::{Node, lenient};
-use crate::trace::{FrameSpec, MAX_FRAMES, TRACE_VERSION, TaskSpec, Trace, TraceError};
+use crate::trace::{
+    FrameSpec, MAX_FRAMES, MAX_WAKERS, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError,
+};
 use core::fmt;
 use hybridland_trace::json_error::strip_position;
 pub use probe::is_rt_app;
 use serde::Serialize;
-use steps::{Event, Step, TimerState, Times};
+use steps::{Event, Relation, Step, TimerState, Times};
 
 /// The kernel's `sched_prio_to_weight`, nice -20 to 19.
 const NICE_TO_WEIGHT: [u32; 40] = [
@@ -341,7 +349,8 @@ pub fn import_files(
         models.push(cx.task(&m.name, &m.value)?);
     }
     cx.note_shared_timers(&models);
-    let specs = cx.with_forks(&models)?;
+    let placed = cx.with_forks(&models)?;
+    let specs = cx.relate(&models, placed)?;
     if specs.is_empty() {
         all_names.clone_into(&mut cx.source);
         return Err(cx.invalid(
@@ -399,6 +408,8 @@ struct TaskModel {
     instance: u32,
     /// Forks by target, with reference ns from the thread's start.
     forks: Vec<(String, u64)>,
+    /// The phases as laid out, with the wake-ups still by resource (empty for a frame loop).
+    layout: Vec<Step>,
     /// The file the task came from.
     source: String,
 }
@@ -538,6 +549,7 @@ impl Importer {
             frames: None,
         };
         let mut forks = Vec::new();
+        let mut laid_out = Vec::new();
         if let Some((frames, offset)) = self.frames(name, &phases, task_loop, &base)? {
             spec.frames = Some(frames);
             spec.start_ns = spec.start_ns.saturating_add(offset);
@@ -546,7 +558,9 @@ impl Importer {
             let horizon = self.duration_ns.map(|d| d.saturating_sub(start_ns));
             forks = steps::fork_times(&layout, horizon, MAX_FORKS)
                 .map_err(|t| self.too_many_forks(&base, &t))?;
-            spec.phases = steps::to_phases(&layout);
+            // The wake-ups are settled once every thread is read; without them for now.
+            spec.phases = steps::to_phases(&layout, &mut |_| Vec::new());
+            laid_out = layout;
             if spec.phases.is_empty() {
                 return Err(self.invalid(
                     &base,
@@ -564,6 +578,7 @@ impl Importer {
             spec,
             instance,
             forks,
+            layout: laid_out,
             source: self.source.clone(),
         })
     }
@@ -749,18 +764,41 @@ impl Importer {
                 key,
                 Treatment::Dropped("the model has no sched_yield".into()),
             ),
+            "suspend" => events.push(Event::Rel(Relation::Suspend(match value {
+                Node::Str(s) if !s.is_empty() => Some(s.clone()),
+                _ => None,
+            }))),
+            "resume" => events.push(Event::Rel(Relation::Resume(string_ref(self)?))),
+            "signal" | "broad" => events.push(Event::Rel(Relation::Signal {
+                cond: string_ref(self)?,
+                one: event == "signal",
+            })),
+            "sem_post" => events.push(Event::Rel(Relation::SemPost(string_ref(self)?))),
+            "sem_wait" => events.push(Event::Rel(Relation::SemWait(string_ref(self)?))),
             _ => {
-                // signal, broad, wait, sync, suspend, resume, sem_post, sem_wait: a wake-up by
-                // another thread, which needs a waker in the trace format (not there yet).
-                if !matches!(event, "wait" | "sync" | "suspend") {
-                    string_ref(self)?;
-                }
-                let why = if matches!(event, "wait" | "sync" | "suspend" | "sem_wait") {
-                    "does not block: the trace format has no waker yet"
-                } else {
-                    "wakes no one: the threads it wakes do not block"
+                // wait and sync: `{"ref": COND, "mutex": MUTEX}` (a bare name reads too).
+                let cond = match value {
+                    Node::Str(s) => s.clone(),
+                    _ => match value.get("ref") {
+                        Some(Node::Str(s)) => s.clone(),
+                        _ => {
+                            return Err(self.invalid(
+                                at,
+                                format!(
+                                    "must be {{\"ref\": CONDITION, \"mutex\": MUTEX}}, got {}",
+                                    show(value)
+                                ),
+                            ));
+                        }
+                    },
                 };
-                self.note(task, phase, key, Treatment::Dropped(why.into()));
+                if event == "sync" {
+                    events.push(Event::Rel(Relation::Signal {
+                        cond: cond.clone(),
+                        one: true,
+                    }));
+                }
+                events.push(Event::Rel(Relation::Wait(cond)));
             }
         }
         Ok(())
@@ -1033,7 +1071,9 @@ impl Importer {
                         "held as part of the period's work, never contended".into(),
                     ),
                     "wait" | "signal" | "broadcast" => Treatment::Dropped(
-                        "paced by its own period: the trace format has no waker yet".into(),
+                        "paced by its own period: the older grammar does not say which thread \
+                         signals it"
+                            .into(),
                     ),
                     _ => Treatment::Dropped(format!(
                         "\"{r}\" is not in the resources object (rt-app's older grammar needs it \
@@ -1099,6 +1139,7 @@ impl Importer {
             },
             instance,
             forks: Vec::new(),
+            layout: Vec::new(),
             source: self.source.clone(),
         })
     }
@@ -1106,11 +1147,13 @@ impl Importer {
     /// The tasks that start with the run (instance above 0) and, for every fork, a task of
     /// the forked thread starting at the fork's moment plus its own delay; forked threads
     /// that fork are followed [`MAX_FORK_DEPTH`] generations deep.
-    fn with_forks(&mut self, models: &[TaskModel]) -> Result<Vec<TaskSpec>, RtAppError> {
-        let mut specs: Vec<TaskSpec> = models
+    /// Each with the index of its model (the thread it is a task of).
+    fn with_forks(&mut self, models: &[TaskModel]) -> Result<Vec<(TaskSpec, usize)>, RtAppError> {
+        let mut specs: Vec<(TaskSpec, usize)> = models
             .iter()
-            .filter(|m| m.instance > 0)
-            .map(|m| m.spec.clone())
+            .enumerate()
+            .filter(|(_, m)| m.instance > 0)
+            .map(|(i, m)| (m.spec.clone(), i))
             .collect();
         // (model index, start, generation) of each thread whose forks are still to place.
         let mut queue: Vec<(usize, u64, usize)> = Vec::new();
@@ -1178,7 +1221,7 @@ impl Importer {
             spec.name = format!("{}-forked{k}", m.spec.name);
             spec.copies = copies;
             spec.start_ns = at;
-            specs.push(spec);
+            specs.push((spec, t));
         }
         for (t, _) in &per_target {
             let m = &models[*t];
@@ -1194,6 +1237,220 @@ impl Importer {
             });
         }
         Ok(specs)
+    }
+
+    /// The tasks' phases with their wake-ups settled: who a `resume`, `signal` or `sem_post`
+    /// wakes and who a `suspend`, `wait` or `sem_wait` waits for, now that every thread (and
+    /// fork) is known. A task's own copies wake each other; a single thread never wakes itself.
+    fn relate(
+        &mut self,
+        models: &[TaskModel],
+        placed: Vec<(TaskSpec, usize)>,
+    ) -> Result<Vec<TaskSpec>, RtAppError> {
+        // Per task of the trace: its name, its thread's name and what its thread does.
+        let tasks: Vec<(String, &str, u32, Vec<&Relation>)> = placed
+            .iter()
+            .map(|(spec, m)| {
+                (
+                    spec.name.clone(),
+                    models[*m].spec.name.as_str(),
+                    spec.copies,
+                    steps::relations(&models[*m].layout),
+                )
+            })
+            .collect();
+        // The tasks (other than `me`, unless it has copies) whose thread does what `pick` picks.
+        let whose = |me: usize, pick: &dyn Fn(&Relation) -> bool| -> Vec<String> {
+            tasks
+                .iter()
+                .enumerate()
+                .filter(|(k, t)| (*k != me || t.2 > 1) && t.3.iter().any(|r| pick(r)))
+                .map(|(_, t)| t.0.clone())
+                .collect()
+        };
+        let threads_of = |names: &[String]| -> u64 {
+            tasks
+                .iter()
+                .filter(|t| names.contains(&t.0))
+                .map(|t| u64::from(t.2))
+                .sum()
+        };
+        let mut out = Vec::with_capacity(placed.len());
+        for (k, (mut spec, m)) in placed.into_iter().enumerate() {
+            let model = &models[m];
+            if model.layout.is_empty() {
+                out.push(spec);
+                continue;
+            }
+            let thread = model.spec.name.as_str();
+            let mut notes: Vec<(&'static str, Treatment)> = Vec::new();
+            let mut too_many: Option<usize> = None;
+            let mut wait_for = |names: Vec<String>| {
+                if names.len() > MAX_WAKERS {
+                    too_many = Some(names.len());
+                    Vec::new()
+                } else {
+                    vec![Phase::WaitFor(names)]
+                }
+            };
+            let mut resolve = |r: &Relation| -> Vec<Phase> {
+                match r {
+                    Relation::Resume(target) => {
+                        let suspends_as = |t: &(String, &str, u32, Vec<&Relation>)| {
+                            t.1 == target
+                                || t.3
+                                    .iter()
+                                    .any(|r| matches!(r, Relation::Suspend(Some(s)) if s == target))
+                        };
+                        let woken: Vec<Phase> = tasks
+                            .iter()
+                            .enumerate()
+                            .filter(|(j, t)| suspends_as(t) && (*j != k || t.2 > 1))
+                            .map(|(_, t)| Phase::WakeIfWaiting(t.0.clone()))
+                            .collect();
+                        if woken.is_empty() {
+                            notes.push((
+                                "resume",
+                                Treatment::Dropped(format!(
+                                    "wakes no one: no other thread is named \"{target}\" or \
+                                     suspends under that name"
+                                )),
+                            ));
+                        }
+                        woken
+                    }
+                    Relation::Suspend(named) => {
+                        let named = named.as_deref().filter(|n| *n != thread);
+                        let wakers = whose(k, &|r| {
+                            matches!(r, Relation::Resume(t)
+                                if t == thread || Some(t.as_str()) == named)
+                        });
+                        if let Some(n) = named {
+                            let by_name = whose(k, &|r| matches!(r, Relation::Resume(t) if t == n));
+                            if !by_name.is_empty() {
+                                notes.push((
+                                    "suspend",
+                                    Treatment::Approximated(format!(
+                                        "waits for the threads resuming \"{n}\" too, as rt-app \
+                                         before 2025 read the name (today's rt-app suspends \
+                                         under the thread's own)"
+                                    )),
+                                ));
+                            }
+                        }
+                        if wakers.is_empty() {
+                            notes.push((
+                                "suspend",
+                                Treatment::Approximated(format!(
+                                    "no other thread resumes \"{}\": rt-app would block here for \
+                                     good, the replay goes on",
+                                    named.unwrap_or(thread)
+                                )),
+                            ));
+                            return Vec::new();
+                        }
+                        wait_for(wakers)
+                    }
+                    Relation::Signal { cond, one } => {
+                        let waiters = whose(k, &|r| matches!(r, Relation::Wait(c) if c == cond));
+                        if waiters.is_empty() {
+                            notes.push((
+                                if *one { "signal" } else { "broad" },
+                                Treatment::Dropped(format!(
+                                    "wakes no one: no other thread waits on \"{cond}\""
+                                )),
+                            ));
+                        } else if *one && threads_of(&waiters) > 1 {
+                            notes.push((
+                                "signal",
+                                Treatment::Approximated(format!(
+                                    "wakes every thread waiting on \"{cond}\", where \
+                                     pthread_cond_signal wakes one"
+                                )),
+                            ));
+                        }
+                        waiters.into_iter().map(Phase::WakeIfWaiting).collect()
+                    }
+                    Relation::Wait(cond) => {
+                        let wakers = whose(
+                            k,
+                            &|r| matches!(r, Relation::Signal { cond: c, .. } if c == cond),
+                        );
+                        if wakers.is_empty() {
+                            notes.push((
+                                "wait",
+                                Treatment::Approximated(format!(
+                                    "no other thread signals \"{cond}\": rt-app would block here \
+                                     for good, the replay goes on"
+                                )),
+                            ));
+                            return Vec::new();
+                        }
+                        wait_for(wakers)
+                    }
+                    Relation::SemPost(sem) => {
+                        let waiters = whose(k, &|r| matches!(r, Relation::SemWait(s) if s == sem));
+                        if threads_of(&waiters) > 1 {
+                            notes.push((
+                                "sem_post",
+                                Treatment::Approximated(format!(
+                                    "a post to \"{sem}\" is a token for every waiting thread, \
+                                     where the semaphore has one for one of them"
+                                )),
+                            ));
+                        }
+                        if waiters.is_empty() {
+                            notes.push((
+                                "sem_post",
+                                Treatment::Dropped(format!(
+                                    "wakes no one: no other thread waits on \"{sem}\""
+                                )),
+                            ));
+                        }
+                        waiters.into_iter().map(Phase::Wake).collect()
+                    }
+                    Relation::SemWait(sem) => {
+                        let posters = whose(k, &|r| matches!(r, Relation::SemPost(s) if s == sem));
+                        if posters.is_empty() {
+                            notes.push((
+                                "sem_wait",
+                                Treatment::Approximated(format!(
+                                    "no other thread posts \"{sem}\": rt-app would block here \
+                                     for good, the replay goes on"
+                                )),
+                            ));
+                            return Vec::new();
+                        }
+                        wait_for(posters)
+                    }
+                }
+            };
+            spec.phases = steps::to_phases(&model.layout, &mut resolve);
+            if let Some(n) = too_many {
+                model.source.clone_into(&mut self.source);
+                return Err(self.invalid(
+                    &format!("tasks.{thread}"),
+                    format!(
+                        "waits for {n} threads at one event, more than the trace's {MAX_WAKERS}"
+                    ),
+                ));
+            }
+            for (key, treatment) in notes {
+                let note = Unmodelled {
+                    source: model.source.clone(),
+                    task: thread.to_owned(),
+                    phase: None,
+                    key: key.into(),
+                    feature: key.into(),
+                    treatment,
+                };
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+            }
+            out.push(spec);
+        }
+        Ok(out)
     }
 
     /// A timer named by more than one thread (instances included) is one clock in rt-app,

@@ -22,6 +22,29 @@ pub(super) enum Event {
     },
     /// rt-app's `fork`: start a thread of the task `target`.
     Fork(String),
+    /// A wake-up sent or waited for (resume/suspend, signal/wait, sem_post/sem_wait).
+    Rel(Relation),
+}
+
+/// rt-app's wake-ups between threads, by the resource they name; which threads they wake or
+/// wait for is settled once every thread is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Relation {
+    /// `resume`: wake the threads suspended under this thread name (a broadcast, lost when
+    /// none is).
+    Resume(String),
+    /// `suspend`: block under the thread's own name until a `resume` of it (current rt-app),
+    /// or of the name written, when one is (rt-app before 2025, and workgen's files).
+    Suspend(Option<String>),
+    /// `signal` (`one`: pthread_cond_signal) / `broad` on a condition (lost when no thread
+    /// waits).
+    Signal { cond: String, one: bool },
+    /// `wait` on a condition.
+    Wait(String),
+    /// `sem_post`: a wake-up the semaphore remembers.
+    SemPost(String),
+    /// `sem_wait`.
+    SemWait(String),
 }
 
 /// The importer's own phase list, which can still say where a fork happens.
@@ -30,6 +53,7 @@ pub(super) enum Step {
     Run(u64),
     Sleep(u64),
     Fork(String),
+    Rel(Relation),
     Loop(u64, Vec<Self>),
 }
 
@@ -113,6 +137,7 @@ pub(super) fn lay_out(events: &[Event], state: &TimerState) -> (Vec<Step>, Timer
                 s.since.insert(name.clone(), lag);
             }
             Event::Fork(t) => out.push(Step::Fork(t.clone())),
+            Event::Rel(r) => out.push(Step::Rel(r.clone())),
         }
     }
     (out, s)
@@ -200,22 +225,27 @@ pub(super) fn reference_ns(steps: &[Step]) -> u128 {
         .iter()
         .map(|s| match s {
             Step::Run(n) | Step::Sleep(n) => u128::from(*n),
-            Step::Fork(_) => 0,
+            Step::Fork(_) | Step::Rel(_) => 0,
             Step::Loop(t, b) => reference_ns(b).saturating_mul(u128::from(*t)),
         })
         .fold(0, u128::saturating_add)
 }
 
-/// The trace's phases for a layout (forks are not phases).
-pub(super) fn to_phases(steps: &[Step]) -> Vec<Phase> {
+/// The trace's phases for a layout (forks are not phases); `relation` gives the phases a
+/// wake-up becomes (none when it wakes or waits for no thread).
+pub(super) fn to_phases(
+    steps: &[Step],
+    relation: &mut dyn FnMut(&Relation) -> Vec<Phase>,
+) -> Vec<Phase> {
     let mut out = Vec::new();
     for s in steps {
         match s {
             Step::Run(n) => out.push(Phase::RunNs(*n)),
             Step::Sleep(n) => out.push(Phase::SleepNs(*n)),
             Step::Fork(_) => {}
+            Step::Rel(r) => out.extend(relation(r)),
             Step::Loop(t, b) => {
-                let body = to_phases(b);
+                let body = to_phases(b, relation);
                 match (body.len(), *t) {
                     (0, _) => {}
                     (_, 1) => out.extend(body),
@@ -225,6 +255,19 @@ pub(super) fn to_phases(steps: &[Step]) -> Vec<Phase> {
                     })),
                 }
             }
+        }
+    }
+    out
+}
+
+/// Every relation of a layout, loops looked into once.
+pub(super) fn relations(steps: &[Step]) -> Vec<&Relation> {
+    let mut out = Vec::new();
+    for s in steps {
+        match s {
+            Step::Rel(r) => out.push(r),
+            Step::Loop(_, b) => out.extend(relations(b)),
+            _ => {}
         }
     }
     out
@@ -264,6 +307,7 @@ fn walk(
         }
         match s {
             Step::Run(n) | Step::Sleep(n) => *now += u128::from(*n),
+            Step::Rel(_) => {}
             Step::Fork(t) => {
                 if out.len() >= limit {
                     return Err(t.clone());
