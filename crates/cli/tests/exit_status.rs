@@ -85,16 +85,18 @@ fn replay() {
 
 #[test]
 fn a_closed_pipe_exits_3_without_a_message() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
+    // The reader is gone before the replay starts (closing it after the spawn would race a
+    // replay fast enough to fill the pipe's buffer first): its output has nowhere to go.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
         .args(["replay", TRACE, "--json"])
         .current_dir(common::root())
         .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The reader goes away before the replay is done: its output has nowhere to go.
-    drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
