@@ -461,7 +461,7 @@ if start_sched --record /run/eject.json; then
   else
     fail ejection-reported "exit status $rc (want 2), state=$(state); log: $(tail -n 3 "$LOG" | tr '\n' ' ')"
   fi
-  if grep '"version": 1' /run/eject.json > /dev/null 2>&1 && grep '"run_ns"' /run/eject.json > /dev/null &&
+  if grep -E '"version": [0-9]+' /run/eject.json > /dev/null 2>&1 && grep '"run_ns"' /run/eject.json > /dev/null &&
     grep '"window_ns"' /run/eject.json.live.json > /dev/null 2>&1; then
     pass record-at-ejection "$(grep -o 'record: wrote .*' "$LOG" | head -n 1)"
   else
