@@ -31,8 +31,16 @@ fuzz_target!(|input: SysfsIn| {
         m.cpus.windows(2).all(|w| w[0].cpu < w[1].cpu),
         "CPUs ascending and distinct"
     );
+    // CPUs of the tree: its numbered directories and the odd entries named like one.
+    let shown = |cpu: u16| {
+        usize::from(cpu) < input.nr_cpus() || input.junk_names().any(|j| j == format!("cpu{cpu}"))
+    };
     for c in &m.cpus {
-        assert!(usize::from(c.cpu) < MAX_CPUS && usize::from(c.cpu) < input.nr_cpus());
+        assert!(
+            usize::from(c.cpu) < MAX_CPUS && shown(c.cpu),
+            "cpu{} was not in the tree",
+            c.cpu
+        );
     }
     let Ok(d) = detect(&m) else {
         return;

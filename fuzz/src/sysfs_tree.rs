@@ -140,6 +140,15 @@ impl SysfsIn {
         }
     }
 
+    /// The odd entries beside the CPU directories (each a directory with an `online` file).
+    pub fn junk_names(&self) -> impl Iterator<Item = &str> {
+        self.junk
+            .iter()
+            .take(4)
+            .map(String::as_str)
+            .filter(|name| !name.is_empty() && !name.contains('/') && *name != "." && *name != "..")
+    }
+
     fn list(&self, l: &ListIn, cpu: usize, n: usize) -> Option<String> {
         let group = |size: u8| {
             let size = usize::from(size.max(1));
@@ -227,10 +236,8 @@ impl SysfsIn {
                 self.num(&t.max_freq_khz, cpu),
             );
         }
-        for name in self.junk.iter().take(4) {
-            if !name.is_empty() && !name.contains('/') {
-                put(cpu_root.join(name).join("online"), Some("1\n".into()));
-            }
+        for name in self.junk_names() {
+            put(cpu_root.join(name).join("online"), Some("1\n".into()));
         }
         if let Some((core, atom)) = &self.intel {
             let split = usize::from(self.split).min(n);

@@ -144,15 +144,17 @@ impl<F: SysfsFiles + ?Sized> Reader<'_, F> {
         self.trimmed(path).and_then(|s| s.trim_start().parse().ok())
     }
 
-    /// Numbered entries `prefix<N>` of a directory, ascending by N.
+    /// Numbered entries `prefix<N>` of a directory, ascending by N. Only N as the kernel writes
+    /// it: `cpu05` or `cpu+5` beside `cpu5` would be the same CPU twice.
     fn numbered(&self, dir: &Path, prefix: &str) -> Vec<(u32, PathBuf)> {
         let mut out: Vec<(u32, PathBuf)> = self
             .files
             .entries(dir)
             .into_iter()
             .filter_map(|name| {
-                let n = name.strip_prefix(prefix)?.parse().ok()?;
-                Some((n, dir.join(&name)))
+                let digits = name.strip_prefix(prefix)?;
+                let n: u32 = digits.parse().ok()?;
+                (n.to_string() == digits).then(|| (n, dir.join(&name)))
             })
             .collect();
         out.sort();
@@ -306,11 +308,14 @@ mod test {
                 ),
                 ("/s/devices/system/cpu/cpu2/online", "1"),
                 ("/s/devices/system/cpu/cpufreq/online", "1"),
+                ("/s/devices/system/cpu/cpu01/online", "1"),
+                ("/s/devices/system/cpu/cpu+1/online", "1"),
             ])),
             Path::new("/s"),
         )
         .unwrap();
-        // CPU 2 is not in the online list; `cpufreq` is no CPU.
+        // CPU 2 is not in the online list; `cpufreq` is no CPU, nor are `cpu01` and `cpu+1`
+        // (CPU 1 again).
         let ids: Vec<u16> = m.cpus.iter().map(|c| c.cpu).collect();
         assert_eq!(ids, [0, 1]);
         assert_eq!(m.cpus[0].siblings.unwrap().to_string(), "0-1");
