@@ -291,6 +291,9 @@ pub struct SchedCore<S> {
     /// Per CPU: when the core last dispatched to it.
     last_sent: [Option<u64>; MAX_CPUS],
     placed: [Option<PlacedTask>; MAX_CPUS],
+    /// The CPUs with an entry in `placed`: the timer asks whether there is any on every loop
+    /// iteration, and the scan visits only these.
+    placed_cpus: CpuSet,
     placed_allowed: [CpuSet; MAX_CPUS],
     helper: Option<TaskId>,
     /// The CPU the helper is to be sent to.
@@ -335,6 +338,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             outgoing: Fixed::new(),
             last_sent: [None; MAX_CPUS],
             placed: [None; MAX_CPUS],
+            placed_cpus: CpuSet::EMPTY,
             placed_allowed: [CpuSet::EMPTY; MAX_CPUS],
             helper: None,
             helper_target: None,
@@ -491,14 +495,18 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             Some(q) => snap.idle.and_not(q),
             None => *snap.idle,
         };
+        let mut stale = CpuSet::EMPTY;
         for o in self.outgoing.iter_mut() {
             if let Some(cpu) = o.check.take()
                 && !free.contains(cpu)
             {
                 o.dispatch.target = Target::Shared;
                 o.dispatch.why = Why::Stale(cpu);
-                self.placed[cpu.index()] = None;
+                stale.insert(cpu);
             }
+        }
+        for cpu in stale.iter() {
+            self.clear_placed(cpu);
         }
     }
 
@@ -588,10 +596,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
     }
 
     fn placed_any(&self) -> bool {
-        self.topo
-            .cpus()
-            .iter()
-            .any(|c| self.placed[c.index()].is_some())
+        !self.placed_cpus.is_empty()
+    }
+
+    fn set_placed(&mut self, cpu: CpuId, placed: PlacedTask) {
+        self.placed[cpu.index()] = Some(placed);
+        self.placed_cpus.insert(cpu);
+    }
+
+    fn clear_placed(&mut self, cpu: CpuId) {
+        self.placed[cpu.index()] = None;
+        self.placed_cpus.remove(cpu);
     }
 }
 

@@ -165,11 +165,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         if let Some(set) = restricted {
             self.placed_allowed[cpu.index()] = *set;
         }
-        self.placed[cpu.index()] = Some(PlacedTask {
-            task,
-            util,
-            restricted: restricted.is_some(),
-        });
+        self.set_placed(
+            cpu,
+            PlacedTask {
+                task,
+                util,
+                restricted: restricted.is_some(),
+            },
+        );
     }
 
     fn send(&mut self, dispatch: Dispatch, check: Option<CpuId>) {

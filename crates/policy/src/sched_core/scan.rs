@@ -15,13 +15,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             return;
         }
         let mut found = None;
-        for cpu in self.topo.cpus().iter() {
+        let placed_cpus = self.placed_cpus;
+        for cpu in placed_cpus.iter() {
             let Some(placed) = self.placed[cpu.index()] else {
                 continue;
             };
             if self.state.is_idle(cpu) {
                 // The task left.
-                self.placed[cpu.index()] = None;
+                self.clear_placed(cpu);
                 continue;
             }
             if self.queued_cpus.contains(cpu) {
@@ -55,7 +56,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         let _ = self.nudges.push(nudge);
         self.helper_target = Some(nudge.cpu);
         self.last_nudge_ns = Some(now_ns);
-        self.placed[nudge.cpu.index()] = None;
+        self.clear_placed(nudge.cpu);
         self.stats.nudges += 1;
     }
 
