@@ -37,9 +37,8 @@ impl CpuState {
     /// The CPUs in `idle` idle and the rest of `topo` busy. Ids not in `topo` are ignored.
     /// Costs O(CPUs).
     pub fn from_idle(topo: &Topology, idle: &CpuSet) -> Self {
-        let idle = idle.and(topo.cpus());
         let mut state = Self {
-            idle,
+            idle: CpuSet::EMPTY,
             idle_cores: CpuSet::EMPTY,
             cluster_busy: [0; MAX_CPUS],
             by_load: [CpuSet::EMPTY; MAX_LOAD_LEVELS],
@@ -47,23 +46,7 @@ impl CpuState {
             home_count: [0; MAX_CPUS],
             homes: CpuSet::EMPTY,
         };
-        for cpu in topo.cpus().and_not(&idle).iter() {
-            state.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
-            state.nr_busy += 1;
-        }
-        if topo.ladder().len() > 0 {
-            for cluster in 0..topo.nr_clusters() {
-                let rung = state.rung(topo, cluster, state.cluster_busy[cluster]);
-                for (word, bits) in topo.cluster_runs(cluster) {
-                    state.by_load[rung].or_word(word, bits);
-                }
-            }
-        }
-        for cpu in idle.iter() {
-            if topo.siblings(cpu).iter().all(|s| idle.contains(*s)) {
-                state.idle_cores.insert(cpu);
-            }
-        }
+        state.reset_idle(topo, idle);
         state
     }
 
@@ -71,12 +54,29 @@ impl CpuState {
     /// reads a fresh idle snapshot before each decision. Costs what
     /// [`from_idle`](Self::from_idle) costs.
     pub fn reset_idle(&mut self, topo: &Topology, idle: &CpuSet) {
-        let fresh = Self::from_idle(topo, idle);
-        self.idle = fresh.idle;
-        self.idle_cores = fresh.idle_cores;
-        self.cluster_busy = fresh.cluster_busy;
-        self.by_load = fresh.by_load;
-        self.nr_busy = fresh.nr_busy;
+        let idle = idle.and(topo.cpus());
+        self.idle = idle;
+        self.idle_cores = CpuSet::EMPTY;
+        self.cluster_busy[..topo.nr_clusters()].fill(0);
+        self.by_load = [CpuSet::EMPTY; MAX_LOAD_LEVELS];
+        self.nr_busy = 0;
+        for cpu in topo.cpus().and_not(&idle).iter() {
+            self.cluster_busy[topo.info_of(cpu).cluster as usize] += 1;
+            self.nr_busy += 1;
+        }
+        if topo.ladder().len() > 0 {
+            for cluster in 0..topo.nr_clusters() {
+                let rung = self.rung(topo, cluster, self.cluster_busy[cluster]);
+                for (word, bits) in topo.cluster_runs(cluster) {
+                    self.by_load[rung].or_word(word, bits);
+                }
+            }
+        }
+        for cpu in idle.iter() {
+            if topo.siblings(cpu).iter().all(|s| idle.contains(*s)) {
+                self.idle_cores.insert(cpu);
+            }
+        }
     }
 
     /// Marks `cpu` busy. Returns `false` (changing nothing) if it was already busy or is not a
