@@ -16,8 +16,7 @@ use hybridland_policy::{
 /// vtime, and the first allowed CPU to free up takes it.
 pub struct Hybridland {
     config: PolicyConfig,
-    /// Bound to a machine by `prepare`.
-    policy: Option<Policy>,
+    /// Bound by `prepare`.
     topo: Option<Topology>,
     /// Built by `reserve`.
     core: Option<Box<SimCore>>,
@@ -28,7 +27,6 @@ impl Hybridland {
     pub fn new(config: PolicyConfig) -> Self {
         Self {
             config,
-            policy: None,
             topo: None,
             core: None,
         }
@@ -53,11 +51,12 @@ impl SimPolicy for Hybridland {
     }
 
     fn prepare(&mut self, topo: &Topology, _seed: u64) -> Result<(), PolicyError> {
-        let policy = Policy::new(topo, &self.config).map_err(|e| PolicyError::Config {
+        // The knobs are checked against the machine now; the core that uses them is built by
+        // `reserve`.
+        Policy::new(topo, &self.config).map_err(|e| PolicyError::Config {
             policy: "hybridland".into(),
             reason: e.to_string(),
         })?;
-        self.policy = Some(policy);
         self.topo = Some(topo.clone());
         Ok(())
     }
@@ -129,7 +128,7 @@ impl SimPolicy for Hybridland {
     }
 
     fn core(&self) -> Option<&Policy> {
-        self.policy.as_ref()
+        self.core.as_deref().map(SchedCore::policy)
     }
 
     fn sched_core(&mut self) -> Option<&mut SimCore> {
