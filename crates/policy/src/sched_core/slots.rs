@@ -189,7 +189,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Slots<S> {
         Some(removed)
     }
 
-    /// Removes every record for which `drop` says so, handing each to `gone`. Costs a walk of
+    /// Removes every record `keep` refuses, handing each to `gone`. Costs a walk of
     /// the slots.
     pub(super) fn retain(
         &mut self,

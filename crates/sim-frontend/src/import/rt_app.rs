@@ -1338,18 +1338,13 @@ impl Importer {
                                 ));
                             }
                         }
-                        if wakers.is_empty() {
-                            notes.push((
-                                "suspend",
-                                Treatment::Approximated(format!(
-                                    "no other thread resumes \"{}\": rt-app would block here for \
-                                     good, the replay goes on",
-                                    named.unwrap_or(thread)
-                                )),
-                            ));
-                            return Vec::new();
-                        }
-                        wait_for(wakers)
+                        let name = named.unwrap_or(thread);
+                        blocked_on(
+                            ("suspend", "resumes", name),
+                            wakers,
+                            &mut notes,
+                            &mut wait_for,
+                        )
                     }
                     Relation::Signal { cond, one } => {
                         let waiters = whose(k, &|r| matches!(r, Relation::Wait(c) if c == cond));
@@ -1376,17 +1371,7 @@ impl Importer {
                             k,
                             &|r| matches!(r, Relation::Signal { cond: c, .. } if c == cond),
                         );
-                        if wakers.is_empty() {
-                            notes.push((
-                                "wait",
-                                Treatment::Approximated(format!(
-                                    "no other thread signals \"{cond}\": rt-app would block here \
-                                     for good, the replay goes on"
-                                )),
-                            ));
-                            return Vec::new();
-                        }
-                        wait_for(wakers)
+                        blocked_on(("wait", "signals", cond), wakers, &mut notes, &mut wait_for)
                     }
                     Relation::SemPost(sem) => {
                         let waiters = whose(k, &|r| matches!(r, Relation::SemWait(s) if s == sem));
@@ -1411,17 +1396,12 @@ impl Importer {
                     }
                     Relation::SemWait(sem) => {
                         let posters = whose(k, &|r| matches!(r, Relation::SemPost(s) if s == sem));
-                        if posters.is_empty() {
-                            notes.push((
-                                "sem_wait",
-                                Treatment::Approximated(format!(
-                                    "no other thread posts \"{sem}\": rt-app would block here \
-                                     for good, the replay goes on"
-                                )),
-                            ));
-                            return Vec::new();
-                        }
-                        wait_for(posters)
+                        blocked_on(
+                            ("sem_wait", "posts", sem),
+                            posters,
+                            &mut notes,
+                            &mut wait_for,
+                        )
                     }
                 }
             };
@@ -1717,4 +1697,25 @@ fn show(v: &Node) -> String {
         ),
         Node::Obj(_) => "an object".into(),
     }
+}
+
+/// A thread blocks in `event` until one of `wakers` wakes it; with none (no other thread
+/// `verb` `name`), rt-app would block for good, and the replay goes on with a note instead.
+fn blocked_on(
+    (event, verb, name): (&'static str, &str, &str),
+    wakers: Vec<String>,
+    notes: &mut Vec<(&'static str, Treatment)>,
+    wait_for: &mut impl FnMut(Vec<String>) -> Vec<Phase>,
+) -> Vec<Phase> {
+    if wakers.is_empty() {
+        notes.push((
+            event,
+            Treatment::Approximated(format!(
+                "no other thread {verb} \"{name}\": rt-app would block here for good, the \
+                 replay goes on"
+            )),
+        ));
+        return Vec::new();
+    }
+    wait_for(wakers)
 }
