@@ -45,8 +45,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The policy the core runs is any [`PlacementPolicy`]: hybridland's ([`Policy`], the
+//! default) or one of the built-in baselines ([`policies`]), or your own.
+//!
 //! Features: `serde` derives (de)serialisation for the configuration types without needing
-//! std; `testkit` adds [`testkit`], the shared invariants, proptest strategies and the
+//! std; `alloc` lets a boxed policy (`Box<dyn PlacementPolicy>`) run in a core (the crate
+//! still allocates nothing itself); `testkit` adds [`testkit`], the shared invariants, proptest strategies and the
 //! individual rules (`testkit::rules`) for property tests (it pulls in std).
 #![no_std]
 #![forbid(unsafe_code)]
@@ -55,6 +59,9 @@
 #[cfg(any(test, feature = "testkit"))]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 mod cluster_balance;
 mod config;
 mod cpu_list;
@@ -62,6 +69,9 @@ mod cpu_set;
 mod cpu_state;
 mod idle_order;
 mod migration;
+mod placement_policy;
+pub mod policies;
+pub mod rng;
 mod sched_core;
 mod task_state;
 mod topology;
@@ -77,6 +87,8 @@ pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
 pub use migration::SliceEnd;
+pub use placement_policy::{PlacementPolicy, View};
+pub use policies::{Builtin, BuiltinPolicy};
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
     Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,

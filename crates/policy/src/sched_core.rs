@@ -59,6 +59,7 @@ use crate::config::ConfigError;
 use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
 use crate::cpu_state::CpuState;
 use crate::idle_order::Policy;
+use crate::placement_policy::PlacementPolicy;
 use crate::task_state::{Run, VtimeClock};
 use crate::topology::Topology;
 use slots::{Record, Slots};
@@ -153,6 +154,9 @@ pub struct CoreStats {
     pub forgotten: u64,
     /// Nudges given.
     pub nudges: u64,
+    /// Policy answers refused: a CPU that does not exist or that the task may not use (the
+    /// task went to the shared queue instead).
+    pub refused: u64,
 }
 
 /// A task in the current batch, not yet decided.
@@ -265,11 +269,12 @@ impl core::fmt::Display for BatchFull {
 
 impl core::error::Error for BatchFull {}
 
-/// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`). See
-/// the [module](self) docs.
-pub struct SchedCore<S> {
+/// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`),
+/// running placement policy `P` (hybridland's unless told otherwise). See the [module](self)
+/// docs.
+pub struct SchedCore<S, P = Policy> {
     topo: Topology,
-    policy: Policy,
+    policy: P,
     config: CoreConfig,
     slots: Slots<S>,
     /// The record used for a task the full storage does not hold; reset before each use.
@@ -305,9 +310,9 @@ pub struct SchedCore<S> {
     stats: CoreStats,
 }
 
-impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
-    /// A core for `topo` with the policy's knobs `policy` and the core's `config`, keeping
-    /// task state in `storage` (a power-of-two number of slots: [`Slot::count_for`]).
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S, Policy> {
+    /// A core for `topo` running hybridland with the knobs `policy` and the core's `config`,
+    /// keeping task state in `storage` (a power-of-two number of slots: [`Slot::count_for`]).
     pub fn new(
         topo: Topology,
         policy: &PolicyConfig,
@@ -315,6 +320,19 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         storage: S,
     ) -> Result<Self, CoreError> {
         let policy = Policy::new(&topo, policy).map_err(CoreError::Config)?;
+        Self::with_policy(topo, policy, config, storage)
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
+    /// A core for `topo` running `policy` with the core's `config`, keeping task state in
+    /// `storage` (a power-of-two number of slots: [`Slot::count_for`]).
+    pub fn with_policy(
+        topo: Topology,
+        policy: P,
+        config: CoreConfig,
+        storage: S,
+    ) -> Result<Self, CoreError> {
         let slots = Slots::new(storage).map_err(CoreError::Storage)?;
         let state = CpuState::all_idle(&topo);
         let stats = CoreStats {
@@ -355,14 +373,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         &self.topo
     }
 
-    /// The policy's knobs in force.
-    pub fn policy_config(&self) -> &PolicyConfig {
-        self.policy.config()
+    /// The policy (read-only: its answers are the core's to ask for).
+    pub fn policy(&self) -> &P {
+        &self.policy
     }
 
-    /// The resolved policy (read-only: its rules are the core's to call).
-    pub fn policy(&self) -> &Policy {
-        &self.policy
+    /// Hybridland's knobs in force, when the policy is hybridland.
+    pub fn policy_config(&self) -> Option<&PolicyConfig> {
+        self.policy.hybridland().map(Policy::config)
     }
 
     /// The core's settings.
@@ -370,9 +388,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
         &self.config
     }
 
-    /// Changes the cluster-balance mode (a runtime knob).
-    pub fn set_cluster_balance(&mut self, mode: crate::ClusterBalance) {
-        self.policy.set_cluster_balance(mode);
+    /// Changes hybridland's cluster-balance mode (a runtime knob). Returns whether the policy
+    /// has that knob (only hybridland has).
+    pub fn set_cluster_balance(&mut self, mode: crate::ClusterBalance) -> bool {
+        let Some(policy) = self.policy.hybridland_mut() else {
+            return false;
+        };
+        policy.set_cluster_balance(mode);
+        true
     }
 
     /// The idle CPUs and homes the next decision reads.

@@ -37,9 +37,9 @@
 mod asym_capacity;
 pub mod baselines;
 pub mod compare;
+pub mod core_driven;
 pub mod engine;
 pub mod event_queue;
-pub mod hybridland;
 pub mod import;
 pub mod knobs;
 pub mod machine;
@@ -49,7 +49,6 @@ pub mod options;
 pub mod presets;
 pub mod registry;
 pub mod report;
-pub mod rng;
 pub mod sim_policy;
 pub mod timeline;
 

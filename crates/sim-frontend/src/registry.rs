@@ -1,10 +1,12 @@
 //! The policies by name: what a command line's `--policy` turns into. The one module that
 //! knows every concrete policy, so adding one touches nothing the engine depends on.
 
-use crate::baselines::{CapacityBlind, CountCluster, KernelDefault, Spread, SummedCapacity};
-use crate::hybridland::Hybridland;
+use crate::baselines::{KernelDefault, SummedCapacity};
+use crate::core_driven::{CoreDriven, CustomPolicy};
 use crate::knobs::Knobs;
 use crate::sim_policy::{PolicyError, SimPolicy};
+use hybridland_policy::Builtin;
+use std::sync::OnceLock;
 
 /// The policies by name.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,24 +51,29 @@ impl PolicyKind {
     /// One line on what it does and which seed it reproduces.
     pub const fn description(self) -> &'static str {
         match self {
-            Self::Hybridland => {
-                "the hybridland policy: idle P-core, idle E-core (cluster-balanced), busy sibling; primary domain, capacity fit"
-            }
-            Self::CapacityBlind => {
-                "first idle CPU by number from a seeded start, blind to capacity (seed 003: lone runs land on fast or slow CPUs at random)"
-            }
-            Self::CountCluster => {
-                "spread over L2 clusters by idle-CPU count, a P-core's SMT pair counted as a cluster (seed 000: Linux 5.16 put lone tasks on E-cores)"
-            }
             Self::SummedCapacity => {
                 "balance task counts across clusters by summed capacity with per-CPU queues (seed 003: 3 tasks on 2 fast CPUs beside an idle slow one)"
-            }
-            Self::Spread => {
-                "any idle CPU at random on every wake-up, fast or slow, like the default EEVDF spread (seed 004)"
             }
             Self::KernelDefault => {
                 "the default scheduler's wake-up path: previous CPU if idle, wake-affine, idle core then idle CPU in the LLC, idle SMT sibling; capacity-aware only with asymmetric capacity (kernel_asym_capacity)"
             }
+            Self::Hybridland => Builtin::Hybridland.description(),
+            Self::CapacityBlind => Builtin::CapacityBlind.description(),
+            Self::CountCluster => Builtin::CountCluster.description(),
+            Self::Spread => Builtin::Spread.description(),
+        }
+    }
+
+    /// The policy crate's built-in policy it is, when the scheduler core runs it (here and
+    /// live); `None` for the baselines with per-CPU queues and pull balancing, which the
+    /// engine drives and which cannot run live.
+    pub const fn builtin(self) -> Option<Builtin> {
+        match self {
+            Self::Hybridland => Some(Builtin::Hybridland),
+            Self::CapacityBlind => Some(Builtin::CapacityBlind),
+            Self::CountCluster => Some(Builtin::CountCluster),
+            Self::Spread => Some(Builtin::Spread),
+            Self::SummedCapacity | Self::KernelDefault => None,
         }
     }
 
@@ -96,6 +103,44 @@ impl PolicyKind {
     }
 }
 
+/// Policies written outside this crate, registered by a program that uses `hybrid-sim` as a
+/// library.
+static CUSTOM: OnceLock<Vec<CustomPolicy>> = OnceLock::new();
+
+/// Registers policies written outside this crate under their names, so every command that
+/// takes `--policy` takes them. Once per process, before any lookup; a name that is already a
+/// policy's is refused.
+pub fn register(policies: Vec<CustomPolicy>) -> Result<(), PolicyError> {
+    for (i, p) in policies.iter().enumerate() {
+        let taken = PolicyKind::from_name(p.name).is_some()
+            || policies[..i].iter().any(|q| q.name == p.name);
+        if taken || p.name.is_empty() || p.name.contains(':') {
+            return Err(PolicyError::Config {
+                policy: p.name.to_owned(),
+                reason: "the name is empty, holds a colon or is already a policy's".into(),
+            });
+        }
+    }
+    CUSTOM.set(policies).map_err(|_| PolicyError::Config {
+        policy: "custom policies".into(),
+        reason: "registered twice".into(),
+    })
+}
+
+/// The registered custom policies (none unless [`register`] was called).
+pub fn custom_policies() -> &'static [CustomPolicy] {
+    CUSTOM.get().map_or(&[], Vec::as_slice)
+}
+
+/// Every policy name `policy_by_name` takes: the built-in ones, then the registered ones.
+pub fn known_names() -> Vec<&'static str> {
+    PolicyKind::ALL
+        .map(PolicyKind::name)
+        .into_iter()
+        .chain(custom_policies().iter().map(|c| c.name))
+        .collect()
+}
+
 /// Builds a policy from its name and the `--set` knobs. A name may carry its own knobs after
 /// colons, which win over `knobs`: `hybridland:primary_domain=powersave:cluster_balance=on`.
 /// Baselines ignore the hybridland knobs (so one `--set` can serve a comparison);
@@ -107,16 +152,27 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
     for item in parts {
         knobs.set_item(item)?;
     }
-    let kind = PolicyKind::from_name(base).ok_or_else(|| PolicyError::UnknownPolicy {
-        name: base.to_owned(),
-        known: PolicyKind::ALL.map(PolicyKind::name).join(", "),
-    })?;
+    let Some(kind) = PolicyKind::from_name(base) else {
+        return match custom_policies().iter().find(|c| c.name == base) {
+            Some(c) => Ok(Box::new(CoreDriven::custom(*c))),
+            None => Err(PolicyError::UnknownPolicy {
+                name: base.to_owned(),
+                known: known_names().join(", "),
+            }),
+        };
+    };
     Ok(match kind {
-        PolicyKind::Hybridland => Box::new(Hybridland::new(knobs.policy_config()?)),
-        PolicyKind::CapacityBlind => Box::new(CapacityBlind::default()),
-        PolicyKind::CountCluster => Box::new(CountCluster),
-        PolicyKind::SummedCapacity => Box::new(SummedCapacity),
-        PolicyKind::Spread => Box::new(Spread::default()),
         PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),
+        PolicyKind::SummedCapacity => Box::new(SummedCapacity),
+        PolicyKind::Hybridland => Box::new(CoreDriven::hybridland(knobs.policy_config()?)),
+        PolicyKind::CapacityBlind => Box::new(CoreDriven::builtin(
+            Builtin::CapacityBlind,
+            Default::default(),
+        )),
+        PolicyKind::CountCluster => Box::new(CoreDriven::builtin(
+            Builtin::CountCluster,
+            Default::default(),
+        )),
+        PolicyKind::Spread => Box::new(CoreDriven::builtin(Builtin::Spread, Default::default())),
     })
 }

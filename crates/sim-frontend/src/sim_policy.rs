@@ -6,12 +6,13 @@
 use crate::event_queue::TimeNs;
 use crate::knobs::KnobError;
 use hybridland_policy::{
-    CpuId, CpuSet, CpuState, Placement, Policy, SchedCore, SliceEnd, Slot, Topology,
+    CpuId, CpuSet, CpuState, Placement, PlacementPolicy, Policy, SchedCore, SliceEnd, Slot,
+    Topology,
 };
 
 /// The policy crate's scheduler core as the simulator holds it: storage for every task of the
-/// replay.
-pub type SimCore = SchedCore<Vec<Slot>>;
+/// replay, and whichever policy the command line named.
+pub type SimCore = SchedCore<Vec<Slot>, Box<dyn PlacementPolicy>>;
 
 /// Why the engine asks for a placement.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,11 +82,11 @@ pub enum Target {
 pub struct Decision {
     /// Where the task goes.
     pub target: Target,
-    /// The policy crate's placement behind the target, when the policy is `hybridland` and it
-    /// placed the task (a wake-up, or a move at a slice end); counted by step.
+    /// The policy crate's placement behind the target, when the scheduler core placed the task
+    /// (a wake-up, or a move at a slice end); counted by step.
     pub placement: Option<Placement>,
-    /// The policy crate's slice-end answer, when the policy is `hybridland` and the reason is
-    /// a slice end (for the checkers).
+    /// The policy crate's slice-end answer, when the scheduler core decided a slice end (for
+    /// the checkers).
     pub slice_end: Option<SliceEnd>,
     /// The slice the scheduler core gave (core-driven policies); else the engine sizes it.
     pub slice_ns: Option<u64>,
@@ -148,8 +149,8 @@ pub trait SimPolicy {
         Vec::new()
     }
 
-    /// The policy crate's [`Policy`] behind this one, if any, so tests can check decisions
-    /// against the shared invariants.
+    /// The hybridland rules behind this policy, if it is hybridland, so tests can check its
+    /// decisions against the shared invariants.
     fn core(&self) -> Option<&Policy> {
         None
     }

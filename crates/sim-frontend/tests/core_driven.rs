@@ -42,8 +42,11 @@ fn uncontended_slice_ends_never_reach_the_core() {
     let (_, slice_ends, preempted) = replay("hybridland");
     assert_eq!(slice_ends, 0, "refilled silently, as live");
     assert_eq!(preempted, 1, "the one nudged slice end");
-    // A policy without the core is asked at every slice end.
-    let (_, slice_ends, _) = replay("spread");
+    // So for a baseline the core runs; it never nudges, so nothing asks it at a slice end.
+    let (_, slice_ends, preempted) = replay("spread");
+    assert_eq!((slice_ends, preempted), (0, 0));
+    // A policy the engine drives itself is asked at every slice end.
+    let (_, slice_ends, _) = replay("kernel-default");
     assert!(slice_ends > 100, "{slice_ends}");
 }
 

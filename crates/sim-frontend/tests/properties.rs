@@ -5,7 +5,7 @@ mod util;
 
 use hybridland_policy::testkit::{arb_config, arb_topology_sized};
 use hybridland_policy::{CpuId, PolicyConfig, Topology};
-use hybridland_sim::hybridland::Hybridland;
+use hybridland_sim::core_driven::CoreDriven;
 use hybridland_sim::trace::{FrameSpec, LoopSpec, Phase, PoolSpec, TRACE_VERSION, TaskSpec};
 use hybridland_sim::{
     DecisionRecord, Knobs, MachineModel, PolicyKind, Report, SimOptions, SimPolicy, Simulation,
@@ -124,7 +124,7 @@ proptest! {
     /// not) obeys the policy crate's invariants, with utilisation from its estimator.
     #[test]
     fn every_decision_of_a_generated_replay_obeys_the_invariants((topo, config, trace) in arb_case()) {
-        let r = run(&topo, &trace, Box::new(Hybridland::new(config)));
+        let r = run(&topo, &trace, Box::new(CoreDriven::hybridland(config)));
         prop_assert_eq!(r.summary.tasks_finished, trace.nr_tasks());
     }
 }
@@ -135,11 +135,11 @@ proptest! {
     #[test]
     fn generated_replays_finish_obey_the_invariants_and_repeat((topo, config, trace) in arb_case()) {
         trace.validate("generated").unwrap();
-        let a = run(&topo, &trace, Box::new(Hybridland::new(config)));
+        let a = run(&topo, &trace, Box::new(CoreDriven::hybridland(config)));
         prop_assert_eq!(a.summary.tasks_finished, trace.nr_tasks());
         let busy: u64 = a.kinds.iter().map(|k| k.busy_ns).sum();
         prop_assert!(busy <= a.summary.makespan_ns * topo.nr_cpus() as u64);
-        let b = run(&topo, &trace, Box::new(Hybridland::new(config)));
+        let b = run(&topo, &trace, Box::new(CoreDriven::hybridland(config)));
         prop_assert_eq!(a.to_json_pretty(), b.to_json_pretty());
 
         for kind in PolicyKind::ALL.into_iter().skip(1) {

@@ -6,11 +6,12 @@ use super::{
     Slot, Target, UtilSource, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
-use crate::idle_order::{Placement, TaskHints};
+use crate::idle_order::Placement;
 use crate::migration::SliceEnd;
+use crate::placement_policy::{PlacementPolicy, View};
 use crate::task_state::{Run, slice_ns};
 
-impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     /// Decides every pending task: slice ends first, then wake-ups, each in arrival order.
     pub(super) fn decide_pending(&mut self) {
         let n = self.pending.len;
@@ -88,26 +89,43 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             d.why = Why::AffinityUnknown;
             return self.send(d, None);
         };
-        let hints = TaskHints {
-            allowed,
-            prev_cpu: p.cpu,
-            util,
-        };
         let own = p
             .cpu
             .filter(|_| matches!(p.arrival, Arrival::SliceEnd { .. }));
+        let waker_cpu = match p.arrival {
+            Arrival::Wakeup { waker } => waker.map(|w| w.cpu),
+            Arrival::SliceEnd { .. } => None,
+        };
+        let view = |state, contended| View {
+            topo: &self.topo,
+            state,
+            allowed,
+            prev_cpu: p.cpu,
+            util,
+            weight: p.weight,
+            waker_cpu,
+            now_ns: p.now_ns,
+            contended,
+        };
         let (Arrival::SliceEnd { waiting }, Some(own)) = (p.arrival, own) else {
-            let placement = self.policy.select_cpu(&self.topo, &self.state, &hints);
+            let placement = self.policy.wakeup(&view(&self.state, false));
+            let placement = self.checked(placement, allowed);
             d.why = Why::Placed(placement);
             return self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
         };
-        // The task was running on `own` until now: the rule asks about the machine with it
-        // still there. A CPU an earlier task of this batch was given is contended.
+        // The task was running on `own` until now: the policy is asked about the machine with
+        // it still there. A CPU an earlier task of this batch was given is contended.
         let contended = waiting.contended() || taken.contains(own);
         let vacated = self.state.occupy(&self.topo, own);
-        let answer = self
-            .policy
-            .slice_end(&self.topo, &self.state, &hints, contended);
+        let answer = match self.policy.slice_end(&view(&self.state, contended)) {
+            SliceEnd::Move(placement) => match self.checked(placement, allowed).cpu {
+                Some(cpu) if cpu != own => SliceEnd::Move(placement),
+                // Moving nowhere, or to where it is: the task stays in line for its CPU.
+                _ if contended => SliceEnd::Yield,
+                _ => SliceEnd::Keep,
+            },
+            answer => answer,
+        };
         if vacated && answer != SliceEnd::Keep {
             self.state.release(&self.topo, own);
         }
@@ -127,6 +145,18 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
                 d.why = Why::Yielded;
                 self.send(d, None);
             }
+        }
+    }
+
+    /// The policy's placement if it names a CPU of the machine the task may use; else (counted)
+    /// no CPU, so the task waits in the shared queue.
+    fn checked(&mut self, placement: Placement, allowed: &CpuSet) -> Placement {
+        match placement.cpu {
+            Some(cpu) if !allowed.contains(cpu) || self.topo.info(cpu).is_none() => {
+                self.stats.refused += 1;
+                Placement::NO_IDLE
+            }
+            _ => placement,
         }
     }
 

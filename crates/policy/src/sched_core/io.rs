@@ -28,8 +28,8 @@ pub enum Arrival {
 /// The task that woke another.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Waker {
-    /// Its id.
-    pub task: TaskId,
+    /// Its id, when the caller knows it (the simulator knows only the waker's CPU).
+    pub task: Option<TaskId>,
     /// The CPU it ran on when it woke the other.
     pub cpu: CpuId,
 }

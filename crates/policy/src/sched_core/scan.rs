@@ -1,9 +1,9 @@
 //! Between batches: the up-migration scan and the age prune.
 
 use super::{Nudge, SchedCore, Slot};
-use crate::idle_order::TaskHints;
+use crate::placement_policy::{PlacementPolicy, View};
 
-impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     /// Looks for a CPU running a task the core sent there that the up-migration rule would
     /// now move (a P-core idled while it sits on an E-core or an SMT sibling), against the
     /// state as the core knows it. At most one nudge per `gap_ns`.
@@ -33,15 +33,22 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S> {
             } else {
                 self.topo.cpus()
             };
-            let hints = TaskHints {
+            let view = View {
+                topo: &self.topo,
+                state: &self.state,
                 allowed,
                 prev_cpu: Some(cpu),
                 util: placed.util,
+                weight: crate::NICE_0_WEIGHT,
+                waker_cpu: None,
+                now_ns,
+                contended: false,
             };
-            if let Some(better) = self
+            let better = self
                 .policy
-                .up_migration(&self.topo, &self.state, cpu, &hints)
-            {
+                .up_migration(&view)
+                .filter(|p| p.cpu.is_some_and(|to| to != cpu && allowed.contains(to)));
+            if let Some(better) = better {
                 found = Some(Nudge {
                     cpu,
                     task: placed.task,

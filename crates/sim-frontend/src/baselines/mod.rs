@@ -1,33 +1,26 @@
 //! Baseline policies that reproduce what the seed documents complain about, so a replay can
 //! show the difference hybridland makes. Each names the seed it reproduces; `kernel-default`
 //! is the default scheduler's documented wake-up path, the honest "what the kernel does".
+//!
+//! The ones here keep per-CPU queues with pull balancing, which the live framework has no
+//! equivalent of, so the engine drives them directly. The baselines that need no balancer
+//! (`capacity-blind`, `count-cluster`, `spread`) live in the policy crate and run through its
+//! scheduler core, here and live.
 
-mod capacity_blind;
-mod count_cluster;
 mod kernel_default;
-mod spread;
 mod summed_capacity;
 
 pub use crate::asym_capacity::AsymCapacity;
-pub use capacity_blind::CapacityBlind;
-pub use count_cluster::CountCluster;
+pub use hybridland_policy::policies::{CapacityBlind, CountCluster, Spread};
 pub use kernel_default::{
     KernelDefault, KernelStep, Wakeup, fits, misfit_target, select_fork, select_wakeup,
     smt_balance_target, wake_affine,
 };
-pub use spread::Spread;
 pub use summed_capacity::SummedCapacity;
 
-use crate::rng::Pcg32;
 use crate::sim_policy::{MachineView, Move, QueuedTask};
 use hybridland_policy::CpuId;
-
-/// RNG stream for policies, distinct from anything else drawn from the trace's seed.
-const POLICY_STREAM: u64 = 0x706f_6c69_6379;
-
-fn policy_rng(seed: u64) -> Pcg32 {
-    Pcg32::new(seed, POLICY_STREAM)
-}
+use hybridland_policy::policies::policy_rng;
 
 /// The load balancer both load-aware baselines share: each idle CPU, in id order, pulls the
 /// task waiting on the busiest queue among those it may take (`may_pull(idle, task)` and the

@@ -77,7 +77,7 @@ impl<'a> Simulation<'a> {
                 }
             })
             .collect();
-        let steps = if self.policy.core().is_some() {
+        let steps = if self.policy.sched_core().is_some() {
             [
                 Step::IdlePCore,
                 Step::IdleECore,

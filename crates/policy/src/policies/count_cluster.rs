@@ -7,31 +7,23 @@
 //! (ties: the previous CPU's cluster, then the lowest cluster index); inside it the previous
 //! CPU if idle, else the lowest idle CPU. Capacity and core kind play no part.
 
-use crate::sim_policy::{Decision, MachineView, PolicyError, SimPolicy, Target, TaskView};
-use hybridland_policy::Topology;
+use crate::idle_order::Placement;
+use crate::placement_policy::{PlacementPolicy, View};
 
 /// Count-based cluster spreading.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct CountCluster;
 
-impl SimPolicy for CountCluster {
+impl PlacementPolicy for CountCluster {
     fn name(&self) -> &str {
         "count-cluster"
     }
 
-    fn describe(&self) -> String {
-        "most idle CPUs per cluster".into()
-    }
-
-    fn prepare(&mut self, _topo: &Topology, _seed: u64) -> Result<(), PolicyError> {
-        Ok(())
-    }
-
-    fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision {
-        let topo = machine.topo;
-        let idle = task.allowed.and(machine.state.idle());
-        let prev_cluster = task
-            .prev_cpu
+    fn wakeup(&mut self, view: &View<'_>) -> Placement {
+        let topo = view.topology();
+        let idle = view.idle_allowed();
+        let prev_cluster = view
+            .prev_cpu()
             .and_then(|p| topo.info(p))
             .map(|i| usize::from(i.cluster));
         let mut best: Option<(usize, usize)> = None; // (idle count, cluster)
@@ -55,16 +47,13 @@ impl SimPolicy for CountCluster {
             }
         }
         let Some((_, cluster)) = best else {
-            return Decision::plain(Target::QueueShared);
+            return Placement::NO_IDLE;
         };
         let members = topo.cluster_cpus(cluster);
-        let cpu = task
-            .prev_cpu
+        let cpu = view
+            .prev_cpu()
             .filter(|p| members.contains(p) && idle.contains(*p))
             .or_else(|| members.iter().copied().find(|c| idle.contains(*c)));
-        match cpu {
-            Some(cpu) => Decision::plain(Target::Run(cpu)),
-            None => Decision::plain(Target::QueueShared),
-        }
+        view.place_on(cpu)
     }
 }

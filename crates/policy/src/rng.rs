@@ -1,8 +1,9 @@
-//! The simulator's only source of randomness: PCG32 (O'Neill's `pcg32`, XSH-RR output), seeded
-//! through SplitMix64.
+//! Randomness for policies that draw at random, always from a seed their caller supplies:
+//! PCG32 (O'Neill's `pcg32`, XSH-RR output), seeded through SplitMix64.
 //!
 //! A named algorithm written out here rather than `rand`'s `StdRng`/`SmallRng`, whose streams
-//! may change between crate versions: a trace's seed must give the same replay forever.
+//! may change between crate versions: a trace's seed must give the same replay forever, and a
+//! live run with the same seed the same choices.
 
 /// SplitMix64 (Steele, Lea, Flood 2014): spreads a small user seed over 64 bits so seeds 0, 1,
 /// 2... give unrelated PCG states.
@@ -91,15 +92,11 @@ mod test {
 
     #[test]
     fn pcg_is_reproducible_and_streams_differ() {
-        let a: Vec<u32> = (0..8)
-            .scan(Pcg32::new(7, 0), |r, _| Some(r.next_u32()))
-            .collect();
-        let b: Vec<u32> = (0..8)
-            .scan(Pcg32::new(7, 0), |r, _| Some(r.next_u32()))
-            .collect();
-        let c: Vec<u32> = (0..8)
-            .scan(Pcg32::new(7, 1), |r, _| Some(r.next_u32()))
-            .collect();
+        let draw = |seed, stream| {
+            let mut r = Pcg32::new(seed, stream);
+            core::array::from_fn::<u32, 8, _>(|_| r.next_u32())
+        };
+        let (a, b, c) = (draw(7, 0), draw(7, 0), draw(7, 1));
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

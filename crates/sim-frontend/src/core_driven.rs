@@ -1,0 +1,204 @@
+//! Policies the policy crate's scheduler core drives ([`SchedCore`]): hybridland, the built-in
+//! baselines that run live too, and any [`PlacementPolicy`] a user registers. The simulator
+//! runs the same per-task sequence around them that the live loop runs.
+
+use crate::sim_policy::{
+    Decision, MachineView, PolicyError, Reason, SimCore, SimPolicy, Target, TaskView,
+};
+use hybridland_policy::{
+    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, PlacementPolicy, Policy, PolicyConfig,
+    Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
+};
+
+/// A policy written outside this crate, to run under its name (`hybrid-sim` used as a
+/// library registers them; see [`crate::registry::register`]).
+#[derive(Copy, Clone, Debug)]
+pub struct CustomPolicy {
+    /// The name `--policy` takes.
+    pub name: &'static str,
+    /// One line on what it does.
+    pub description: &'static str,
+    /// Builds it for a machine, drawing any random choices from the seed; an error says why
+    /// it cannot run there.
+    pub build: BuildPolicy,
+}
+
+/// Builds a [`CustomPolicy`] for a machine and a seed.
+pub type BuildPolicy = fn(&Topology, u64) -> Result<Box<dyn PlacementPolicy + Send>, String>;
+
+/// Where a core-driven policy comes from.
+#[derive(Clone, Debug)]
+enum Source {
+    Builtin(Builtin, PolicyConfig),
+    Custom(CustomPolicy),
+}
+
+/// A policy behind the scheduler core, behind the [`SimPolicy`] interface: a wake-up or a
+/// slice end is one batch of one task handed to the core and its dispatch polled out; with
+/// nothing idle the task waits in the shared queue (sched_ext's shared DSQ) with the core's
+/// vtime, and the first allowed CPU to free up takes it.
+pub struct CoreDriven {
+    source: Source,
+    description: String,
+    /// Built by `prepare`.
+    prepared: Option<(Topology, Box<dyn PlacementPolicy>)>,
+    /// Built by `reserve`.
+    core: Option<Box<SimCore>>,
+}
+
+impl CoreDriven {
+    /// The built-in policy `kind`; `config` are hybridland's knobs (the baselines have none).
+    pub fn builtin(kind: Builtin, config: PolicyConfig) -> Self {
+        let description = match kind {
+            Builtin::Hybridland => {
+                let c = &config;
+                format!(
+                    "primary_domain={} cluster_balance={} auto_low_busy_pct={} auto_high_busy_pct={} fit_margin_pct={}",
+                    c.primary_domain,
+                    c.cluster_balance,
+                    c.auto_low_busy_pct,
+                    c.auto_high_busy_pct,
+                    c.fit_margin_pct
+                )
+            }
+            other => other.description().to_owned(),
+        };
+        Self::from_source(Source::Builtin(kind, config), description)
+    }
+
+    /// The hybridland policy with these knobs.
+    pub fn hybridland(config: PolicyConfig) -> Self {
+        Self::builtin(Builtin::Hybridland, config)
+    }
+
+    /// A user's policy.
+    pub fn custom(policy: CustomPolicy) -> Self {
+        Self::from_source(Source::Custom(policy), policy.description.to_owned())
+    }
+
+    fn from_source(source: Source, description: String) -> Self {
+        Self {
+            source,
+            description,
+            prepared: None,
+            core: None,
+        }
+    }
+
+    fn config_error(&self, reason: String) -> PolicyError {
+        PolicyError::Config {
+            policy: self.name().to_owned(),
+            reason,
+        }
+    }
+}
+
+impl SimPolicy for CoreDriven {
+    fn name(&self) -> &str {
+        match &self.source {
+            Source::Builtin(kind, _) => kind.name(),
+            Source::Custom(c) => c.name,
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError> {
+        let policy: Box<dyn PlacementPolicy> = match &self.source {
+            Source::Builtin(kind, config) => {
+                let built = kind
+                    .build(topo, config, seed)
+                    .map_err(|e| self.config_error(e.to_string()))?;
+                if let BuiltinPolicy::CapacityBlind(p) = &built {
+                    self.description = format!("scan from cpu {}", p.start());
+                }
+                Box::new(built)
+            }
+            Source::Custom(c) => (c.build)(topo, seed).map_err(|e| self.config_error(e))?,
+        };
+        self.prepared = Some((topo.clone(), policy));
+        Ok(())
+    }
+
+    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError> {
+        let (topo, policy) = self
+            .prepared
+            .take()
+            .ok_or_else(|| self.config_error("not bound to a machine".into()))?;
+        let config = CoreConfig {
+            slice_ns,
+            ..CoreConfig::DEFAULT
+        };
+        let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
+        let core = SchedCore::with_policy(topo, policy, config, storage)
+            .map_err(|e| self.config_error(e.to_string()))?;
+        self.core = Some(Box::new(core));
+        Ok(())
+    }
+
+    fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision {
+        let Some(core) = self.core.as_mut() else {
+            return Decision::plain(Target::QueueShared);
+        };
+        let arrival = match task.reason {
+            Reason::Wakeup => Arrival::Wakeup {
+                waker: task
+                    .waker_cpu
+                    .map(|cpu| hybridland_policy::Waker { task: None, cpu }),
+            },
+            // Nothing of a core-driven policy waits in a CPU's own queue: a waiter is in the
+            // shared one.
+            Reason::Preempted => Arrival::SliceEnd {
+                waiting: Waiting::SharedQueue,
+            },
+            Reason::SliceEnd => Arrival::SliceEnd {
+                waiting: Waiting::Nobody,
+            },
+        };
+        core.handle_backlog(machine.waiting);
+        let queued = Queued {
+            // Task indices are below the trace's task limit, far from u32::MAX.
+            task: u32::try_from(task.id).unwrap_or(u32::MAX),
+            arrival,
+            cpu: task.prev_cpu,
+            last_run: None,
+            weight: task.weight,
+            affinity: Affinity::Cpus(task.allowed),
+            util: if task.from_hint {
+                UtilSource::Hint(task.util)
+            } else {
+                UtilSource::Estimate
+            },
+        };
+        // A batch of one, polled at once: the core's batch is never full here.
+        let _ = core.handle_queued(machine.now_ns, &queued);
+        let Some(d) = core.poll_dispatch() else {
+            return Decision::plain(Target::QueueShared);
+        };
+        Decision {
+            target: match d.target {
+                hybridland_policy::Target::Cpu(cpu) if machine.state.is_idle(cpu) => {
+                    Target::Run(cpu)
+                }
+                // A policy may name a busy CPU: the task waits in that CPU's queue, as it does
+                // live in the CPU's local queue.
+                hybridland_policy::Target::Cpu(cpu) => Target::QueueOn(cpu),
+                hybridland_policy::Target::Shared => Target::QueueShared,
+            },
+            placement: d.why.placement(),
+            slice_end: d.why.slice_end(),
+            slice_ns: Some(d.slice_ns),
+            vtime: Some(d.vtime),
+        }
+    }
+
+    fn core(&self) -> Option<&Policy> {
+        self.core.as_deref().and_then(|c| c.policy().hybridland())
+    }
+
+    fn sched_core(&mut self) -> Option<&mut SimCore> {
+        self.core.as_deref_mut()
+    }
+}
