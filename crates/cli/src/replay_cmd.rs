@@ -266,6 +266,9 @@ pub(crate) fn policies() -> String {
     for k in PolicyKind::ALL {
         t.row(vec![k.name().into(), k.description().into()]);
     }
+    for c in hybridland_sim::registry::custom_policies() {
+        t.row(vec![c.name.into(), c.description.into()]);
+    }
     let mut out = t.render();
     out += "\nKnobs for --set (hybridland's, then the replay's):\n";
     let mut t = Table::new(vec!["key".into(), "values".into(), "default".into()]);

@@ -87,6 +87,8 @@ pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use idle_order::{Placement, Policy, Step, TaskHints};
 pub use migration::SliceEnd;
+#[cfg(feature = "alloc")]
+pub use placement_policy::{BuildPolicy, CustomPolicy};
 pub use placement_policy::{PlacementPolicy, View};
 pub use policies::{Builtin, BuiltinPolicy};
 pub use sched_core::{

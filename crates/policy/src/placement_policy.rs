@@ -214,3 +214,26 @@ impl<P: PlacementPolicy + ?Sized> PlacementPolicy for alloc::boxed::Box<P> {
         (**self).hybridland_mut()
     }
 }
+
+/// A policy written outside the project, as a program that uses `hybrid-sim` or
+/// `scx_hybridland` as a library hands it over: both take the same value, so one policy runs
+/// under one name in both worlds.
+#[cfg(feature = "alloc")]
+#[derive(Copy, Clone, Debug)]
+pub struct CustomPolicy {
+    /// The name `--policy` takes.
+    pub name: &'static str,
+    /// One line on what it does.
+    pub description: &'static str,
+    /// Builds it for a machine, drawing any random choices from the seed; an error says why
+    /// it cannot run there.
+    pub build: BuildPolicy,
+}
+
+/// Builds a [`CustomPolicy`] for a machine and a seed.
+#[cfg(feature = "alloc")]
+pub type BuildPolicy =
+    fn(
+        &Topology,
+        u64,
+    ) -> Result<alloc::boxed::Box<dyn PlacementPolicy + Send>, alloc::string::String>;

@@ -14,8 +14,15 @@ fn list(set: &CpuSet) -> String {
     }
 }
 
-/// The report: topology, knobs, idle order.
-pub(crate) fn report(desc: &Detected, topo: &Topology, policy: &Policy, slice_us: u64) -> String {
+/// The report: topology, the policy, and for hybridland (`hybridland`) its knobs and idle
+/// order.
+pub(crate) fn report(
+    desc: &Detected,
+    topo: &Topology,
+    name: &str,
+    hybridland: Option<&Policy>,
+    slice_us: u64,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "scx_hybridland --dry-run: nothing is loaded");
     let _ = writeln!(s, "source: {}", desc.source);
@@ -91,6 +98,11 @@ pub(crate) fn report(desc: &Detected, topo: &Topology, policy: &Policy, slice_us
     }) {
         let _ = writeln!(s, "ranks: {}", ranks.join(" "));
     }
+    let _ = writeln!(s, "policy: {name}");
+    let Some(policy) = hybridland else {
+        let _ = writeln!(s, "slice-us={slice_us}");
+        return s;
+    };
     let c = policy.config();
     let _ = writeln!(
         s,

@@ -82,6 +82,28 @@ pub(crate) struct Opts {
     #[arg(long, value_name = "FILE", requires = "dry_run")]
     pub(crate) emit_topology: Option<PathBuf>,
 
+    /// The placement policy: `hybridland` (the default), or a baseline from the seed documents,
+    /// to compare with it live: `capacity-blind` (the first idle CPU by number from a seeded
+    /// start), `count-cluster` (the L2 cluster with the most idle CPUs, core kind ignored),
+    /// `spread` (a random idle CPU, fast or slow). hybrid-sim's `kernel-default` and
+    /// `summed-capacity` cannot run here: they balance per-CPU queues by pulling tasks between
+    /// CPUs, and this framework hands every decision to user space through one shared queue
+    /// with no such pull (for the kernel's own scheduler, unload scx_hybridland). The knobs
+    /// above (-m, --cluster-balance, --auto-high-busy-pct, --fit-margin-pct) and the control
+    /// file are hybridland's only.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "hybridland",
+        conflicts_with = "fifo"
+    )]
+    pub(crate) policy: String,
+
+    /// Seed for the policies that draw at random (capacity-blind's start CPU, spread's
+    /// picks): the same seed, the same draws.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+
     /// Benchmark baseline: no policy. Every queued task goes to the shared queue in arrival
     /// order with the full slice (`--slice-us`) and runs on the first CPU that frees up, with no
     /// idle snapshot and no nudges: the framework's minimal scheduler (scx_rlfifo style), to

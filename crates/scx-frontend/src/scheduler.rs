@@ -34,9 +34,9 @@ use crate::sys::{allowed_cpus, now_ns};
 use crate::task_events::TaskEvent;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PolicyConfig, Queued,
-    SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target, Topology, UtilSource,
-    Waiting, Why,
+    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PlacementPolicy,
+    Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target, Topology,
+    UtilSource, Waiting, Why,
 };
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -222,11 +222,15 @@ impl Nudger {
     }
 }
 
+/// The placement policy the loop's core runs: hybridland, a built-in baseline, or a library
+/// user's own (`--policy`).
+pub(crate) type LivePolicy = Box<dyn PlacementPolicy + Send>;
+
 /// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
 pub(crate) struct Scheduler<O: SchedOps> {
     ops: O,
     /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB).
-    core: Box<SchedCore<Vec<Slot>>>,
+    core: Box<SchedCore<Vec<Slot>, LivePolicy>>,
     cfg: LoopConfig,
     control: Option<Watcher>,
     counters: Counters,
@@ -254,7 +258,7 @@ impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn new(
         ops: O,
         topo: Topology,
-        policy: &PolicyConfig,
+        policy: LivePolicy,
         cfg: LoopConfig,
         control: Option<Watcher>,
         nudger: Option<Nudger>,
@@ -264,8 +268,8 @@ impl<O: SchedOps> Scheduler<O> {
         let nudger = nudger.filter(|_| cfg.mode == Mode::Policy);
         let storage = vec![Slot::EMPTY; Slot::count_for(cfg.max_tasks)];
         let mut core = Box::new(
-            SchedCore::new(topo, policy, cfg.core(nudger.is_some()), storage)
-                .context("the knobs do not fit this machine")?,
+            SchedCore::with_policy(topo, policy, cfg.core(nudger.is_some()), storage)
+                .context("the task storage")?,
         );
         core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
         Ok(Self {
@@ -387,7 +391,7 @@ impl<O: SchedOps> Scheduler<O> {
             let sample = Sample {
                 counters: self.counters,
                 fw: self.ops.counters(),
-                balance: self.core.policy_config().cluster_balance,
+                balance: self.core.policy_config().map(|c| c.cluster_balance),
                 backlog: self.backlog.len() as u64,
                 tasks_tracked: core.tracked,
                 tasks_high_water: core.high_water,
@@ -414,11 +418,13 @@ impl<O: SchedOps> Scheduler<O> {
         let Some(control) = self.control.as_ref() else {
             return;
         };
-        let current = self.core.policy_config().cluster_balance;
+        let Some(current) = self.core.policy_config().map(|c| c.cluster_balance) else {
+            return;
+        };
         match control.try_change() {
             None | Some(KnobChange::None) => {}
             Some(KnobChange::Set(mode)) => {
-                self.core.set_cluster_balance(mode);
+                let _has_knob = self.core.set_cluster_balance(mode);
                 control.applied(mode);
                 info!(
                     "cluster balance: {current} -> {mode} (from {})",
@@ -777,7 +783,11 @@ fn queued_input<'a>(
 mod test {
     use super::*;
     use crate::task_events::{RawEventError, SourceCounters, Waker};
-    use hybridland_policy::PolicyConfig;
+    use hybridland_policy::{Policy, PolicyConfig};
+
+    fn hybridland(topo: &Topology) -> LivePolicy {
+        Box::new(Policy::new(topo, &PolicyConfig::default()).unwrap())
+    }
 
     /// A framework with a user ring buffer of `ring_cap` slots (the kernel empties it when the
     /// test says), scripted dequeue errors and scripted snapshots (all idle when none left).
@@ -901,7 +911,7 @@ mod test {
     fn sched_with(ring_cap: usize, cfg: LoopConfig) -> Scheduler<FakeOps> {
         let topo = machine();
         let ops = FakeOps::new(&topo, ring_cap);
-        Scheduler::new(ops, topo, &PolicyConfig::default(), cfg, None, None).unwrap()
+        Scheduler::new(ops, topo.clone(), hybridland(&topo), cfg, None, None).unwrap()
     }
 
     fn sched(ring_cap: usize, fifo: bool) -> Scheduler<FakeOps> {
@@ -1214,7 +1224,7 @@ mod test {
         let mut s = Scheduler::new(
             FakeOps::new(&topo, 64),
             topo.clone(),
-            &PolicyConfig::default(),
+            hybridland(&topo),
             config(Mode::Policy, SliceMode::Scaled),
             None,
             Some(helper),
@@ -1265,14 +1275,13 @@ mod test {
     #[test]
     fn no_nudge_helper_in_fifo_mode_and_its_pipe_closes() {
         let topo = machine();
-        let policy = PolicyConfig::default();
         let cfg = |mode| config(mode, SliceMode::Scaled);
         let mut n = Nudger::spawn().unwrap();
         n.wake();
         let s = Scheduler::new(
             FakeOps::new(&topo, 8),
             topo.clone(),
-            &policy,
+            hybridland(&topo),
             cfg(Mode::Fifo),
             None,
             Some(n),
@@ -1282,8 +1291,8 @@ mod test {
         assert_eq!(s.core.config().nudging, Nudging::Off, "no helper, no scan");
         let s = Scheduler::new(
             FakeOps::new(&topo, 8),
-            topo,
-            &policy,
+            topo.clone(),
+            hybridland(&topo),
             cfg(Mode::Policy),
             None,
             Some(Nudger::spawn().unwrap()),

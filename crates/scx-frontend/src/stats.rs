@@ -256,7 +256,8 @@ fn busy_share(
 pub(crate) struct Sample {
     pub(crate) counters: Counters,
     pub(crate) fw: Framework,
-    pub(crate) balance: ClusterBalance,
+    /// `None` when the policy has no cluster balance (it is not hybridland).
+    pub(crate) balance: Option<ClusterBalance>,
     /// Tasks in the local backlog now.
     pub(crate) backlog: u64,
     /// Tasks in the loop's task table now.
@@ -336,7 +337,9 @@ pub(crate) struct Metrics {
         desc = "Per core kind present (performance, efficiency, low-power-efficiency): percentage of its CPU time spent not idle, from /proc/stat"
     )]
     pub(crate) busy_pct: BTreeMap<String, u64>,
-    #[stat(desc = "Cluster balance in force: off, on or auto (gauge)")]
+    #[stat(
+        desc = "Cluster balance in force: off, on or auto; - when the policy is not hybridland (gauge)"
+    )]
     pub(crate) cluster_balance: String,
     #[stat(desc = "scx_rustland_core: tasks dispatched from user space")]
     pub(crate) fw_user: u64,
@@ -387,7 +390,7 @@ impl Metrics {
             tasks_max: now.tasks_high_water,
             untracked: now.tasks_untracked.saturating_sub(prev.tasks_untracked),
             busy_pct: busy.iter().map(|(k, pct)| (k.to_string(), *pct)).collect(),
-            cluster_balance: now.balance.to_string(),
+            cluster_balance: now.balance.map_or_else(|| "-".into(), |b| b.to_string()),
             // The framework's counters are its BPF globals, which start again at zero when it
             // reloads: never a negative interval.
             fw_user: f.user.saturating_sub(p.user),
@@ -638,7 +641,7 @@ mod test {
                 running: 1,
                 ..Default::default()
             },
-            balance: ClusterBalance::On,
+            balance: Some(ClusterBalance::On),
             backlog: 0,
             tasks_tracked: 7,
             tasks_high_water: 9,

@@ -364,3 +364,41 @@ fn the_stats_flags_need_nothing_loaded() {
         assert_eq!(out.status.code(), Some(2), "{bad:?} was accepted");
     }
 }
+
+#[test]
+fn another_policy_is_named_and_the_simulator_only_ones_are_refused() {
+    let out = dry_run(&["--sysfs-root", &fixture("i7-13800h"), "--policy", "spread"]);
+    assert_lines(&out, &["policy: spread", "slice-us=5000"]);
+    assert!(
+        !out.contains("idle order"),
+        "hybridland's order shown for spread:\n{out}"
+    );
+    let out = dry_run(&["--sysfs-root", &fixture("i7-13800h")]);
+    assert_lines(&out, &["policy: hybridland"]);
+    for name in ["kernel-default", "summed-capacity", "no-such-policy"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+            .args([
+                "--dry-run",
+                "--sysfs-root",
+                &fixture("i7-13800h"),
+                "--policy",
+                name,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        let want = if name == "no-such-policy" {
+            "unknown policy `no-such-policy` (known here: hybridland, capacity-blind, count-cluster, spread)"
+        } else {
+            "runs only in hybrid-sim"
+        };
+        assert!(err.contains(want), "{name}: {err}");
+    }
+    // --fifo is no policy at all: the two together are refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+        .args(["--dry-run", "--fifo", "--policy", "spread"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -5,26 +5,11 @@
 use crate::sim_policy::{
     Decision, MachineView, PolicyError, Reason, SimCore, SimPolicy, Target, TaskView,
 };
+pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, PlacementPolicy, Policy, PolicyConfig,
     Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
 };
-
-/// A policy written outside this crate, to run under its name (`hybrid-sim` used as a
-/// library registers them; see [`crate::registry::register`]).
-#[derive(Copy, Clone, Debug)]
-pub struct CustomPolicy {
-    /// The name `--policy` takes.
-    pub name: &'static str,
-    /// One line on what it does.
-    pub description: &'static str,
-    /// Builds it for a machine, drawing any random choices from the seed; an error says why
-    /// it cannot run there.
-    pub build: BuildPolicy,
-}
-
-/// Builds a [`CustomPolicy`] for a machine and a seed.
-pub type BuildPolicy = fn(&Topology, u64) -> Result<Box<dyn PlacementPolicy + Send>, String>;
 
 /// Where a core-driven policy comes from.
 #[derive(Clone, Debug)]
