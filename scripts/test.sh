@@ -48,7 +48,7 @@ fi
 
 if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
   phase "live scheduler in a sched_ext VM"
-  cargo build --release --locked -p scx_hybridland
+  cargo build --release --locked -p scx_hybridland -p my-policy
   # One VM run decides: each placement check samples enough to tell the policy from its
   # controls in that run (scripts/vm/guest-checks.sh), so nothing is repeated.
   scripts/vm-check.sh

@@ -20,9 +20,15 @@
 # and the checks go into the initramfs and are copied to a tmpfs (a user-space scheduler must
 # never page-fault on a FUSE/virtiofs page: the guest would hang).
 #
+# Other policies: spread and capacity-blind (--policy) and the example crate's scx_my_policy
+# (examples/my-policy, --policy little-first) load and dispatch (policies-load); little-first
+# keeps a light frame task on the E-cores and gives a heavy one a P-core, which hybridland,
+# --fifo and the default scheduler do not (little-first-fit, -discriminates).
+#
 # Usage: scripts/vm-check.sh [path/to/scx_hybridland]
 # Environment:
 #   HYBRIDLAND_BIN         the binary (default: $CARGO_TARGET_DIR or target/, release build)
+#   HYBRIDLAND_MY_BIN      the example's scx_my_policy (default: beside the binary)
 #   HYBRIDLAND_KERNEL      use this vmlinuz instead of fetching the sid cloud kernel
 #   HYBRIDLAND_VM_TIMEOUT  seconds before the VM is killed (default 1800: the three schedulers'
 #                          placement runs take 5 minutes of emulation on an idle 2-core host)
@@ -40,6 +46,9 @@ die() { log "$*"; exit 1; }
 
 BIN=${1:-${HYBRIDLAND_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/scx_hybridland}}
 [[ -x "$BIN" ]] || die "no scx_hybridland at $BIN (cargo build --release -p scx_hybridland)"
+# The example crate's live binary (examples/my-policy), its policy beside the built-in ones.
+MY_BIN=${HYBRIDLAND_MY_BIN:-$(dirname "$BIN")/scx_my_policy}
+[[ -x "$MY_BIN" ]] || die "no scx_my_policy at $MY_BIN (cargo build --release -p my-policy)"
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-1800}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/console.log}
 
@@ -51,6 +60,8 @@ vm_prepare
 VM_GUEST_SCRIPT=guest-checks.sh
 vm_initramfs_begin
 copy_with_libs "$BIN"
+copy_with_libs "$MY_BIN"
+gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
 copy_with_libs "$HACKBENCH"
@@ -66,6 +77,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
+EXPECTED+=(policies-load little-first-fit little-first-fit-discriminates)
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
 failed=0
 echo

@@ -349,6 +349,91 @@ for c in stuck-lone-task powersave-on-e knob-runtime; do
   fi
 done
 
+# --- other policies (--policy) ------------------------------------------------------------------
+# policies-load: the built-in baselines spread and capacity-blind run live under --policy, and
+# so does the example crate's own policy (examples/my-policy, `scx_my_policy --policy
+# little-first`): each loads, logs that it runs that policy, and dispatches from user space.
+MY="$HL/scx_my_policy"
+policy_loads() {  # policy_loads BIN NAME -> appends to $LOADED / $NOT_LOADED
+  keep=$SCX; SCX=$1
+  if start_sched --policy "$2"; then
+    spin_start 2 0.1
+    sleep 2
+    spin_stop
+    user=$(grep "stats: placed " "$LOG" | tail -n 1 | sed -n 's/.* fw user=\([0-9]*\).*/\1/p')
+    if grep "running policy $2 " "$LOG" > /dev/null && [ "${user:-0}" -gt 0 ]; then
+      LOADED="$LOADED $2(user-space dispatches $user/s)"
+    else
+      NOT_LOADED="$NOT_LOADED $2(log: $(grep -c "running policy $2 " "$LOG") lines, fw user=${user:-none})"
+    fi
+    stop_sched INT
+    wait_state disabled 20
+  else
+    NOT_LOADED="$NOT_LOADED $2(did not load)"
+  fi
+  SCX=$keep
+}
+LOADED=""; NOT_LOADED=""
+policy_loads "$SCX" spread
+policy_loads "$SCX" capacity-blind
+policy_loads "$MY" little-first
+if [ -z "$NOT_LOADED" ]; then
+  pass policies-load "loaded and dispatched:$LOADED"
+else
+  fail policies-load "loaded:$LOADED; not:$NOT_LOADED"
+fi
+
+# little-first-fit: the example policy's idea, seen live. A light frame task (30 fps, 2 ms of
+# work a frame) and a heavy one (30 fps, 29 ms a frame) start together from a shell on P-core
+# CPU 7 and run 6 s; little-first keeps the light one on the E-cores (<= 25% of its work samples
+# on P-cores) and gives the heavy one a P-core (>= 75%), as the E-cores' capacity (640, 80% of it
+# fits a task) cannot hold it. hybridland puts both on idle P-cores first; the kernel's default
+# places new tasks on low-numbered CPUs (the E-cores here) and keeps them there; --fifo runs each
+# wherever a CPU frees first. It runs under all four; it must pass under little-first only.
+FIT_RESULTS=/run/fit-results
+: > "$FIT_RESULTS"
+fit_check() {  # fit_check LABEL [BIN ARGS...]: under that scheduler (none: the default)
+  label=$1; shift
+  if [ $# -gt 0 ]; then
+    keep=$SCX; SCX=$1; shift
+    start_sched "$@" || { SCX=$keep; echo "$label|FAIL|did not load" >> "$FIT_RESULTS"; return; }
+    SCX=$keep
+  fi
+  pin_shell 0x80
+  "$HL/frame-task" 30 "$LIGHT_ITERS" 6 f0 > /run/light.txt 2>&1 &
+  light=$!
+  "$HL/frame-task" 30 "$HEAVY_ITERS" 6 f0 > /run/heavy.txt 2>&1 &
+  heavy=$!
+  wait $light; wait $heavy
+  pin_shell 0xff
+  lp=$(sed -n 's/.*p_share=\([0-9]*\).*/\1/p' /run/light.txt); lp=${lp:-100}
+  hp=$(sed -n 's/.*p_share=\([0-9]*\).*/\1/p' /run/heavy.txt); hp=${hp:-0}
+  if [ "$lp" -le 25 ] && [ "$hp" -ge 75 ]; then v=PASS; else v=FAIL; fi
+  echo "$label|$v|light task $lp% of samples on P-cores, heavy $hp%" >> "$FIT_RESULTS"
+  say "placement: [$label] little-first-fit: $v (light $lp% on P, heavy $hp% on P)"
+  if [ "$SCHED_PID" != "" ]; then stop_sched INT; wait_state disabled 20; fi
+}
+ITERS_MS=$("$HL/frame-task" calibrate)
+LIGHT_ITERS=$((ITERS_MS * 2)); HEAVY_ITERS=$((ITERS_MS * 29))
+fit_check little-first "$MY" --policy little-first
+fit_check hybridland "$SCX"
+fit_check fifo "$SCX" --fifo
+fit_check default
+say "--- little-first-fit: scheduler x verdict ---"
+cat "$FIT_RESULTS"
+lf=$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f2)
+others=$(grep -v "^little-first|" "$FIT_RESULTS" | grep -c "|PASS|")
+if [ "$lf" = PASS ]; then
+  pass little-first-fit "$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f3)"
+else
+  fail little-first-fit "$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f3)"
+fi
+if [ "$others" -eq 0 ] && [ "$(grep -c "|FAIL|" "$FIT_RESULTS")" -eq 3 ]; then
+  pass little-first-fit-discriminates "fails under hybridland, --fifo and the default scheduler"
+else
+  fail little-first-fit-discriminates "not discriminating: $(grep -v "^little-first|" "$FIT_RESULTS" | tr '\n' ' ')"
+fi
+
 # `--monitor 1`, a second process, reads the running scheduler's figures from the scx_stats
 # socket and prints a line a second; the scheduler's own `--stats 1` lines come the same way.
 # The control, run first: with no scheduler loaded (the socket of an earlier run may still be
