@@ -22,8 +22,10 @@
 #
 # Other policies: spread and capacity-blind (--policy) and the example crate's scx_my_policy
 # (examples/my-policy, --policy little-first) load and dispatch (policies-load); little-first
-# keeps a light frame task on the E-cores and gives a heavy one a P-core, which hybridland,
-# --fifo and the default scheduler do not (little-first-fit, -discriminates).
+# keeps four light frame tasks on the E-cores while the P-cores idle, which hybridland, --fifo
+# and the default scheduler do not (little-first-light, -discriminates). A loaded run recorded
+# with --record replays its decision log through the same core, every dispatch identical
+# (decision-replay), for hybridland and for little-first.
 #
 # Usage: scripts/vm-check.sh [path/to/scx_hybridland]
 # Environment:
@@ -49,6 +51,9 @@ BIN=${1:-${HYBRIDLAND_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/scx_hybridl
 # The example crate's live binary (examples/my-policy), its policy beside the built-in ones.
 MY_BIN=${HYBRIDLAND_MY_BIN:-$(dirname "$BIN")/scx_my_policy}
 [[ -x "$MY_BIN" ]] || die "no scx_my_policy at $MY_BIN (cargo build --release -p my-policy)"
+# Its hybrid-sim, which replays decision logs in the guest (it knows little-first too).
+MY_SIM=${HYBRIDLAND_MY_SIM:-$(dirname "$MY_BIN")/my-policy-sim}
+[[ -x "$MY_SIM" ]] || die "no my-policy-sim at $MY_SIM (cargo build --release -p my-policy)"
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-1800}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/console.log}
 
@@ -61,6 +66,7 @@ VM_GUEST_SCRIPT=guest-checks.sh
 vm_initramfs_begin
 copy_with_libs "$BIN"
 copy_with_libs "$MY_BIN"
+copy_with_libs "$MY_SIM"
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
@@ -77,7 +83,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
-EXPECTED+=(policies-load little-first-fit little-first-fit-discriminates)
+EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
 failed=0
 echo

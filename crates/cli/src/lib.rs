@@ -10,6 +10,7 @@
 
 mod compare_cmd;
 mod decision_log;
+mod decisions_cmd;
 mod failure;
 mod inputs;
 mod opts;
@@ -226,6 +227,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
         Command::Import(ImportCommand::Ftrace(args)) => import_ftrace(&args),
         Command::Compare(args) => compare_cmd::run(&args),
+        Command::Decisions(args) => decisions_cmd::run(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }

@@ -69,6 +69,26 @@ pub(crate) enum Command {
     /// `settings`), then --set over them. A machine whose clusters and core kinds are not the
     /// live file's is refused (exit status 2). docs/FIDELITY.md reads one run.
     Compare(CompareArgs),
+    /// Feed a live run's decision log (`scx_hybridland --record FILE` writes
+    /// FILE.decisions.jsonl) through the same scheduler core again and compare each dispatch
+    /// and nudge with what the loop sent.
+    ///
+    /// No machine model is involved: every input is the one the live loop handed over, so the
+    /// replay must agree exactly. Prints how many agree and, at the first difference, its time,
+    /// task and the inputs before it. Exit status 0 when everything agrees, 1 at a difference,
+    /// 2 for a file that cannot be read. docs/decision-log.md describes the file.
+    Decisions(DecisionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DecisionsArgs {
+    /// The decision log.
+    pub(crate) log: PathBuf,
+
+    /// Change a hybridland knob over the log's own (as `replay --set`), to see which decisions
+    /// it would change. Repeatable.
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -25,6 +25,7 @@ mod emit_topology;
 mod fifo;
 mod idle_snapshot;
 mod knobs;
+mod logged_core;
 mod ops;
 mod opts;
 mod policy_choice;
@@ -326,10 +327,28 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
             );
             // Every thread of ours exists by now: the framework forbids starting more.
             let own = record::own_threads();
-            sched.with_recorder(
+            let sched = sched.with_recorder(
                 record::Recorder::new(cfg, sys::now_ns(), stats::Counters::default(), own),
                 tail_reader,
-            )
+            );
+            if opts.fifo {
+                // No core decides under --fifo: there is nothing to replay.
+                sched
+            } else {
+                let at = record::RecordConfig::decisions_path(path);
+                info!(
+                    "record: the decision log (up to {} entries) goes to {} (hybrid-sim decisions)",
+                    hybridland_trace::decisions::DEFAULT_MAX_ENTRIES,
+                    at.display()
+                );
+                sched.with_decision_log(
+                    at,
+                    emit_topology::text(&desc),
+                    opts.seed,
+                    &config,
+                    hybridland_trace::decisions::DEFAULT_MAX_ENTRIES,
+                )
+            }
         }
         None => sched,
     };
@@ -432,6 +451,7 @@ fn run(
     let scheduler::Parts {
         ops,
         recording,
+        decisions,
         control,
     } = sched.into_parts();
     let mut bpf = ops.bpf;
@@ -446,6 +466,21 @@ fn run(
         // is built and written.
         if let Err(e) = recorder.write(&topo) {
             error!("record: {e:#}");
+        }
+    }
+    if let Some((path, log)) = decisions {
+        match record::write_decisions(&path, &log) {
+            Ok(()) => info!(
+                "record: wrote {} ({} decision-log entries{})",
+                path.display(),
+                log.entries().len(),
+                if log.header().truncated {
+                    ", truncated: the log was full"
+                } else {
+                    ""
+                }
+            ),
+            Err(e) => error!("record: {e:#}"),
         }
     }
     match (result, report) {

@@ -179,6 +179,13 @@ pub(crate) struct RecordConfig {
 
 impl RecordConfig {
     /// `--record-live`, or `FILE.live.json` beside the trace.
+    /// Where the decision log goes: beside the trace.
+    pub(crate) fn decisions_path(trace: &Path) -> PathBuf {
+        let mut name = trace.as_os_str().to_owned();
+        name.push(".decisions.jsonl");
+        PathBuf::from(name)
+    }
+
     pub(crate) fn live_path(trace: &Path, live: Option<&Path>) -> PathBuf {
         live.map_or_else(
             || {
@@ -542,6 +549,20 @@ impl Recorder {
         );
         Ok(())
     }
+}
+
+/// Writes `--record`'s decision log (as [`write_json`] writes).
+pub(crate) fn write_decisions(
+    path: &Path,
+    log: &hybridland_trace::decisions::DecisionLog,
+) -> Result<()> {
+    safe_file::replace(
+        path,
+        safe_file::OUTPUT_MODE,
+        safe_file::Sync::Durable,
+        |out| log.write_to(std::io::BufWriter::new(out)),
+    )
+    .context("writing the decision log")
 }
 
 /// Written as root: never through a link or into a FIFO or device (see [`safe_file`]).

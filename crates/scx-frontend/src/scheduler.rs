@@ -27,6 +27,7 @@ use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{KnobChange, Watcher};
+use crate::logged_core::LoggedCore;
 use crate::ops::SchedOps;
 use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
@@ -35,11 +36,13 @@ use crate::task_events::TaskEvent;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
     Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PlacementPolicy,
-    Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target, Topology,
-    UtilSource, Waiting, Why,
+    PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target,
+    Topology, UtilSource, Waiting, Why,
 };
+use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Header};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use tracing::{debug, error, info, warn};
 
 /// Most tasks decided against one snapshot (the core's batch).
@@ -70,6 +73,8 @@ pub(crate) struct Parts<O> {
     pub(crate) ops: O,
     /// The recording and the topology it needs to be written.
     pub(crate) recording: Option<(Recorder, Topology)>,
+    /// The decision log, if one was kept, and where to write it.
+    pub(crate) decisions: Option<(PathBuf, DecisionLog)>,
     /// The control file's watcher. Drop it only once the scheduler is detached: the drop
     /// waits for the watcher thread, which nothing would run while the loop is over and the
     /// scheduler still loaded.
@@ -229,8 +234,9 @@ pub(crate) type LivePolicy = Box<dyn PlacementPolicy + Send>;
 /// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
 pub(crate) struct Scheduler<O: SchedOps> {
     ops: O,
-    /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB).
-    core: Box<SchedCore<Vec<Slot>, LivePolicy>>,
+    /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB),
+    /// and `--record`'s decision log.
+    core: LoggedCore,
     cfg: LoopConfig,
     control: Option<Watcher>,
     counters: Counters,
@@ -248,6 +254,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     dequeue_log: LogLimit,
     /// `--record`: what the loop sees, kept for the trace written at exit.
     recorder: Option<Recorder>,
+    /// Where `--record`'s decision log goes.
+    decisions_path: Option<PathBuf>,
     /// Reads `/proc` for the recording's tails off the loop.
     tail_reader: Option<TailReader>,
     /// The recording stopped and its tails are being read.
@@ -267,10 +275,10 @@ impl<O: SchedOps> Scheduler<O> {
         // No nudges in FIFO mode: there is no policy to re-place a task.
         let nudger = nudger.filter(|_| cfg.mode == Mode::Policy);
         let storage = vec![Slot::EMPTY; Slot::count_for(cfg.max_tasks)];
-        let mut core = Box::new(
+        let mut core = LoggedCore::new(Box::new(
             SchedCore::with_policy(topo, policy, cfg.core(nudger.is_some()), storage)
                 .context("the task storage")?,
-        );
+        ));
         core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
         Ok(Self {
             ops,
@@ -287,9 +295,38 @@ impl<O: SchedOps> Scheduler<O> {
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
             recorder: None,
+            decisions_path: None,
             tail_reader: None,
             tails_pending: false,
         })
+    }
+
+    /// Keeps a decision log (`--record`): the core's inputs and what the loop sent, for
+    /// `hybrid-sim decisions`. `machine` is the machine file's text; at most `max_entries`.
+    pub(crate) fn with_decision_log(
+        mut self,
+        path: PathBuf,
+        machine: String,
+        seed: u64,
+        knobs: &PolicyConfig,
+        max_entries: usize,
+    ) -> Self {
+        let header = Header {
+            format: decisions::FORMAT.to_owned(),
+            version: decisions::VERSION,
+            machine,
+            policy: self.core.policy().name().to_owned(),
+            seed,
+            knobs: *knobs,
+            core: CoreSettings::from(self.core.config()),
+            max_tasks: self.cfg.max_tasks,
+            helper: self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
+            max_entries,
+            truncated: false,
+        };
+        self.core.start_log(DecisionLog::new(header));
+        self.decisions_path = Some(path);
+        self
     }
 
     /// Records what the loop sees (`--record`); `tails` reads `/proc` for the tasks still
@@ -404,9 +441,10 @@ impl<O: SchedOps> Scheduler<O> {
 
     /// Gives back the framework (for the final report), the recording with the topology it
     /// needs to be written, and the control file's watcher. Closes the nudge helper's pipe.
-    pub(crate) fn into_parts(self) -> Parts<O> {
+    pub(crate) fn into_parts(mut self) -> Parts<O> {
         let topo = self.core.topology().clone();
         Parts {
+            decisions: self.decisions_path.take().zip(self.core.take_log()),
             ops: self.ops,
             recording: self.recorder.map(|r| (r, topo)),
             control: self.control,
@@ -488,6 +526,7 @@ impl<O: SchedOps> Scheduler<O> {
         self.core.handle_tick(now);
         if let (Some(n), Some(nudger)) = (self.core.poll_nudge(), self.nudger.as_mut()) {
             debug!(cpu = n.cpu.0, pid = n.task, better = %n.better.step, "nudge");
+            self.core.nudged(&n);
             nudger.wake();
             self.counters.nudges += 1;
         }
@@ -699,6 +738,7 @@ impl<O: SchedOps> Scheduler<O> {
             used |= 1 << i;
             let task = &batch[i];
             self.count(task, &d);
+            self.core.sent(&d);
             let mut out = DispatchedTask::new(task);
             out.slice_ns = d.slice_ns;
             out.vtime = d.vtime;

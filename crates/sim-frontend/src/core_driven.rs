@@ -176,6 +176,7 @@ impl SimPolicy for CoreDriven {
             slice_end: d.why.slice_end(),
             slice_ns: Some(d.slice_ns),
             vtime: Some(d.vtime),
+            util: Some(d.util),
         }
     }
 

@@ -153,7 +153,12 @@ impl Knobs {
 
     /// The hybridland knobs over [`PolicyConfig::default`].
     pub fn policy_config(&self) -> Result<PolicyConfig, KnobError> {
-        let mut c = PolicyConfig::default();
+        self.policy_config_over(PolicyConfig::default())
+    }
+
+    /// The hybridland knobs over `base` (a decision log's, say).
+    pub fn policy_config_over(&self, base: PolicyConfig) -> Result<PolicyConfig, KnobError> {
+        let mut c = base;
         let bad = |key: &str, value: &str, reason: String| KnobError::BadValue {
             key: key.to_owned(),
             value: value.to_owned(),

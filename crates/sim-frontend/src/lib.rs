@@ -38,6 +38,7 @@ mod asym_capacity;
 pub mod baselines;
 pub mod compare;
 pub mod core_driven;
+pub mod decision_replay;
 pub mod engine;
 pub mod event_queue;
 pub mod import;

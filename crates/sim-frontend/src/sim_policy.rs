@@ -93,6 +93,8 @@ pub struct Decision {
     /// The shared-queue key the scheduler core gave (core-driven policies); else the
     /// engine's own bounded-credit vtime.
     pub vtime: Option<u64>,
+    /// The utilisation the scheduler core decided with (core-driven policies).
+    pub util: Option<u16>,
 }
 
 impl Decision {
@@ -104,6 +106,7 @@ impl Decision {
             slice_end: None,
             slice_ns: None,
             vtime: None,
+            util: None,
         }
     }
 }

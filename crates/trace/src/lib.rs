@@ -4,6 +4,8 @@
 //!   the place), as `hybrid-sim` replays them and every importer and recorder writes them;
 //! - [`builder`]: per-task runs, preemptions, sleeps and wake-ups turned into trace tasks: the
 //!   one builder behind `hybrid-sim import ftrace` and `scx_hybridland --record`;
+//! - [`decisions`]: the decision log, the scheduler core's inputs and the dispatches sent, which
+//!   `hybrid-sim decisions` feeds through the same core again;
 //! - [`live`]: the figures a live run keeps beside its trace (CPU time per kind and cluster,
 //!   placements per step), which `hybrid-sim compare` sets beside a replay.
 //!
@@ -13,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod builder;
+pub mod decisions;
 pub mod format;
 pub mod json_error;
 pub mod live;

@@ -25,19 +25,19 @@ impl PlacementPolicy for LittleFirst {
         let capacity = |cpu: CpuId| topo.info(cpu).map_or(0, |i| i.capacity);
         let idle = view.idle_allowed();
         let util = view.util();
-        // Its previous CPU while that is idle and still fits: warm caches.
-        if let Some(prev) = view.prev_cpu()
-            && idle.contains(prev)
-            && fits(util, capacity(prev))
-        {
-            return view.place_on(Some(prev));
-        }
         let smallest_fit = idle
             .iter()
             .filter(|c| fits(util, capacity(*c)))
             .min_by_key(|c| (capacity(*c), c.0));
-        let biggest = idle.iter().max_by_key(|c| (capacity(*c), u16::MAX - c.0));
-        view.place_on(smallest_fit.or(biggest))
+        let Some(fit) = smallest_fit else {
+            let biggest = idle.iter().max_by_key(|c| (capacity(*c), u16::MAX - c.0));
+            return view.place_on(biggest);
+        };
+        // Its previous CPU if it is idle and as small: warm caches, at no cost in power.
+        let prev = view
+            .prev_cpu()
+            .filter(|p| idle.contains(*p) && capacity(*p) == capacity(fit));
+        view.place_on(prev.or(Some(fit)))
     }
 }
 
@@ -77,8 +77,8 @@ mod test {
     }
 
     /// Where the core, running the policy, sends a task of utilisation `util` woken on an
-    /// idle machine.
-    fn placed(util: u16) -> Target {
+    /// idle machine, having last run on `prev`.
+    fn placed_from(util: u16, prev: Option<u16>) -> Target {
         let topo = machine();
         let all = *topo.cpus();
         let storage = vec![Slot::EMPTY; Slot::count_for(16)];
@@ -87,7 +87,7 @@ mod test {
         let task = Queued {
             task: 1,
             arrival: Arrival::Wakeup { waker: None },
-            cpu: None,
+            cpu: prev.map(CpuId),
             last_run: None,
             weight: 100,
             affinity: Affinity::Cpus(&all),
@@ -103,8 +103,15 @@ mod test {
         core.poll_dispatch().unwrap().target
     }
 
+    fn placed(util: u16) -> Target {
+        placed_from(util, None)
+    }
+
     #[test]
     fn light_work_goes_little_and_heavy_work_big() {
+        // Off an idle P-core too: its previous CPU wins only among the smallest that fit.
+        assert_eq!(placed_from(100, Some(1)), Target::Cpu(CpuId(2)));
+        assert_eq!(placed_from(100, Some(3)), Target::Cpu(CpuId(3)));
         assert_eq!(placed(100), Target::Cpu(CpuId(2)));
         // 600 * 0.8 = 480 fits an E-core, 481 does not.
         assert_eq!(placed(480), Target::Cpu(CpuId(2)));

@@ -19,6 +19,8 @@ impl<'a> Simulation<'a> {
         let allowed = self.allowed[self.tasks[t].spec];
         let prev = self.tasks[t].last_cpu;
         let util = match self.options.util_source {
+            // The core estimates it itself (and reports it in its decision).
+            UtilSource::Estimator if self.core_driven => 0,
             UtilSource::Estimator => self.tasks[t].state.util(),
             UtilSource::Hint => self.tasks[t].util_hint,
         };
@@ -40,6 +42,7 @@ impl<'a> Simulation<'a> {
             waker_cpu: self.tasks[t].waker_cpu,
         };
         let decision = self.policy.place(&view, &task_view);
+        let util = decision.util.unwrap_or(util);
         observer.on_decision(&DecisionRecord {
             now_ns: self.now,
             task: t,

@@ -183,7 +183,9 @@ impl<'a> Simulation<'a> {
                 let task = &mut self.tasks[t];
                 task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 task.wakeups += 1;
-                task.state.on_wakeup(self.now);
+                if !self.core_driven {
+                    task.state.on_wakeup(self.now);
+                }
                 task.runnable_since = Some(self.now);
                 task.status = Status::Queued;
                 if let Program::Frames { release_ns, .. } = &mut task.program {
@@ -217,7 +219,9 @@ impl<'a> Simulation<'a> {
         task.finish_ns = Some(self.now);
         self.alive -= 1;
         if let Some(core) = self.policy.sched_core() {
-            let _held = core.handle_exit(t as u32);
+            let id = t as u32;
+            self.tasks[t].final_util = core.task(id).map(|s| s.util());
+            let _held = core.handle_exit(id);
         }
     }
 

@@ -106,7 +106,8 @@ struct Task<'t> {
     remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
-    /// The policy crate's per-task state: utilisation estimate, vtime.
+    /// The policy crate's per-task state: utilisation estimate, vtime (for the policies the
+    /// engine drives itself; a core-driven policy's are in its core).
     state: TaskState,
     runnable_since: Option<TimeNs>,
     ran_by_kind: [u64; 3],
@@ -117,6 +118,8 @@ struct Task<'t> {
     /// The step and utilisation of the decision that put it on its CPU (for run records).
     placed_by: Option<Step>,
     placed_util: u16,
+    /// A core-driven policy's estimate when the task ended (its core forgets it then).
+    final_util: Option<u16>,
     /// The wait before the current run (for run records).
     run_latency: Option<u64>,
     /// Put in a queue since its last run started; `run_queued` keeps it for the current run
@@ -207,7 +210,12 @@ pub struct Simulation<'a> {
     shared_seq: u64,
     /// Tasks waiting in CPU queues (not the shared one).
     nr_local: usize,
+    /// The engine's own vtime clock, for the policies it drives itself.
     vtime: VtimeClock,
+    /// The policy is driven by the scheduler core, which keeps the tasks' estimates and
+    /// vtimes: the engine keeps no second copy then. (It keeps the homes: the checkers test a
+    /// decision against the state it was made on.)
+    core_driven: bool,
     pools_left: Vec<u64>,
     alive: usize,
     tick_pending: bool,

@@ -61,7 +61,9 @@ impl<'a> Simulation<'a> {
             settled_ns: runs_from,
             rate: 0,
         });
-        self.vtime.on_start(task.state.vtime());
+        if !self.core_driven {
+            self.vtime.on_start(task.state.vtime());
+        }
         let nr_waiting = (self.shared.len() + self.nr_local) as u64;
         let slice = task
             .slice_ns
@@ -156,13 +158,15 @@ impl<'a> Simulation<'a> {
                     });
                 }
                 task.ran_by_kind[kind.index()] += now - started;
-                let _counted = task.state.on_run(&Run {
-                    cpu,
-                    capacity,
-                    start_ns: started,
-                    stop_ns: now,
-                    weight: task.weight,
-                });
+                if !self.core_driven {
+                    let _counted = task.state.on_run(&Run {
+                        cpu,
+                        capacity,
+                        start_ns: started,
+                        stop_ns: now,
+                        weight: task.weight,
+                    });
+                }
                 let (ran, weight) = (
                     LastRun {
                         start_ns: run.since_ns,

@@ -99,10 +99,25 @@ impl<'a> Simulation<'a> {
         let mut finished = 0usize;
         let mut turnaround_sum = 0u128;
         let mut turnaround_max = 0u64;
+        // A core-driven policy's estimates are its core's: as the task ended, or as it stands.
+        let utils: Vec<u16> = match self.policy.sched_core() {
+            Some(core) => self
+                .tasks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    t.final_util
+                        .or_else(|| core.task(i as u32).map(|s| s.util()))
+                        .unwrap_or(0)
+                })
+                .collect(),
+            None => self.tasks.iter().map(|t| t.state.util()).collect(),
+        };
         let tasks: Vec<TaskReport> = self
             .tasks
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let turnaround = t.finish_ns.map(|f| f - t.start_ns);
                 if let Some(d) = turnaround {
                     finished += 1;
@@ -119,7 +134,7 @@ impl<'a> Simulation<'a> {
                     ran_low_power_ns: t.ran_by_kind[2],
                     migrations: t.migrations,
                     wakeups: t.wakeups,
-                    util: t.state.util(),
+                    util: utils[i],
                     frames: t.frames.as_ref().map(|f| f.stats(&t.name)),
                 }
             })

@@ -119,6 +119,7 @@ impl<'a> Simulation<'a> {
                     ran_by_kind: [0; 3],
                     placed_by: None,
                     placed_util: 0,
+                    final_util: None,
                     run_latency: None,
                     queued: false,
                     run_queued: false,
@@ -136,6 +137,7 @@ impl<'a> Simulation<'a> {
         }
         let alive = tasks.len();
         policy.reserve(alive, options.slice_ns)?;
+        let core_driven = policy.sched_core().is_some();
         Ok(Self {
             topo,
             model,
@@ -164,6 +166,7 @@ impl<'a> Simulation<'a> {
             shared_seq: 0,
             nr_local: 0,
             vtime: VtimeClock::new(),
+            core_driven,
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,
             tick_pending: false,

@@ -1,0 +1,33 @@
+//! `hybrid-sim decisions`: a live run's decision log through the same scheduler core again.
+
+use crate::failure::Failure;
+use crate::inputs;
+use crate::opts::DecisionsArgs;
+use hybridland_sim::decision_replay::{DecisionReplayError, replay_decisions};
+use hybridland_sim::input_file;
+use hybridland_trace::decisions::{DecisionLog, MAX_FILE_BYTES};
+
+/// Runs the command: the report, or a failure (exit status 1) after printing it when the
+/// replay parts from the log.
+pub(crate) fn run(args: &DecisionsArgs) -> Result<String, Failure> {
+    let name = args.log.display().to_string();
+    let text = input_file::read_bounded(&args.log, MAX_FILE_BYTES, "decision log")
+        .map_err(|e| Failure::Input(e.into()))?;
+    let log = DecisionLog::read_from(text.as_bytes())
+        .map_err(|e| Failure::Input(anyhow::anyhow!("{name}: {e}")))?;
+    let knobs = inputs::knobs(&args.set)?;
+    let report = replay_decisions(&log, &knobs).map_err(|e| match e {
+        DecisionReplayError::Knob(_) => Failure::Input(e.into()),
+        _ => Failure::Input(anyhow::anyhow!("{name}: {e}")),
+    })?;
+    let text = report.render();
+    if report.all_agree() {
+        Ok(text)
+    } else {
+        print!("{text}");
+        Err(Failure::Internal(anyhow::anyhow!(
+            "the replayed core parts from the log at line {}",
+            report.difference.as_ref().map_or(0, |d| d.line)
+        )))
+    }
+}

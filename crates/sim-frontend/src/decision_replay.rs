@@ -1,0 +1,300 @@
+//! `hybrid-sim decisions`: a live run's decision log fed through the same scheduler core
+//! again, each dispatch it polls out compared with the one the loop sent. No model is
+//! involved: every input is the one the loop handed over, so a difference means the core (or a
+//! knob changed with `--set`) decides differently, never that the machine was mispredicted.
+
+use crate::knobs::{KnobError, Knobs};
+use crate::machine_file::Machine;
+use crate::registry::custom_policies;
+use hybridland_machine::MachineError;
+use hybridland_policy::{
+    Builtin, CoreConfig, CpuId, CpuSet, Dispatch, PlacementPolicy, SchedCore, Slot, Snapshot,
+    Target,
+};
+use hybridland_trace::decisions::{DecisionLog, Entry};
+
+/// How many inputs before a difference the report shows.
+const CONTEXT: usize = 12;
+
+/// What a decision replay found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecisionReport {
+    /// The policy replayed.
+    pub policy: String,
+    /// Entries read.
+    pub entries: usize,
+    /// Dispatches the loop sent.
+    pub sent: u64,
+    /// Of those, how many the replayed core polled out identically (task, target, slice,
+    /// vtime) before the first difference (the replay stops there).
+    pub agreed: u64,
+    /// Nudges the loop carried out, and how many the core gave again.
+    pub nudges: u64,
+    /// See [`nudges`](Self::nudges).
+    pub nudges_agreed: u64,
+    /// The log was cut at its bound.
+    pub truncated: bool,
+    /// The first difference, if any.
+    pub difference: Option<Difference>,
+}
+
+/// The first place the replayed core and the log part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The entry's line in the file (1-based, the header is line 1).
+    pub line: usize,
+    /// The latest time the log carried before it.
+    pub now_ns: Option<u64>,
+    /// The task.
+    pub task: Option<u32>,
+    /// What the loop did.
+    pub logged: String,
+    /// What the replayed core did.
+    pub replayed: String,
+    /// The inputs just before it, oldest first, as the log has them.
+    pub inputs: Vec<String>,
+}
+
+/// A decision log that cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionReplayError {
+    /// The machine in the header does not read.
+    #[error("the log's machine: {0}")]
+    Machine(#[from] MachineError),
+    /// A `--set` knob is wrong.
+    #[error(transparent)]
+    Knob(#[from] KnobError),
+    /// The policy is unknown here, or does not fit the machine.
+    #[error("policy `{policy}`: {reason}")]
+    Policy {
+        /// The header's policy.
+        policy: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn dispatch_text(d: &Dispatch) -> String {
+    let target = match d.target {
+        Target::Cpu(c) => format!("cpu {c}"),
+        Target::Shared => "the shared queue".to_owned(),
+    };
+    format!(
+        "task {} to {target}, slice {} ns, vtime {}",
+        d.task, d.slice_ns, d.vtime
+    )
+}
+
+fn logged_text(task: u32, cpu: Option<u16>, slice_ns: u64, vtime: u64) -> String {
+    let target = cpu.map_or_else(|| "the shared queue".to_owned(), |c| format!("cpu {c}"));
+    format!("task {task} to {target}, slice {slice_ns} ns, vtime {vtime}")
+}
+
+/// Replays `log`, with `knobs` (the `--set` items) over the header's hybridland knobs.
+pub fn replay_decisions(
+    log: &DecisionLog,
+    knobs: &Knobs,
+) -> Result<DecisionReport, DecisionReplayError> {
+    let h = log.header();
+    let machine = Machine::from_toml_str(&h.machine, "the decision log's machine")?;
+    let topo = *machine.topology;
+    let config = knobs.policy_config_over(h.knobs)?;
+    let err = |reason: String| DecisionReplayError::Policy {
+        policy: h.policy.clone(),
+        reason,
+    };
+    let policy: Box<dyn PlacementPolicy> = match Builtin::from_name(&h.policy) {
+        Some(b) => Box::new(
+            b.build(&topo, &config, h.seed)
+                .map_err(|e| err(e.to_string()))?,
+        ),
+        None => {
+            let custom = custom_policies()
+                .iter()
+                .find(|c| c.name == h.policy)
+                .ok_or_else(|| err("not a policy this program knows".into()))?;
+            (custom.build)(&topo, h.seed).map_err(err)?
+        }
+    };
+    let storage = vec![Slot::EMPTY; Slot::count_for(h.max_tasks)];
+    let mut core = SchedCore::with_policy(topo, policy, CoreConfig::from(&h.core), storage)
+        .map_err(|e| err(e.to_string()))?;
+    core.set_helper(h.helper);
+
+    let count = |sent: bool| {
+        log.entries()
+            .iter()
+            .filter(|e| {
+                if sent {
+                    matches!(e, Entry::Sent { .. })
+                } else {
+                    matches!(e, Entry::Nudged { .. })
+                }
+            })
+            .count() as u64
+    };
+    let mut report = DecisionReport {
+        policy: h.policy.clone(),
+        entries: log.entries().len(),
+        sent: count(true),
+        agreed: 0,
+        nudges: count(false),
+        nudges_agreed: 0,
+        truncated: h.truncated,
+        difference: None,
+    };
+    let mut now = None;
+    let entries = log.entries();
+    let differ = |i: usize, now, task, logged: String, replayed: String| {
+        let from = i.saturating_sub(CONTEXT);
+        Difference {
+            line: i + 2,
+            now_ns: now,
+            task,
+            logged,
+            replayed,
+            inputs: entries[from..i]
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect(),
+        }
+    };
+    for (i, entry) in entries.iter().enumerate() {
+        now = entry.now().or(now);
+        match entry {
+            Entry::Queued { .. } => {
+                if let Some((at, q)) = entry.to_queued() {
+                    // A batch the live loop could hand over fits here too.
+                    let _ = core.handle_queued(at, &q);
+                }
+            }
+            Entry::Snapshot {
+                now,
+                idle,
+                queued,
+                caller,
+            } => core.handle_snapshot(*now, &snapshot(idle, queued.as_ref(), *caller)),
+            Entry::SnapshotFailed { now } => core.handle_snapshot_failed(*now),
+            Entry::Recheck { idle, queued } => {
+                core.handle_recheck(&snapshot(idle, queued.as_ref(), None));
+            }
+            Entry::Backlog { waiting } => core.handle_backlog(*waiting),
+            Entry::Tick { now } => core.handle_tick(*now),
+            Entry::Exit { task } => {
+                let _held = core.handle_exit(*task);
+            }
+            Entry::ClusterBalance { mode } => {
+                let _has_knob = core.set_cluster_balance(*mode);
+            }
+            Entry::Sent {
+                task,
+                cpu,
+                slice_ns,
+                vtime,
+            } => {
+                let logged = logged_text(*task, *cpu, *slice_ns, *vtime);
+                match core.poll_dispatch() {
+                    Some(d)
+                        if d.task == *task
+                            && d.target
+                                == cpu.map_or(Target::Shared, |c| Target::Cpu(CpuId(c)))
+                            && d.slice_ns == *slice_ns
+                            && d.vtime == *vtime =>
+                    {
+                        report.agreed += 1;
+                    }
+                    Some(d) => {
+                        report.difference =
+                            Some(differ(i, now, Some(*task), logged, dispatch_text(&d)));
+                    }
+                    None => {
+                        report.difference =
+                            Some(differ(i, now, Some(*task), logged, "nothing".into()));
+                    }
+                }
+            }
+            Entry::Nudged { cpu, task } => match core.poll_nudge() {
+                Some(n) if n.cpu.0 == *cpu && n.task == *task => report.nudges_agreed += 1,
+                other => {
+                    report.difference = Some(differ(
+                        i,
+                        now,
+                        Some(*task),
+                        format!("nudged cpu {cpu} (task {task})"),
+                        other.map_or_else(
+                            || "no nudge".to_owned(),
+                            |n| format!("nudged cpu {} (task {})", n.cpu, n.task),
+                        ),
+                    ));
+                }
+            },
+        }
+        if report.difference.is_some() {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+fn snapshot<'a>(idle: &'a CpuSet, queued: Option<&'a CpuSet>, caller: Option<u16>) -> Snapshot<'a> {
+    Snapshot {
+        idle,
+        queued,
+        caller_cpu: caller.map(CpuId),
+    }
+}
+
+impl DecisionReport {
+    /// Every dispatch and nudge the loop carried out came out of the replayed core again.
+    pub fn all_agree(&self) -> bool {
+        self.difference.is_none()
+    }
+
+    /// The report as a person reads it.
+    pub fn render(&self) -> String {
+        use core::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "decision replay of policy {}: {} entries{}",
+            self.policy,
+            self.entries,
+            if self.truncated {
+                " (the log reached its bound: later decisions were not logged)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            s,
+            "dispatches sent: {}, replayed identically: {}",
+            self.sent, self.agreed
+        );
+        let _ = writeln!(
+            s,
+            "nudges carried out: {}, replayed identically: {}",
+            self.nudges, self.nudges_agreed
+        );
+        match &self.difference {
+            None => {
+                let _ = writeln!(s, "every dispatch and nudge agrees");
+            }
+            Some(d) => {
+                let _ = writeln!(
+                    s,
+                    "first difference at line {} (time {} ns, task {}):",
+                    d.line,
+                    d.now_ns.map_or_else(|| "unknown".into(), |t| t.to_string()),
+                    d.task.map_or_else(|| "-".into(), |t| t.to_string()),
+                );
+                let _ = writeln!(s, "  the loop sent:       {}", d.logged);
+                let _ = writeln!(s, "  the replayed core:   {}", d.replayed);
+                let _ = writeln!(s, "  the inputs before it (oldest first):");
+                for line in &d.inputs {
+                    let _ = writeln!(s, "    {line}");
+                }
+            }
+        }
+        s
+    }
+}
