@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::scheduler::LivePolicy;
+use crate::policy_choice::LivePolicy;
 use core::ops::Deref;
 use hybridland_policy::{
     ClusterBalance, Dispatch, Nudge, Queued, SchedCore, Slot, Snapshot, Target, TaskId,

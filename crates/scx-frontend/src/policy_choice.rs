@@ -2,9 +2,12 @@
 
 #![forbid(unsafe_code)]
 
-use crate::scheduler::LivePolicy;
 use anyhow::{Result, anyhow};
-use hybridland_policy::{Builtin, CustomPolicy, PolicyConfig, Topology};
+use hybridland_policy::{Builtin, CustomPolicy, PlacementPolicy, PolicyConfig, Topology};
+
+/// The placement policy the loop's core runs: hybridland, a built-in baseline, or a library
+/// user's own (`--policy`).
+pub(crate) type LivePolicy = Box<dyn PlacementPolicy + Send>;
 
 /// The simulator's policies that cannot run here, and why.
 pub(crate) const SIM_ONLY: [(&str, &str); 2] = [

@@ -28,6 +28,7 @@ use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{KnobChange, Watcher};
 use crate::logged_core::LoggedCore;
+pub(crate) use crate::policy_choice::LivePolicy;
 use crate::ops::SchedOps;
 use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
@@ -226,10 +227,6 @@ impl Nudger {
         }
     }
 }
-
-/// The placement policy the loop's core runs: hybridland, a built-in baseline, or a library
-/// user's own (`--policy`).
-pub(crate) type LivePolicy = Box<dyn PlacementPolicy + Send>;
 
 /// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
 pub(crate) struct Scheduler<O: SchedOps> {
