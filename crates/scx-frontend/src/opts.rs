@@ -122,7 +122,8 @@ pub(crate) struct Opts {
     /// CPUs) and write it at exit (Ctrl-C, SIGTERM, or the kernel ending the scheduler) as a
     /// hybrid-sim trace to FILE, with the scheduler's own figures over the same window beside
     /// it (see --record-live): `hybrid-sim compare FILE FILE.live.json` sets a replay beside
-    /// them.
+    /// them. Also the decision log, FILE.decisions.jsonl: the core's inputs and the dispatches
+    /// sent, which `hybrid-sim decisions` replays exactly (not with --fifo: no core decides).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "monitor"])]
     pub(crate) record: Option<PathBuf>,
 
