@@ -262,14 +262,20 @@ fn describe_machine(machine: &hybridland_sim::Machine) -> String {
 }
 
 pub(crate) fn policies() -> String {
-    let mut t = Table::new(vec!["policy".into(), "what it does".into()]);
+    let mut t = Table::new(vec!["policy".into(), "live".into(), "what it does".into()]);
     for k in PolicyKind::ALL {
-        t.row(vec![k.name().into(), k.description().into()]);
+        // The ones the scheduler core runs are `scx_hybridland --policy NAME` too.
+        let live = if k.builtin().is_some() { "yes" } else { "no" };
+        t.row(vec![k.name().into(), live.into(), k.description().into()]);
     }
     for c in hybridland_sim::registry::custom_policies() {
-        t.row(vec![c.name.into(), c.description.into()]);
+        t.row(vec![c.name.into(), "own".into(), c.description.into()]);
     }
     let mut out = t.render();
+    out += "\nlive: yes = `scx_hybridland --policy NAME` runs it (the simulator's scheduler core runs it\n\
+             here); no = simulator only (per-CPU queues balanced by pulling tasks between CPUs,\n\
+             which sched_ext's user-space framework has no equivalent of); own = the program\n\
+             that registered it runs it live.\n";
     out += "\nKnobs for --set (hybridland's, then the replay's):\n";
     let mut t = Table::new(vec!["key".into(), "values".into(), "default".into()]);
     for (key, values, default) in hybridland_sim::knobs::KNOB_HELP {

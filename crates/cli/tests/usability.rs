@@ -194,4 +194,16 @@ fn policies_lists_knob_values_and_defaults() {
         "{fit}"
     );
     assert!(out.contains("slice_us"), "{out}");
+    // Which run live: the scheduler core's, not the pull-balancing baselines.
+    let live = |name: &str| {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap();
+        row.split_whitespace().nth(1).unwrap().to_owned()
+    };
+    assert_eq!(live("spread"), "yes");
+    assert_eq!(live("hybridland"), "yes");
+    assert_eq!(live("kernel-default"), "no");
+    assert_eq!(live("summed-capacity"), "no");
 }

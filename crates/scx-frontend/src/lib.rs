@@ -337,8 +337,8 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
             } else {
                 let at = record::RecordConfig::decisions_path(path);
                 info!(
-                    "record: the decision log (up to {} entries) goes to {} (hybrid-sim decisions)",
-                    hybridland_trace::decisions::DEFAULT_MAX_ENTRIES,
+                    "record: the decision log (up to {} MiB) goes to {} (hybrid-sim decisions)",
+                    hybridland_trace::decisions::DEFAULT_MAX_BYTES >> 20,
                     at.display()
                 );
                 sched.with_decision_log(
@@ -346,7 +346,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
                     emit_topology::text(&desc),
                     opts.seed,
                     &config,
-                    hybridland_trace::decisions::DEFAULT_MAX_ENTRIES,
+                    hybridland_trace::decisions::DEFAULT_MAX_BYTES,
                 )
             }
         }
@@ -473,7 +473,7 @@ fn run(
             Ok(()) => info!(
                 "record: wrote {} ({} decision-log entries{})",
                 path.display(),
-                log.entries().len(),
+                log.len(),
                 if log.header().truncated {
                     ", truncated: the log was full"
                 } else {

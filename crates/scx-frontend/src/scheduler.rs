@@ -28,8 +28,8 @@ use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{KnobChange, Watcher};
 use crate::logged_core::LoggedCore;
-pub(crate) use crate::policy_choice::LivePolicy;
 use crate::ops::SchedOps;
+pub(crate) use crate::policy_choice::LivePolicy;
 use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns};
@@ -299,14 +299,15 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// Keeps a decision log (`--record`): the core's inputs and what the loop sent, for
-    /// `hybrid-sim decisions`. `machine` is the machine file's text; at most `max_entries`.
+    /// `hybrid-sim decisions`. `machine` is the machine file's text; the log takes at most
+    /// `max_bytes` of memory.
     pub(crate) fn with_decision_log(
         mut self,
         path: PathBuf,
         machine: String,
         seed: u64,
         knobs: &PolicyConfig,
-        max_entries: usize,
+        max_bytes: usize,
     ) -> Self {
         let header = Header {
             format: decisions::FORMAT.to_owned(),
@@ -318,7 +319,7 @@ impl<O: SchedOps> Scheduler<O> {
             core: CoreSettings::from(self.core.config()),
             max_tasks: self.cfg.max_tasks,
             helper: self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
-            max_entries,
+            max_bytes,
             truncated: false,
         };
         self.core.start_log(DecisionLog::new(header));

@@ -12,6 +12,7 @@ use hybridland_policy::{
     Target,
 };
 use hybridland_trace::decisions::{DecisionLog, Entry};
+use std::collections::VecDeque;
 
 /// How many inputs before a difference the report shows.
 const CONTEXT: usize = 12;
@@ -122,8 +123,7 @@ pub fn replay_decisions(
     core.set_helper(h.helper);
 
     let count = |sent: bool| {
-        log.entries()
-            .iter()
+        log.iter()
             .filter(|e| {
                 if sent {
                     matches!(e, Entry::Sent { .. })
@@ -135,7 +135,7 @@ pub fn replay_decisions(
     };
     let mut report = DecisionReport {
         policy: h.policy.clone(),
-        entries: log.entries().len(),
+        entries: log.len(),
         sent: count(true),
         agreed: 0,
         nudges: count(false),
@@ -144,22 +144,22 @@ pub fn replay_decisions(
         difference: None,
     };
     let mut now = None;
-    let entries = log.entries();
-    let differ = |i: usize, now, task, logged: String, replayed: String| {
-        let from = i.saturating_sub(CONTEXT);
-        Difference {
+    // The last entries before the current one, for the report of a difference.
+    let mut recent: VecDeque<Entry> = VecDeque::with_capacity(CONTEXT + 1);
+    let differ =
+        |recent: &VecDeque<Entry>, i: usize, now, task, logged: String, replayed| Difference {
             line: i + 2,
             now_ns: now,
             task,
             logged,
             replayed,
-            inputs: entries[from..i]
+            inputs: recent
                 .iter()
                 .map(|e| serde_json::to_string(e).unwrap_or_default())
                 .collect(),
-        }
-    };
-    for (i, entry) in entries.iter().enumerate() {
+        };
+    for (i, entry) in log.iter().enumerate() {
+        let entry = &entry;
         now = entry.now().or(now);
         match entry {
             Entry::Queued { .. } => {
@@ -204,12 +204,24 @@ pub fn replay_decisions(
                         report.agreed += 1;
                     }
                     Some(d) => {
-                        report.difference =
-                            Some(differ(i, now, Some(*task), logged, dispatch_text(&d)));
+                        report.difference = Some(differ(
+                            &recent,
+                            i,
+                            now,
+                            Some(*task),
+                            logged,
+                            dispatch_text(&d),
+                        ));
                     }
                     None => {
-                        report.difference =
-                            Some(differ(i, now, Some(*task), logged, "nothing".into()));
+                        report.difference = Some(differ(
+                            &recent,
+                            i,
+                            now,
+                            Some(*task),
+                            logged,
+                            "nothing".into(),
+                        ));
                     }
                 }
             }
@@ -217,6 +229,7 @@ pub fn replay_decisions(
                 Some(n) if n.cpu.0 == *cpu && n.task == *task => report.nudges_agreed += 1,
                 other => {
                     report.difference = Some(differ(
+                        &recent,
                         i,
                         now,
                         Some(*task),
@@ -232,6 +245,10 @@ pub fn replay_decisions(
         if report.difference.is_some() {
             break;
         }
+        if recent.len() == CONTEXT {
+            let _oldest = recent.pop_front();
+        }
+        recent.push_back(entry.clone());
     }
     Ok(report)
 }

@@ -5,23 +5,26 @@
 //!
 //! The file is JSON lines: a [`Header`] first (format name and version, the machine as a
 //! machine file, the policy and its knobs, the core's settings), then one [`Entry`] per line in
-//! the order the loop made the calls. It is bounded: at most [`Header::max_entries`] entries
-//! are kept, and a log that reached the bound says so ([`Header::truncated`]); a replay then
-//! compares what was kept. `docs/decision-log.md` describes every field.
+//! the order the loop made the calls. It is bounded: the loop keeps it packed in at most
+//! [`Header::max_bytes`] of memory, and a log that reached the bound says so
+//! ([`Header::truncated`]); a replay then compares what was kept. `docs/decision-log.md` describes every field.
 
 use hybridland_policy::{
     Affinity, Arrival, ClusterBalance, CoreConfig, CpuId, CpuSet, LastRun, Nudging, PolicyConfig,
     Queued, SliceMode, Snapshot, UtilSource, Waiting, Waker,
 };
 use serde::{Deserialize, Serialize};
+
+mod codec;
 use std::io::{self, BufRead, Write};
 
 /// The format's name, in every header.
 pub const FORMAT: &str = "hybridland-decisions";
 /// The format version this crate writes and reads.
 pub const VERSION: u32 = 1;
-/// Entries kept unless told otherwise (about 100 bytes each in the file).
-pub const DEFAULT_MAX_ENTRIES: usize = 200_000;
+/// The memory the live loop keeps the log in unless told otherwise: 8 MiB, a few hundred
+/// thousand entries (the framework's whole heap is a fixed 64 MiB arena).
+pub const DEFAULT_MAX_BYTES: usize = 8 << 20;
 /// The largest file the reader accepts.
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
@@ -47,9 +50,10 @@ pub struct Header {
     pub max_tasks: usize,
     /// The nudge helper's task id, if there was one.
     pub helper: Option<u32>,
-    /// Most entries kept.
-    pub max_entries: usize,
-    /// The log reached `max_entries`: later calls were not logged.
+    /// The most bytes the log keeps in memory while the loop runs (entries packed, 10-40
+    /// bytes each on a machine of up to 64 CPUs).
+    pub max_bytes: usize,
+    /// The log reached `max_bytes`: later calls were not logged.
     pub truncated: bool,
 }
 
@@ -373,28 +377,42 @@ mod opt_set {
     }
 }
 
-/// A decision log being kept: bounded, appended to by the loop, written once at exit.
+/// A decision log: kept by the live loop (bounded, appended to without allocating, written
+/// once at exit) or read back for a replay.
 #[derive(Clone, Debug)]
 pub struct DecisionLog {
     header: Header,
-    entries: Vec<Entry>,
+    /// The entries, packed (see `codec`).
+    bytes: Vec<u8>,
+    len: usize,
 }
 
 impl DecisionLog {
-    /// An empty log; `header.max_entries` bounds it (reserved now, so appending never
+    /// An empty log; `header.max_bytes` bounds it (reserved now, so appending never
     /// allocates).
     pub fn new(header: Header) -> Self {
-        let entries = Vec::with_capacity(header.max_entries);
-        Self { header, entries }
+        let bytes = Vec::with_capacity(header.max_bytes);
+        Self {
+            header,
+            bytes,
+            len: 0,
+        }
     }
 
-    /// Appends `entry`, unless the log is full (then it is marked truncated).
+    /// Appends `entry`, unless the log is full (then it is marked truncated and keeps what it
+    /// has).
     pub fn push(&mut self, entry: Entry) {
-        if self.entries.len() < self.header.max_entries {
-            self.entries.push(entry);
-        } else {
-            self.header.truncated = true;
+        if self.header.truncated {
+            return;
         }
+        let mut buf = [0u8; codec::MAX_ENTRY_BYTES];
+        let n = codec::encode(&entry, &mut buf);
+        if self.bytes.len() + n > self.header.max_bytes {
+            self.header.truncated = true;
+            return;
+        }
+        self.bytes.extend_from_slice(&buf[..n]);
+        self.len += 1;
     }
 
     /// The header.
@@ -402,17 +420,32 @@ impl DecisionLog {
         &self.header
     }
 
-    /// The entries kept.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    /// How many entries it holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        let mut at = 0;
+        core::iter::from_fn(move || {
+            let (entry, n) = codec::decode(self.bytes.get(at..)?)?;
+            at += n;
+            Some(entry)
+        })
     }
 
     /// Writes the log as JSON lines.
     pub fn write_to(&self, mut out: impl Write) -> io::Result<()> {
         serde_json::to_writer(&mut out, &self.header)?;
         out.write_all(b"\n")?;
-        for e in &self.entries {
-            serde_json::to_writer(&mut out, e)?;
+        for e in self.iter() {
+            serde_json::to_writer(&mut out, &e)?;
             out.write_all(b"\n")?;
         }
         out.flush()
@@ -427,13 +460,13 @@ impl DecisionLog {
             .map_err(|e| LogError::Io(e.to_string()))?;
         let header: Header = serde_json::from_str(&first).map_err(|e| {
             // A file of another kind says what it is not before why it does not parse.
-            if !first.contains(FORMAT) {
-                LogError::NotALog
-            } else {
+            if first.contains(FORMAT) {
                 LogError::Line {
                     line: 1,
                     message: e.to_string(),
                 }
+            } else {
+                LogError::NotALog
             }
         })?;
         if header.format != FORMAT {
@@ -442,28 +475,26 @@ impl DecisionLog {
         if header.version != VERSION {
             return Err(LogError::Version(header.version));
         }
-        let mut entries = Vec::new();
+        let mut log = Self {
+            header,
+            bytes: Vec::new(),
+            len: 0,
+        };
+        let mut buf = [0u8; codec::MAX_ENTRY_BYTES];
         for (i, line) in lines.enumerate() {
             let line = line.map_err(|e| LogError::Io(e.to_string()))?;
             if line.trim().is_empty() {
                 continue;
             }
-            if entries.len() >= header.max_entries {
-                return Err(LogError::Line {
-                    line: i + 2,
-                    message: format!(
-                        "more entries than the header's max_entries ({})",
-                        header.max_entries
-                    ),
-                });
-            }
-            let entry = serde_json::from_str(&line).map_err(|e| LogError::Line {
+            let entry: Entry = serde_json::from_str(&line).map_err(|e| LogError::Line {
                 line: i + 2,
                 message: e.to_string(),
             })?;
-            entries.push(entry);
+            let n = codec::encode(&entry, &mut buf);
+            log.bytes.extend_from_slice(&buf[..n]);
+            log.len += 1;
         }
-        Ok(Self { header, entries })
+        Ok(log)
     }
 }
 
@@ -490,4 +521,123 @@ pub enum LogError {
     /// Reading failed.
     #[error("reading: {0}")]
     Io(String),
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use hybridland_policy::CpuId;
+
+    fn header(max_bytes: usize) -> Header {
+        Header {
+            format: FORMAT.into(),
+            version: VERSION,
+            machine: String::new(),
+            policy: "hybridland".into(),
+            seed: 3,
+            knobs: PolicyConfig::default(),
+            core: CoreSettings::from(&CoreConfig::DEFAULT),
+            max_tasks: 64,
+            helper: None,
+            max_bytes,
+            truncated: false,
+        }
+    }
+
+    fn every_kind() -> Vec<Entry> {
+        let full = CpuSet::first_n(1024);
+        let some: CpuSet = [CpuId(0), CpuId(5), CpuId(700)].into_iter().collect();
+        vec![
+            Entry::Queued {
+                now: u64::MAX,
+                task: u32::MAX,
+                waker_cpu: Some(3),
+                slice_end: None,
+                cpu: Some(1023),
+                last_run: Some([1, u64::MAX - 1]),
+                weight: 100,
+                allowed: Some(full),
+                util_hint: Some(1024),
+            },
+            Entry::Queued {
+                now: 0,
+                task: 7,
+                waker_cpu: None,
+                slice_end: Some(WaitingRec::SharedQueue),
+                cpu: None,
+                last_run: None,
+                weight: 0,
+                allowed: None,
+                util_hint: None,
+            },
+            Entry::Snapshot {
+                now: 9,
+                idle: full,
+                queued: Some(full),
+                caller: Some(2),
+            },
+            Entry::Snapshot {
+                now: 9,
+                idle: CpuSet::EMPTY,
+                queued: None,
+                caller: None,
+            },
+            Entry::SnapshotFailed { now: 1 },
+            Entry::Recheck {
+                idle: some,
+                queued: Some(CpuSet::EMPTY),
+            },
+            Entry::Backlog { waiting: 1 << 40 },
+            Entry::Tick { now: 5 },
+            Entry::Exit { task: 0 },
+            Entry::ClusterBalance {
+                mode: ClusterBalance::Auto,
+            },
+            Entry::Sent {
+                task: 4,
+                cpu: None,
+                slice_ns: 5_000_000,
+                vtime: 0,
+            },
+            Entry::Sent {
+                task: 4,
+                cpu: Some(6),
+                slice_ns: 1,
+                vtime: u64::MAX,
+            },
+            Entry::Nudged { cpu: 2, task: 9 },
+        ]
+    }
+
+    #[test]
+    fn every_entry_survives_memory_and_the_file() {
+        let mut log = DecisionLog::new(header(1 << 16));
+        for e in every_kind() {
+            log.push(e);
+        }
+        assert_eq!(log.iter().collect::<Vec<_>>(), every_kind());
+        let mut file = Vec::new();
+        log.write_to(&mut file).unwrap();
+        let back = DecisionLog::read_from(file.as_slice()).unwrap();
+        assert_eq!(back.header(), log.header());
+        assert_eq!(back.iter().collect::<Vec<_>>(), every_kind());
+    }
+
+    #[test]
+    fn a_full_log_stops_whole_and_says_so() {
+        let mut log = DecisionLog::new(header(40));
+        for _ in 0..20 {
+            log.push(Entry::Tick { now: 1_000_000 });
+        }
+        assert!(log.header().truncated);
+        assert_eq!(log.len(), 10, "4 bytes each, 40 bytes");
+        assert_eq!(log.iter().count(), 10);
+    }
+
+    #[test]
+    fn packed_bytes_that_encode_did_not_write_read_as_nothing() {
+        for bytes in [&[10u8][..], &[0, 0xff], &[1, 0, 5, 17], &[8, 1, 0x80]] {
+            assert!(codec::decode(bytes).is_none(), "{bytes:?}");
+        }
+    }
 }
