@@ -9,7 +9,27 @@
 //!
 //! The questions are asked with a [`View`], which only the core can build: outside this crate
 //! a policy can be implemented and handed to a core, but its answers cannot be asked for
-//! directly, so no frontend can grow a sequence of its own around them.
+//! directly, so no frontend can grow a sequence of its own around them. This does not compile
+//! (`error[E0451]: fields ... of struct View are private`):
+//!
+//! ```compile_fail,E0451
+//! use hybridland_policy::*;
+//! fn ask(p: &mut dyn PlacementPolicy, topo: &Topology, state: &CpuState, all: &CpuSet) -> Placement {
+//!     let view = View { topo, state, allowed: all, prev_cpu: None, util: 0, weight: 100,
+//!                       waker_cpu: None, now_ns: 0, contended: false };
+//!     p.wakeup(&view)
+//! }
+//! ```
+//!
+//! and neither does asking hybridland's rules directly (`error[E0624]: method select_cpu is
+//! private`):
+//!
+//! ```compile_fail,E0624
+//! use hybridland_policy::*;
+//! fn ask(p: &Policy, topo: &Topology, state: &CpuState, all: &CpuSet) -> Placement {
+//!     p.select_cpu(topo, state, &TaskHints::new(all))
+//! }
+//! ```
 
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::cpu_state::CpuState;
