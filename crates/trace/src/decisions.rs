@@ -25,6 +25,8 @@ pub const VERSION: u32 = 1;
 /// The memory the live loop keeps the log in unless told otherwise: 8 MiB, a few hundred
 /// thousand entries (the framework's whole heap is a fixed 64 MiB arena).
 pub const DEFAULT_MAX_BYTES: usize = 8 << 20;
+/// The most tasks a log's core may hold (`scx_hybridland --max-tasks` at most).
+pub const MAX_TASKS: usize = 1 << 20;
 /// The largest file the reader accepts.
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
@@ -474,6 +476,16 @@ impl DecisionLog {
         }
         if header.version != VERSION {
             return Err(LogError::Version(header.version));
+        }
+        // A replay reserves task storage for `max_tasks`: the live range, no more.
+        if !(1..=MAX_TASKS).contains(&header.max_tasks) {
+            return Err(LogError::Line {
+                line: 1,
+                message: format!(
+                    "max_tasks {} is outside 1..={MAX_TASKS} (scx_hybridland --max-tasks)",
+                    header.max_tasks
+                ),
+            });
         }
         let mut log = Self {
             header,
