@@ -189,6 +189,9 @@ impl CpuState {
         }
         let from = self.rung(topo, cluster, was_busy);
         let to = self.rung(topo, cluster, self.cluster_busy[cluster]);
+        if from == to {
+            return;
+        }
         for (word, bits) in topo.cluster_runs(cluster) {
             self.by_load[from].clear_word(word, bits);
             self.by_load[to].or_word(word, bits);

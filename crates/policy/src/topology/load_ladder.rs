@@ -20,12 +20,17 @@ pub(crate) struct LoadLadder {
     rungs: [(u16, u16); MAX_LOAD_LEVELS],
     /// Rungs in use; 0 when the machine has too many shares for a ladder.
     len: u8,
+    /// `rung_of[size][busy]`: the rung of that share, looked up on every occupy and release.
+    /// With a ladder no cluster has [`MAX_LOAD_LEVELS`] CPUs or more (it would have more
+    /// shares than rungs), so every size fits.
+    rung_of: [[u8; MAX_LOAD_LEVELS]; MAX_LOAD_LEVELS],
 }
 
 impl LoadLadder {
     pub(crate) const NONE: Self = Self {
         rungs: [(0, 1); MAX_LOAD_LEVELS],
         len: 0,
+        rung_of: [[0; MAX_LOAD_LEVELS]; MAX_LOAD_LEVELS],
     };
 
     /// The ladder for clusters of the given sizes (repeats allowed), or [`LoadLadder::NONE`]
@@ -46,6 +51,15 @@ impl LoadLadder {
                 ladder.len += 1;
             }
         }
+        for size in 1..MAX_LOAD_LEVELS as u16 {
+            for busy in 0..=size {
+                let found =
+                    ladder.rungs[..ladder.len()].binary_search_by(|r| cmp(*r, (busy, size)));
+                if let Ok(rung) = found {
+                    ladder.rung_of[usize::from(size)][usize::from(busy)] = rung as u8;
+                }
+            }
+        }
         ladder
     }
 
@@ -59,9 +73,10 @@ impl LoadLadder {
     /// built from that size, where the share is always found.
     #[inline]
     pub(crate) fn rung(&self, busy: u16, size: u16) -> usize {
-        self.rungs[..self.len()]
-            .binary_search_by(|r| cmp(*r, (busy, size)))
-            .unwrap_or(0)
+        self.rung_of
+            .get(usize::from(size))
+            .and_then(|row| row.get(usize::from(busy)))
+            .map_or(0, |r| usize::from(*r))
     }
 }
 
