@@ -7,12 +7,9 @@
 use core::hint::black_box;
 use core::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hybridland_benches::{Load, SIZES, balance_step2, wakeup};
+use hybridland_benches::{CoreWakeups, Load, SIZES, balance_step2, wakeup};
 use hybridland_policy::testkit::rules;
-use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CpuId, LastRun, PolicyConfig, Queued, Run, SchedCore, Slot,
-    TaskState, UtilSource, VtimeClock, slice_ns,
-};
+use hybridland_policy::{CpuId, Run, TaskState, VtimeClock, slice_ns};
 
 fn placement(c: &mut Criterion) {
     for (load, primary) in Load::ALL
@@ -161,53 +158,13 @@ fn config() -> Criterion {
         .sample_size(30)
 }
 
-/// One wake-up through the scheduler core, as the simulator drives it: the task's run
-/// reported (`handle_stopped`, which also frees its CPU again), the task handed over
-/// (`handle_queued`) and its dispatch polled out (`poll_dispatch`: the estimator, the vtime
-/// credit, the slice and the idle order). Half the machine busy; 1,000 tasks take turns, so
-/// the storage lookups are not all one slot.
+/// One wake-up through the scheduler core ([`CoreWakeups::step`]), half the machine busy.
 fn core_wakeup(c: &mut Criterion) {
     let mut group = c.benchmark_group("core/wakeup");
     for cpus in SIZES {
-        let case = wakeup(cpus, Load::Half, false);
-        let mut core = SchedCore::new(
-            case.topo.clone(),
-            &PolicyConfig::default(),
-            CoreConfig::DEFAULT,
-            vec![Slot::EMPTY; Slot::count_for(1_000)],
-        )
-        .unwrap();
-        for cpu in case.topo.cpus().iter().filter(|c| !case.state.is_idle(*c)) {
-            core.handle_started(u32::MAX - 1, cpu);
-        }
-        let (mut at, mut task) = (1_000_000u64, 0u32);
+        let mut wakeups = CoreWakeups::new(&wakeup(cpus, Load::Half, false));
         group.bench_function(BenchmarkId::from_parameter(cpus), |b| {
-            b.iter(|| {
-                at += 10_000;
-                task = (task + 1) % 1_000;
-                let q = Queued {
-                    task,
-                    arrival: Arrival::Wakeup { waker: None },
-                    cpu: case.prev_cpu,
-                    last_run: None,
-                    weight: 100,
-                    affinity: Affinity::Cpus(&case.allowed),
-                    util: UtilSource::Estimate,
-                };
-                let _ = core.handle_queued(at, black_box(&q));
-                let d = black_box(core.poll_dispatch());
-                if let Some(hybridland_policy::Dispatch {
-                    target: hybridland_policy::Target::Cpu(cpu),
-                    ..
-                }) = d
-                {
-                    let ran = LastRun {
-                        start_ns: at,
-                        stop_ns: at + 5_000,
-                    };
-                    core.handle_stopped(task, cpu, ran, 100);
-                }
-            })
+            b.iter(|| wakeups.step())
         });
     }
     group.finish();

@@ -16,11 +16,10 @@
 //! measurements (`/usr/bin/time -v`): memory should follow the number of tasks, not events.
 
 use core::hint::black_box;
-use hybridland_benches::{Case, Load, SIM_PRESET, balance_step2, large_trace_json, wakeup};
-use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, Dispatch, LastRun, PolicyConfig, Queued, SchedCore, Slot,
-    Target, UtilSource,
+use hybridland_benches::{
+    Case, CoreWakeups, Load, SIM_PRESET, balance_step2, large_trace_json, wakeup,
 };
+use hybridland_policy::Target;
 
 #[inline(never)]
 fn decide_many(case: &Case, n: u64) -> u64 {
@@ -32,48 +31,17 @@ fn decide_many(case: &Case, n: u64) -> u64 {
     sum
 }
 
-/// `core/wakeup`'s loop (benches/benches/policy.rs): a task handed to the scheduler core, its
-/// dispatch polled, its run reported; half the machine busy, 1,000 tasks taking turns.
+/// `core/wakeup`'s loop ([`CoreWakeups`]) `n` times.
 #[inline(never)]
 fn core_many(case: &Case, n: u64) -> u64 {
-    let mut core = SchedCore::new(
-        case.topo.clone(),
-        &PolicyConfig::default(),
-        CoreConfig::DEFAULT,
-        vec![Slot::EMPTY; Slot::count_for(1_000)],
-    )
-    .expect("a core");
-    for cpu in case.topo.cpus().iter().filter(|c| !case.state.is_idle(*c)) {
-        core.handle_started(u32::MAX - 1, cpu);
-    }
-    let (mut at, mut task, mut sum) = (1_000_000u64, 0u32, 0u64);
-    for _ in 0..n {
-        at += 10_000;
-        task = (task + 1) % 1_000;
-        let q = Queued {
-            task,
-            arrival: Arrival::Wakeup { waker: None },
-            cpu: case.prev_cpu,
-            last_run: None,
-            weight: 100,
-            affinity: Affinity::Cpus(&case.allowed),
-            util: UtilSource::Estimate,
-        };
-        let _ = core.handle_queued(at, black_box(&q));
-        if let Some(Dispatch {
-            target: Target::Cpu(cpu),
-            ..
-        }) = black_box(core.poll_dispatch())
-        {
-            sum += u64::from(cpu.0);
-            let ran = LastRun {
-                start_ns: at,
-                stop_ns: at + 5_000,
-            };
-            core.handle_stopped(task, cpu, ran, 100);
-        }
-    }
-    sum
+    let mut wakeups = CoreWakeups::new(case);
+    (0..n)
+        .filter_map(|_| wakeups.step())
+        .map(|d| match d.target {
+            Target::Cpu(cpu) => u64::from(cpu.0),
+            Target::Shared => 0,
+        })
+        .sum()
 }
 
 fn main() {

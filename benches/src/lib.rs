@@ -5,8 +5,9 @@
 use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
 use hybridland_policy::{
-    ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Policy, PolicyConfig, PrimaryDomain,
-    TaskHints, Topology,
+    Affinity, Arrival, ClusterBalance, CoreConfig, CoreKind, CpuId, CpuSet, CpuState, Dispatch,
+    LastRun, Policy, PolicyConfig, PrimaryDomain, Queued, SchedCore, Slot, Target, TaskHints,
+    Topology, UtilSource,
 };
 
 /// The machine sizes the benchmarks cover.
@@ -130,6 +131,72 @@ impl Case {
     /// Asks the question once.
     pub fn decide(&self) -> hybridland_policy::Placement {
         rules::select_cpu(&self.policy, &self.topo, &self.state, &self.task())
+    }
+}
+
+/// `core/wakeup`'s workload: the scheduler core on a [`Case`]'s machine with the case's busy
+/// CPUs busy, and 1,000 tasks taking turns, so the storage lookups are not all one slot.
+pub struct CoreWakeups {
+    core: SchedCore<Vec<Slot>>,
+    allowed: CpuSet,
+    prev_cpu: Option<CpuId>,
+    at: u64,
+    task: u32,
+}
+
+impl CoreWakeups {
+    /// The core for `case`, default knobs.
+    pub fn new(case: &Case) -> Self {
+        let mut core = SchedCore::new(
+            case.topo.clone(),
+            &PolicyConfig::default(),
+            CoreConfig::DEFAULT,
+            vec![Slot::EMPTY; Slot::count_for(1_000)],
+        )
+        .expect("the benchmark machines fit the default knobs");
+        for cpu in case.topo.cpus().iter().filter(|c| !case.state.is_idle(*c)) {
+            core.handle_started(u32::MAX - 1, cpu);
+        }
+        Self {
+            core,
+            allowed: case.allowed,
+            prev_cpu: case.prev_cpu,
+            at: 1_000_000,
+            task: 0,
+        }
+    }
+
+    /// One wake-up, as the simulator drives the core: the next task handed over
+    /// (`handle_queued`), its dispatch polled out (`poll_dispatch`: the estimator, the vtime
+    /// credit, the slice and the idle order), and its run reported (`handle_stopped`, which
+    /// frees its CPU again). Returns the dispatch.
+    #[inline]
+    pub fn step(&mut self) -> Option<Dispatch> {
+        self.at += 10_000;
+        self.task = (self.task + 1) % 1_000;
+        let q = Queued {
+            task: self.task,
+            arrival: Arrival::Wakeup { waker: None },
+            cpu: self.prev_cpu,
+            last_run: None,
+            weight: 100,
+            affinity: Affinity::Cpus(&self.allowed),
+            util: UtilSource::Estimate,
+        };
+        let _ = self.core.handle_queued(self.at, core::hint::black_box(&q));
+        let d = core::hint::black_box(self.core.poll_dispatch());
+        if let Some(Dispatch {
+            target: Target::Cpu(cpu),
+            ..
+        }) = d
+        {
+            let ran = LastRun {
+                start_ns: self.at,
+                stop_ns: self.at + 5_000,
+            };
+            self.core.handle_stopped(self.task, cpu, ran, 100);
+        }
+        d
     }
 }
 
