@@ -66,7 +66,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
-EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
+EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo
 echo "==== vm-check summary ===="
