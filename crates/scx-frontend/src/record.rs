@@ -19,15 +19,20 @@
 //! - a task still runnable at the end (`/proc/PID/stat` state `R`) that has not come back since
 //!   its last dispatch ran from then on the CPU `/proc` names: scx_rustland_core refills the
 //!   slice of a task nothing else wants the CPU of without telling user space, so a lone
-//!   spinner is reported only when something displaces it.
-//!
+//!   spinner is reported only when something displaces it;
 //! - a wake-up by another task (the event source's `sched_waking` with a waker, [`Wake`], kept
 //!   in a second buffer of the same size) is the trace's wake-up relation when it ends a sleep
 //!   the events show and falls in a run of the waker they show: the builder's
 //!   [`wakeup_by`](TimelineBuilder::wakeup_by), at the waking moment moved into both that sleep
 //!   and that run (by at most [`WAKE_SLACK_NS`], for the clocks' offset). The sleep then waits
 //!   for the waker in a replay, and the waker's run holds the `wake`. A wake-up that fits no
-//!   such sleep and run is left out: that sleep keeps its recorded length.
+//!   such sleep and run is left out: that sleep keeps its recorded length. At most
+//!   [`MAX_RELATIONS`] are kept.
+//!
+//! The reports go to the builder in time order (each task's in the order made), so a waker is
+//! running there when its wake-up is reported. They are built after the scheduler detached,
+//! but in the same 64 MiB arena as the buffers, so the events and wake-ups are freed once they
+//! are reports (16 bytes each).
 //!
 //! What is lost: a task that slept or exited after its last report ran an unknown last burst;
 //! when several runs separate two reports and the second is a wake-up, only the last counts;
