@@ -253,8 +253,9 @@ fn a_wake_up_relation_arrow_starts_in_the_wakers_slice() {
     for e in events {
         check_event(e);
     }
-    // CPU tracks' slices with the task that ran; task names by index.
-    let mut slices: BTreeMap<(u64, u64), Vec<(u64, u64, u64)>> = BTreeMap::new();
+    // CPU tracks' slices (start, length, task index); task names by index.
+    type Slices = Vec<(u64, u64, u64)>;
+    let mut slices: BTreeMap<(u64, u64), Slices> = BTreeMap::new();
     let mut tracks: BTreeMap<(u64, u64), Vec<(u64, u64)>> = BTreeMap::new();
     let mut names: BTreeMap<(u64, u64), String> = BTreeMap::new();
     for e in events.iter().filter(|e| e["ph"] == "X") {
