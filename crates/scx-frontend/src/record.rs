@@ -719,6 +719,18 @@ impl Recorder {
 
     /// Writes the trace and the live figures (after [`stop`](Self::stop)).
     pub(crate) fn write(mut self, topo: &Topology) -> Result<()> {
+        if let Some(path) = std::env::var_os(RAW_ENV) {
+            let path = PathBuf::from(path);
+            match safe_file::replace(
+                &path,
+                safe_file::OUTPUT_MODE,
+                safe_file::Sync::Durable,
+                |out| self.write_raw(out),
+            ) {
+                Ok(()) => info!("record: wrote the raw recording to {}", path.display()),
+                Err(e) => warn!("record: {RAW_ENV}: {e}"),
+            }
+        }
         let wakes = self.wakes.len();
         let (trace, live, relations) = self.built(topo)?;
         write_json(&self.cfg.trace, &trace)?;
@@ -734,6 +746,63 @@ impl Recorder {
             self.cfg.live.display()
         );
         Ok(())
+    }
+}
+
+/// Names a file for the recording's raw input (what [`Recorder::write_raw`] writes), for
+/// reading what the recorder made of a run and for test vectors (`src/testdata/`).
+const RAW_ENV: &str = "HYBRIDLAND_RECORD_RAW";
+
+impl Recorder {
+    /// The recording's input as JSON, written line by line (no document is built in the
+    /// arena): the window, each task's name and exit, the events and wake-ups in the order
+    /// seen (arrays in the fields' order), and the tails.
+    fn write_raw(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let stop = self.stopped.as_ref();
+        let opt = |v: Option<u64>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
+        writeln!(out, "{{\"version\": 1,")?;
+        writeln!(
+            out,
+            "\"start_ns\": {}, \"stop_ns\": {},",
+            self.start_ns,
+            opt(stop.map(|s| s.at_ns))
+        )?;
+        writeln!(out, "\"tasks\": [")?;
+        let mut pids: Vec<&i32> = self.tasks.keys().collect();
+        pids.sort_unstable();
+        for (i, pid) in pids.iter().enumerate() {
+            let name = serde_json::to_string(&self.comm_of(**pid)).unwrap_or_default();
+            let exited = opt(self.tasks[*pid].exited_at);
+            let sep = if i + 1 < pids.len() { "," } else { "" };
+            writeln!(out, "[{pid}, {name}, {exited}]{sep}")?;
+        }
+        writeln!(
+            out,
+            "], \"events_are\": [\"at_ns\", \"start_ts\", \"stop_ts\", \"exec_runtime\", \"pid\", \"cpu\", \"wakeup\"], \"events\": ["
+        )?;
+        for (i, e) in self.events.iter().enumerate() {
+            let sep = if i + 1 < self.events.len() { "," } else { "" };
+            writeln!(
+                out,
+                "[{}, {}, {}, {}, {}, {}, {}]{sep}",
+                e.at_ns, e.start_ts, e.stop_ts, e.exec_runtime, e.pid, e.cpu, e.wakeup
+            )?;
+        }
+        writeln!(
+            out,
+            "], \"wakes_are\": [\"at_ns\", \"pid\", \"waker\"], \"wakes\": ["
+        )?;
+        for (i, w) in self.wakes.iter().enumerate() {
+            let sep = if i + 1 < self.wakes.len() { "," } else { "" };
+            writeln!(out, "[{}, {}, {}]{sep}", w.at_ns, w.pid, w.waker)?;
+        }
+        writeln!(out, "], \"tails_are\": [\"pid\", \"cpu\", \"from_ns\"], \"tails\": [")?;
+        let tails = stop.map_or(&[][..], |s| &s.tails[..]);
+        for (i, t) in tails.iter().enumerate() {
+            let sep = if i + 1 < tails.len() { "," } else { "" };
+            writeln!(out, "[{}, {}, {}]{sep}", t.pid, t.cpu, t.from_ns)?;
+        }
+        writeln!(out, "]}}")
     }
 }
 
@@ -1293,6 +1362,76 @@ mod test {
             .count();
         assert_eq!(waits, MAX_RELATIONS);
         std::fs::remove_dir_all(cfg.trace.parent().unwrap()).unwrap();
+    }
+
+    /// A recording read back from what [`Recorder::write_raw`] wrote, stopped where it was.
+    fn from_raw(text: &str) -> Recorder {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        let events = v["events"].as_array().unwrap();
+        let wakes = v["wakes"].as_array().unwrap();
+        let mut cfg = config(events.len().max(wakes.len()) + 1, "raw");
+        cfg.max_tasks = v["tasks"].as_array().unwrap().len() + 1;
+        let mut r = Recorder::new(cfg, n(&v["start_ns"]), Counters::default(), Vec::new());
+        let names: HashMap<i64, String> = v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t[0].as_i64().unwrap(), t[1].as_str().unwrap().to_owned()))
+            .collect();
+        for e in events {
+            let pid = e[4].as_i64().unwrap();
+            let ev = Event {
+                at_ns: n(&e[0]),
+                start_ts: n(&e[1]),
+                stop_ts: n(&e[2]),
+                exec_runtime: n(&e[3]),
+                pid: pid as i32,
+                cpu: e[5].as_i64().unwrap() as i16,
+                wakeup: e[6].as_bool().unwrap(),
+            };
+            r.observe(ev, names[&pid].as_bytes());
+        }
+        for w in wakes {
+            let pid = |i: usize| w[i].as_i64().unwrap() as i32;
+            r.woken(n(&w[0]), pid(1), pid(2));
+        }
+        for t in v["tasks"].as_array().unwrap() {
+            if let Some(at) = t[2].as_u64() {
+                r.exited(t[0].as_i64().unwrap() as i32, at);
+            }
+        }
+        r.stop(n(&v["stop_ns"]), &Counters::default());
+        let tails = v["tails"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| Tail {
+                pid: t[0].as_i64().unwrap() as i32,
+                cpu: t[1].as_u64().unwrap() as u16,
+                from_ns: n(&t[2]),
+            })
+            .collect();
+        r.set_tails(tails);
+        r
+    }
+
+    /// The raw recording reads back into the same trace.
+    #[test]
+    fn the_raw_recording_reads_back_into_the_same_trace() {
+        let topo = machine();
+        let mut r = Recorder::new(config(100, "raw-out"), 0, Counters::default(), Vec::new());
+        producer_and_consumer(&mut r);
+        r.exited(10, 58 * MS);
+        let running = |pid: i32| (pid == 20).then_some(('R', 1));
+        r.stop_and_read(60 * MS, &Counters::default(), &running);
+        let mut raw = Vec::new();
+        r.write_raw(&mut raw).unwrap();
+        let again = from_raw(core::str::from_utf8(&raw).unwrap());
+        let (trace, _) = r.build(&topo).unwrap();
+        let (read, _) = again.build(&topo).unwrap();
+        assert_eq!(read.tasks, trace.tasks);
+        assert_eq!(read.duration_ns, trace.duration_ns);
     }
 
     /// Root writes both files: a link or FIFO planted at either is refused, left as it is, and
