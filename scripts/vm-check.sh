@@ -84,7 +84,7 @@ PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
-EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection stress sigkill-recovers no-ejection)
+EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo
 echo "==== vm-check summary ===="

@@ -574,10 +574,13 @@ else
 fi
 
 # 8. When the kernel ejects the scheduler (here: sysrq-S), it says why and exits non-zero; with
-# --record it still writes the trace and the live figures (a second of a spinner first, so a
-# task has run).
+# --record it still writes the trace and the live figures (hackbench, then a second of a
+# spinner, so tasks have run). hackbench's senders wake its receivers through sockets: the
+# trace keeps those wake-ups as relations (record-wakes), a `wait_for` in the receiver's
+# phases for each `wake` in the sender's.
 rm -f /run/eject.json /run/eject.json.live.json
 if start_sched --record /run/eject.json; then
+  "$HL/hackbench" -g 2 -l 50 > /dev/null 2>&1
   sh -c 'while :; do :; done' &
   EJECT_SPIN=$!
   sleep 1
@@ -600,9 +603,19 @@ if start_sched --record /run/eject.json; then
   else
     fail record-at-ejection "no trace or live figures after the ejection; log: $(grep 'record' "$LOG" | tail -n 2 | tr '\n' ' ')"
   fi
+  waits=$(grep -c '"wait_for"' /run/eject.json 2>/dev/null)
+  wakes=$(grep -c '"wake": "' /run/eject.json 2>/dev/null)
+  kept=$(grep -o '[0-9]* of [0-9]* wake-ups by a task kept as relations' "$LOG" | head -n 1)
+  if grep '"version": 2' /run/eject.json > /dev/null 2>&1 && [ "${waits:-0}" -ge 20 ] &&
+    [ "$waits" = "$wakes" ]; then
+    pass record-wakes "$waits wait_for and $wakes wake phases; $kept"
+  else
+    fail record-wakes "${waits:-0} wait_for and ${wakes:-0} wake phases (want >= 20, as many of each); $kept"
+  fi
 else
   fail ejection-reported "scheduler did not load"
   fail record-at-ejection "scheduler did not load"
+  fail record-wakes "scheduler did not load"
 fi
 
 # 9. Stress: hackbench and a storm of short-lived tasks for several seconds.

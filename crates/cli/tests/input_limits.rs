@@ -37,8 +37,10 @@ fn fifo(name: &str) -> PathBuf {
     path
 }
 
-fn small_trace() -> PathBuf {
-    let path = scratch_dir().join("small.json");
+/// A small valid trace, one file per test: tests run in parallel, and a test rewriting a
+/// shared one (truncated first) while another's replay reads it gave an empty trace.
+fn small_trace(test: &str) -> PathBuf {
+    let path = scratch_dir().join(format!("small-{test}.json"));
     std::fs::write(&path, TRACE).unwrap();
     path
 }
@@ -134,7 +136,7 @@ fn recordings_are_bounded() {
 
 #[test]
 fn live_files_are_bounded() {
-    let trace = small_trace();
+    let trace = small_trace("live");
     let t = trace.to_str().unwrap();
     let big = sparse("big.live.json", (16 << 20) + 1);
     refused(
@@ -149,7 +151,7 @@ fn live_files_are_bounded() {
 
 #[test]
 fn machine_files_are_bounded() {
-    let trace = small_trace();
+    let trace = small_trace("machine");
     let t = trace.to_str().unwrap();
     let big = sparse("big-machine.toml", (1 << 20) + 1);
     let too_large = "file is 1048577 bytes, more than the 1048576 accepted";

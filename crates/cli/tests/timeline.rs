@@ -1,9 +1,10 @@
 //! `replay --timeline`: the file is Chrome trace-event JSON (the JSON Object Format of the
 //! Trace Event Format document that chrome://tracing and Perfetto read), its slices never
 //! overlap on a track (a CPU's or a task's), they add up to the report's busy time, every
-//! track is named, every wake-up arrow is bound to a slice at both ends, no counter has two
-//! samples at one timestamp, a slice says `queued` only when its task waited in a queue, and
-//! writing it changes nothing in the replay.
+//! track is named, every wake-up arrow is bound to a slice at both ends (and one of a wake-up
+//! relation starts in its waker's slice), no counter has two samples at one timestamp, a slice
+//! says `queued` only when its task waited in a queue, and writing it changes nothing in the
+//! replay.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -190,10 +191,13 @@ fn timeline_is_trace_event_json_with_disjoint_slices_matching_the_report() {
     assert!(text.contains("\"name\":\"busy cpus: cluster 6 (efficiency)\""));
 }
 
-/// Every flow id has one start and one end, in time order, and each end lies strictly inside
-/// a slice of its own track: that slice is the one a viewer binds it to.
+/// Every flow id has one start and one end, in time order, with the same name and category (a
+/// viewer matches the ends by all three), and each end lies strictly inside a slice of its
+/// own track: that slice is the one a viewer binds it to (the end says `"bp":"e"`, the
+/// enclosing slice).
 fn check_flows(events: &[Value], tracks: &BTreeMap<(u64, u64), Vec<(u64, u64)>>) {
     let mut flows: BTreeMap<u64, Vec<(String, u64)>> = BTreeMap::new();
+    let mut names: BTreeMap<u64, (Value, Value)> = BTreeMap::new();
     for e in events.iter().filter(|e| e["ph"] == "s" || e["ph"] == "f") {
         let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
         let ts = ns(&e["ts"]);
@@ -201,6 +205,13 @@ fn check_flows(events: &[Value], tracks: &BTreeMap<(u64, u64), Vec<(u64, u64)>>)
             .get(&key)
             .is_some_and(|slices| slices.iter().any(|(s, d)| *s < ts && ts < s + d));
         assert!(inside, "flow event bound to no slice: {e}");
+        let id = e["id"].as_u64().unwrap();
+        let name = (e["name"].clone(), e["cat"].clone());
+        assert_eq!(
+            names.entry(id).or_insert_with(|| name.clone()),
+            &name,
+            "flow {id}: its ends differ in name or category"
+        );
         flows
             .entry(e["id"].as_u64().unwrap())
             .or_default()
@@ -217,6 +228,93 @@ fn check_flows(events: &[Value], tracks: &BTreeMap<(u64, u64), Vec<(u64, u64)>>)
         assert!(
             ends[0].1 < ends[1].1,
             "flow {id} goes back in time: {ends:?}"
+        );
+    }
+}
+
+/// A wake-up relation's arrow starts in the waker's slice: in `wake-chain.json` the decoder
+/// wakes the renderer at the end of its run, the renderer the compositor. Every arrow into the
+/// renderer starts in a decoder slice, into the compositor in a renderer slice; the tick
+/// sends its wake-up before it runs, so the decoder's arrows start in its own runs.
+#[test]
+fn a_wake_up_relation_arrow_starts_in_the_wakers_slice() {
+    let path = scratch("wake-chain.json");
+    let o = hybrid_sim(&[
+        "replay",
+        "examples/traces/wake-chain.json",
+        "--policy",
+        "hybridland,kernel-default",
+        "--timeline",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    for e in events {
+        check_event(e);
+    }
+    // CPU tracks' slices (start, length, task index); task names by index.
+    type Slices = Vec<(u64, u64, u64)>;
+    let mut slices: BTreeMap<(u64, u64), Slices> = BTreeMap::new();
+    let mut tracks: BTreeMap<(u64, u64), Vec<(u64, u64)>> = BTreeMap::new();
+    let mut names: BTreeMap<(u64, u64), String> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        let (ts, dur) = (ns(&e["ts"]), ns(&e["dur"]));
+        tracks.entry(key).or_default().push((ts, dur));
+        if key.1 < TASK_TID_BASE {
+            let task = e["args"]["task"].as_u64().unwrap();
+            names.insert((key.0, task), e["name"].as_str().unwrap().to_owned());
+            slices.entry(key).or_default().push((ts, dur, task));
+        }
+    }
+    check_flows(events, &tracks);
+    let task_at = |key: (u64, u64), ts: u64| {
+        slices[&key]
+            .iter()
+            .find(|(s, d, _)| *s < ts && ts < s + d)
+            .map(|(_, _, t)| names[&(key.0, *t)].clone())
+            .unwrap()
+    };
+    let mut starts = BTreeMap::new();
+    let mut arrows: BTreeMap<(u64, String, String), usize> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "s" || e["ph"] == "f") {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        let task = task_at(key, ns(&e["ts"]));
+        let id = e["id"].as_u64().unwrap();
+        if e["ph"] == "s" {
+            starts.insert(id, task);
+            continue;
+        }
+        let from = starts.remove(&id).unwrap();
+        // The end names the waker by index when the arrow starts at it.
+        if let Some(w) = e["args"]["waker"].as_u64() {
+            assert_eq!(names[&(key.0, w)], from, "{e}");
+        }
+        *arrows.entry((key.0, from, task)).or_default() += 1;
+    }
+    for policy in [1, 2] {
+        let into = |to: &str| {
+            arrows
+                .iter()
+                .filter(|((p, _, t), _)| *p == policy && t == to)
+                .map(|((_, f, _), n)| (f.as_str(), *n))
+                .collect::<Vec<_>>()
+        };
+        let renderer = into("renderer");
+        assert!(
+            renderer.len() == 1 && renderer[0].0 == "decoder" && renderer[0].1 > 300,
+            "policy {policy}: arrows into the renderer from {renderer:?}"
+        );
+        let compositor = into("compositor");
+        assert!(
+            compositor.len() == 1 && compositor[0].0 == "renderer" && compositor[0].1 > 300,
+            "policy {policy}: arrows into the compositor from {compositor:?}"
+        );
+        assert!(
+            into("decoder").iter().all(|(f, _)| *f == "decoder"),
+            "policy {policy}: {:?}",
+            into("decoder")
         );
     }
 }

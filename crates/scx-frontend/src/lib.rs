@@ -461,13 +461,8 @@ fn run(
     // Detached: the watcher thread runs under the kernel's scheduler again, and its end
     // removes the control file.
     drop(control);
-    if let Some((recorder, topo)) = recording {
-        // Only now that the scheduler is detached: nobody waits for this loop while the trace
-        // is built and written.
-        if let Err(e) = recorder.write(&topo) {
-            error!("record: {e:#}");
-        }
-    }
+    // The decision log first, and dropped before the trace is built: both live in the
+    // framework's fixed heap arena, and the trace's building needs the room.
     if let Some((path, log)) = decisions {
         match record::write_decisions(&path, &log) {
             Ok(()) => info!(
@@ -481,6 +476,13 @@ fn run(
                 }
             ),
             Err(e) => error!("record: {e:#}"),
+        }
+    }
+    if let Some((recorder, topo)) = recording {
+        // Only now that the scheduler is detached: nobody waits for this loop while the trace
+        // is built and written.
+        if let Err(e) = recorder.write(&topo) {
+            error!("record: {e:#}");
         }
     }
     match (result, report) {

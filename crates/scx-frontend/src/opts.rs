@@ -132,7 +132,8 @@ pub(crate) struct Opts {
     #[arg(long, value_name = "FILE", requires = "record")]
     pub(crate) record_live: Option<PathBuf>,
 
-    /// With --record: the most scheduling events to record (40 bytes each, taken up front).
+    /// With --record: the most scheduling events to record (40 bytes each, and as many
+    /// wake-ups by a task at 16 bytes, taken up front).
     /// Once reached, recording stops with one log line and scheduling goes on; the files
     /// cover the window up to then.
     #[arg(long, value_name = "N", default_value_t = crate::record::DEFAULT_MAX_EVENTS as u64,

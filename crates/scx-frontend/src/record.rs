@@ -19,10 +19,24 @@
 //! - a task still runnable at the end (`/proc/PID/stat` state `R`) that has not come back since
 //!   its last dispatch ran from then on the CPU `/proc` names: scx_rustland_core refills the
 //!   slice of a task nothing else wants the CPU of without telling user space, so a lone
-//!   spinner is reported only when something displaces it.
+//!   spinner is reported only when something displaces it;
+//! - a wake-up by another task (the event source's `sched_waking` with a waker, [`Wake`], kept
+//!   in a second buffer of the same size) is the trace's wake-up relation when it ends a sleep
+//!   the events show and falls in a run of the waker they show: the builder's
+//!   [`wakeup_by`](TimelineBuilder::wakeup_by), at the waking moment moved into both that sleep
+//!   and that run (by at most [`WAKE_SLACK_NS`], for the clocks' offset). The sleep then waits
+//!   for the waker in a replay, and the waker's run holds the `wake`. A wake-up that fits no
+//!   such sleep and run is left out: that sleep keeps its recorded length. At most
+//!   [`MAX_RELATIONS`] are kept.
+//!
+//! The reports go to the builder in time order (each task's in the order made), so a waker is
+//! running there when its wake-up is reported. They are built after the scheduler detached,
+//! but in the same 64 MiB arena as the buffers, so the events and wake-ups are freed once they
+//! are reports (16 bytes each).
 //!
 //! What is lost: a task that slept or exited after its last report ran an unknown last burst;
-//! when several runs separate two reports and the second is a wake-up, only the last counts.
+//! when several runs separate two reports and the second is a wake-up, only the last counts;
+//! a wake-up in a run that is lost so is no relation.
 //!
 //! Kernel times (`scx_bpf_now()`, the scheduler clock) and the loop's clock (`CLOCK_MONOTONIC`)
 //! differ by an offset, taken as the smallest gap seen between a run's stop and the loop
@@ -51,6 +65,27 @@ pub(crate) const DEFAULT_MAX_EVENTS: usize = 100_000;
 /// Largest `--record-max-events`: the buffer is taken up front from scx_rustland_core's
 /// 64 MiB arena, the process's only heap.
 pub(crate) const MAX_MAX_EVENTS: usize = 250_000;
+
+/// How far a wake-up may lie outside the waker's run or the woken task's sleep as the events
+/// show them and still be taken as in them: kernel times are converted with the smallest
+/// stop-to-dequeue gap, which puts them late by the loop's latency at its best (a few
+/// microseconds to tens of them), and no more than that.
+pub(crate) const WAKE_SLACK_NS: u64 = 100_000;
+
+/// Most wake-ups a recording keeps as relations; later ones stay sleeps. A relation costs
+/// the trace three small allocations (the names in `wait_for` and `wake`), each a 64-byte leaf
+/// of scx_rustland_core's arena, the process's only heap: at the largest
+/// `--record-max-events` with every event a relation, building the trace ran out of it.
+pub(crate) const MAX_RELATIONS: usize = 30_000;
+
+/// A wake-up of `pid` by the task `waker` at `at_ns` (the loop's clock), as the task-event
+/// source reported it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Wake {
+    pub(crate) at_ns: u64,
+    pub(crate) pid: i32,
+    pub(crate) waker: i32,
+}
 
 /// One task the loop dequeued, as the framework reported it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -202,10 +237,13 @@ impl RecordConfig {
 pub(crate) type ProcState = dyn Fn(i32) -> Option<(char, i32)>;
 
 /// The recording; see the module documentation.
+#[derive(Clone)]
 pub(crate) struct Recorder {
     cfg: RecordConfig,
     start_ns: u64,
     events: Vec<Event>,
+    /// Wake-ups by a task, as many as events at most.
+    wakes: Vec<Wake>,
     tasks: HashMap<i32, TaskInfo>,
     /// The scheduler's own threads: not part of the workload.
     own: Vec<i32>,
@@ -220,11 +258,13 @@ impl Recorder {
     /// Starts recording at `now_ns` (the loop's clock); `own` are the scheduler's threads.
     pub(crate) fn new(cfg: RecordConfig, now_ns: u64, counters: Counters, own: Vec<i32>) -> Self {
         let events = Vec::with_capacity(cfg.max_events);
+        let wakes = Vec::with_capacity(cfg.max_events);
         let tasks = HashMap::with_capacity(cfg.max_tasks.min(cfg.max_events));
         Self {
             cfg,
             start_ns: now_ns,
             events,
+            wakes,
             tasks,
             own,
             steps: [(0, 0); Step::ALL.len()],
@@ -267,10 +307,30 @@ impl Recorder {
         self.events.len() >= self.cfg.max_events
     }
 
+    /// Records a wake-up of `pid` by the task `waker` at `at_ns` (the loop's clock). Returns
+    /// `true` when this one filled the buffer: the caller then calls [`stop`](Self::stop).
+    pub(crate) fn woken(&mut self, at_ns: u64, pid: i32, waker: i32) -> bool {
+        if !self.wants(pid) || self.own.contains(&waker) || waker == pid {
+            return false;
+        }
+        if self.wakes.len() >= self.cfg.max_events {
+            return true;
+        }
+        self.wakes.push(Wake { at_ns, pid, waker });
+        self.wakes.len() >= self.cfg.max_events
+    }
+
+    /// The wake-ups by a task recorded so far.
+    #[cfg(test)]
+    pub(crate) fn wakes(&self) -> &[Wake] {
+        &self.wakes
+    }
+
     /// No room for an event of `pid`: the events are all used, or it is a new task and the
     /// tasks are.
     fn is_full(&self, pid: i32) -> bool {
         self.events.len() >= self.cfg.max_events
+            || self.wakes.len() >= self.cfg.max_events
             || (self.tasks.len() >= self.cfg.max_tasks && !self.tasks.contains_key(&pid))
     }
 
@@ -321,8 +381,9 @@ impl Recorder {
         if self.stopped.is_some() {
             return Vec::new();
         }
-        let capped =
-            self.events.len() >= self.cfg.max_events || self.tasks.len() >= self.cfg.max_tasks;
+        let capped = self.events.len() >= self.cfg.max_events
+            || self.wakes.len() >= self.cfg.max_events
+            || self.tasks.len() >= self.cfg.max_tasks;
         let candidates: Vec<TailCandidate> = self
             .tasks
             .iter()
@@ -335,9 +396,11 @@ impl Recorder {
         let secs = now_ns.saturating_sub(self.start_ns) as f64 / 1e9;
         if capped {
             warn!(
-                "record: {} events recorded in {secs:.1} s, the most --record-max-events \
-                 allows: recording stopped, scheduling goes on; {} is written at exit",
+                "record: {} events and {} wake-ups by a task recorded in {secs:.1} s, the most \
+                 --record-max-events allows: recording stopped, scheduling goes on; {} is \
+                 written at exit",
                 self.events.len(),
+                self.wakes.len(),
                 self.cfg.trace.display()
             );
         }
@@ -389,29 +452,116 @@ impl Recorder {
             .unwrap_or(0)
     }
 
+    /// The command name last seen for `pid`.
+    fn comm_of(&self, pid: i32) -> String {
+        self.tasks.get(&pid).map_or_else(String::new, |t| {
+            let n = t.comm.iter().position(|&b| b == 0).unwrap_or(16);
+            String::from_utf8_lossy(&t.comm[..n]).into_owned()
+        })
+    }
+
+    /// Makes each wake-up by a task a relation where it fits: it ends a sleep of the reports
+    /// (a switch-out asleep and the wake-up right after it; it is the woken task's last
+    /// before the loop saw it awake, later than its previous one and at most
+    /// [`WAKE_SLACK_NS`] before the sleep began) and falls in a run of the waker (within the
+    /// slack). It is reported at its moment moved into both, strictly inside the waker's run,
+    /// so the builder finds the waker running and the woken task asleep.
+    fn relate(wakes: Vec<Wake>, reports: &mut Reports, end: u64) {
+        if wakes.is_empty() {
+            return;
+        }
+        // Per task: its runs (from, to) as the builder will see them, in time order.
+        let mut runs: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+        let mut open: HashMap<u32, u64> = HashMap::new();
+        for r in &reports.list {
+            if r.act == Act::Woken {
+                continue;
+            }
+            if let Some(from) = open.remove(&r.pid) {
+                runs.entry(r.pid).or_default().push((from, r.key));
+            }
+            if let Act::In(_) = r.act {
+                open.insert(r.pid, r.key);
+            }
+        }
+        for (pid, from) in open {
+            runs.entry(pid).or_default().push((from, end.max(from)));
+        }
+        // Per woken task: its wake-ups by a task (time, waker), in time order.
+        let mut by_pid: HashMap<u32, Vec<(u64, u32)>> = HashMap::new();
+        for w in &wakes {
+            if let (Ok(pid), Ok(waker)) = (u32::try_from(w.pid), u32::try_from(w.waker)) {
+                by_pid.entry(pid).or_default().push((w.at_ns, waker));
+            }
+        }
+        drop(wakes);
+        for list in by_pid.values_mut() {
+            list.sort_unstable();
+        }
+        let mut previous: HashMap<u32, u64> = HashMap::new();
+        for woken in 1..reports.list.len() {
+            let (out, r) = (reports.list[woken - 1], reports.list[woken]);
+            if r.act != Act::Woken || out.pid != r.pid || out.act != Act::Out(false) {
+                continue;
+            }
+            let (pid, slept_at, until) = (r.pid, out.key, r.key);
+            let after = previous.insert(pid, until);
+            let Some(list) = by_pid.get(&pid) else {
+                continue;
+            };
+            let n = list.partition_point(|&(at, _)| at <= until);
+            let Some(&(at, waker)) = n.checked_sub(1).and_then(|i| list.get(i)) else {
+                continue;
+            };
+            if after.is_some_and(|p| at <= p) || at.saturating_add(WAKE_SLACK_NS) < slept_at {
+                continue;
+            }
+            let Some((from, to)) = runs.get(&waker).and_then(|r| run_near(r, at)) else {
+                continue;
+            };
+            let lo = from.saturating_add(1).max(slept_at);
+            let hi = to.saturating_sub(1).min(until);
+            if lo > hi {
+                continue;
+            }
+            let Ok(index) = u32::try_from(woken) else {
+                continue;
+            };
+            if reports.wakers.len() >= MAX_RELATIONS {
+                break;
+            }
+            reports.list[woken].key = at.clamp(lo, hi);
+            reports.wakers.push((index, waker));
+        }
+    }
+
     /// The recording as a timeline on `topo`, and the end of the window (loop clock).
-    fn timeline(&self, topo: &Topology) -> Result<(Timeline, u64)> {
+    ///
+    /// The events become reports to the builder, each task's in the order made; wake-ups by
+    /// a task that fit a sleep and a run of the waker become relations; then all go to the
+    /// builder in time order, so a waker is running, as the builder needs, when the wake-up
+    /// it sent is reported.
+    ///
+    /// The events and wake-ups are freed once they are reports: the reports and the builder
+    /// take their room in the arena.
+    fn timeline(&mut self, topo: &Topology) -> Result<(Timeline, u64)> {
         let end = self.stopped.as_ref().map_or_else(
             || self.events.last().map_or(self.start_ns, |e| e.at_ns),
             |s| s.at_ns,
         );
         let offset = self.offset();
+        let events = core::mem::take(&mut self.events);
+        let nr_events = events.len();
         let loop_time = |k: u64| u64::try_from((i128::from(k) + offset).max(0)).unwrap_or(0);
-        let comm_of = |pid: i32| -> String {
-            self.tasks.get(&pid).map_or_else(String::new, |t| {
-                let n = t.comm.iter().position(|&b| b == 0).unwrap_or(16);
-                String::from_utf8_lossy(&t.comm[..n]).into_owned()
-            })
-        };
-        let mut b = TimelineBuilder::new(topo);
-        b.mark(self.start_ns);
+        let tails = self.stopped.as_ref().map_or(0, |s| s.tails.len());
+        let most: usize = events.iter().map(|e| if e.wakeup { 3 } else { 2 }).sum();
+        let mut reports = Reports::with_capacity(most + tails + self.tasks.len());
         // Per task: exec_runtime and run start at its previous report.
         let mut prev: HashMap<i32, (u64, u64)> = HashMap::new();
-        for ev in &self.events {
+        for ev in &events {
             let Ok(pid) = u32::try_from(ev.pid) else {
                 continue;
             };
-            let comm = comm_of(ev.pid);
             let cpu = u16::try_from(ev.cpu)
                 .ok()
                 .filter(|c| topo.info(CpuId(*c)).is_some());
@@ -425,13 +575,15 @@ impl Recorder {
                     if let (Some(cpu), true) = (cpu, ev.start_ts != 0 && ran_since) {
                         let from = loop_time(ev.start_ts).max(self.start_ns);
                         if from < stop {
-                            b.switch_in(pid, &comm, from, cpu);
+                            reports.push(pid, from, Act::In(cpu));
                         }
                     }
-                    if b.knows(pid) && ev.stop_ts != 0 {
-                        b.switch_out(pid, &comm, stop.max(self.start_ns), false);
+                    // A sleep a wake-up by a task may end: this switch-out and the wake-up
+                    // right after it.
+                    if reports.knows(pid) && ev.stop_ts != 0 {
+                        reports.push(pid, stop.max(self.start_ns), Act::Out(false));
                     }
-                    b.wakeup(pid, &comm, ev.at_ns);
+                    reports.push(pid, ev.at_ns, Act::Woken);
                 }
                 (Some((exec_before, start_before)), false) => {
                     let ran = if ev.exec_runtime >= exec_before {
@@ -440,20 +592,20 @@ impl Recorder {
                         ev.stop_ts.saturating_sub(ev.start_ts.max(start_before))
                     };
                     if let (Some(cpu), true) = (cpu, ran > 0) {
-                        b.switch_in(pid, &comm, stop.saturating_sub(ran), cpu);
-                        b.switch_out(pid, &comm, stop, true);
+                        reports.push(pid, stop.saturating_sub(ran), Act::In(cpu));
+                        reports.push(pid, stop, Act::Out(true));
                     } else {
-                        b.wakeup(pid, &comm, ev.at_ns);
+                        reports.push(pid, ev.at_ns, Act::Woken);
                     }
                 }
                 (None, false) => {
                     // First seen at a slice end: it was running when recording began.
                     let from = loop_time(ev.start_ts).max(self.start_ns);
                     if let (Some(cpu), true) = (cpu, ev.start_ts != 0 && from < stop) {
-                        b.switch_in(pid, &comm, from, cpu);
-                        b.switch_out(pid, &comm, stop, true);
+                        reports.push(pid, from, Act::In(cpu));
+                        reports.push(pid, stop, Act::Out(true));
                     } else {
-                        b.wakeup(pid, &comm, ev.at_ns);
+                        reports.push(pid, ev.at_ns, Act::Woken);
                     }
                 }
             }
@@ -461,7 +613,7 @@ impl Recorder {
         if let Some(s) = &self.stopped {
             for t in &s.tails {
                 if let (Ok(pid), true) = (u32::try_from(t.pid), topo.info(CpuId(t.cpu)).is_some()) {
-                    b.switch_in(pid, &comm_of(t.pid), t.from_ns, t.cpu);
+                    reports.push(pid, t.from_ns, Act::In(t.cpu));
                 }
             }
         }
@@ -473,7 +625,36 @@ impl Recorder {
             .collect();
         exits.sort_unstable();
         for (at, pid) in exits {
-            b.exit(pid, at);
+            reports.push(pid, at, Act::Exit);
+        }
+        drop(events);
+        let wakes = core::mem::take(&mut self.wakes);
+        Self::relate(wakes, &mut reports, end);
+        let mut b = TimelineBuilder::new(topo);
+        b.mark(self.start_ns);
+        let mut comms: HashMap<u32, String> = HashMap::new();
+        // In time order, and a task's reports at one time in the order made. Sorting
+        // indices needs no scratch space (a stable sort of the reports would).
+        let mut order: Vec<u32> = (0..u32::try_from(reports.list.len())?).collect();
+        order.sort_unstable_by_key(|&i| (reports.list[i as usize].key, i));
+        for index in order {
+            let r = reports.list[index as usize];
+            let comm = comms.entry(r.pid).or_insert_with(|| {
+                i32::try_from(r.pid).map_or_else(|_| String::new(), |pid| self.comm_of(pid))
+            });
+            match r.act {
+                Act::In(cpu) => b.switch_in(r.pid, comm, r.key, cpu),
+                Act::Out(runnable) => b.switch_out(r.pid, comm, r.key, runnable),
+                Act::Woken => {
+                    let by = reports
+                        .wakers
+                        .binary_search_by_key(&index, |&(at, _)| at)
+                        .ok()
+                        .map(|k| reports.wakers[k].1);
+                    b.wakeup_by(r.pid, comm, r.key, by);
+                }
+                Act::Exit => b.exit(r.pid, r.key),
+            }
         }
         for (&pid, info) in &self.tasks {
             let (Ok(pid), Some(set), false) = (u32::try_from(pid), info.allowed, info.unrestricted)
@@ -489,8 +670,7 @@ impl Recorder {
         );
         let source = format!(
             "scx_hybridland --record on {} ({} events)",
-            self.cfg.machine_source,
-            self.events.len()
+            self.cfg.machine_source, nr_events
         );
         let timeline = b
             .finish(&source, &name, false)
@@ -498,8 +678,18 @@ impl Recorder {
         Ok((timeline, end))
     }
 
-    /// The trace and the live figures.
+    /// The trace and the live figures (of a copy: building takes the events).
+    #[cfg(test)]
     pub(crate) fn build(&self, topo: &Topology) -> Result<(hybridland_trace::Trace, LiveStats)> {
+        self.clone()
+            .built(topo)
+            .map(|(trace, live, _)| (trace, live))
+    }
+
+    /// The trace, the live figures and the wake-up relations the trace holds. Takes the
+    /// events and wake-ups.
+    fn built(&mut self, topo: &Topology) -> Result<(hybridland_trace::Trace, LiveStats, u64)> {
+        let events = self.events.len() as u64;
         let (timeline, end) = self.timeline(topo)?;
         let counters = self
             .stopped
@@ -520,7 +710,7 @@ impl Recorder {
             scheduler: format!("scx_hybridland {}", env!("CARGO_PKG_VERSION")),
             settings: self.cfg.settings.clone(),
             window_ns: end.saturating_sub(self.start_ns).max(1),
-            events: self.events.len() as u64,
+            events,
             capped: self.stopped.as_ref().is_some_and(|s| s.capped),
             tasks: timeline.trace.tasks.len() as u64,
             kinds,
@@ -531,20 +721,35 @@ impl Recorder {
             nudges: counters.nudges,
             migrations: timeline.migrations,
         };
-        Ok((timeline.trace, live))
+        Ok((timeline.trace, live, timeline.relations))
     }
 
     /// Writes the trace and the live figures (after [`stop`](Self::stop)).
-    pub(crate) fn write(&self, topo: &Topology) -> Result<()> {
-        let (trace, live) = self.build(topo)?;
+    pub(crate) fn write(mut self, topo: &Topology) -> Result<()> {
+        if let Some(path) = std::env::var_os(RAW_ENV) {
+            let path = PathBuf::from(path);
+            match safe_file::replace(
+                &path,
+                safe_file::OUTPUT_MODE,
+                safe_file::Sync::Durable,
+                |out| self.write_raw(out),
+            ) {
+                Ok(()) => info!("record: wrote the raw recording to {}", path.display()),
+                Err(e) => warn!("record: {RAW_ENV}: {e}"),
+            }
+        }
+        let wakes = self.wakes.len();
+        let (trace, live, relations) = self.built(topo)?;
         write_json(&self.cfg.trace, &trace)?;
         write_json(&self.cfg.live, &live)?;
         info!(
-            "record: wrote {} ({} tasks, {} events over {:.2} s) and {}",
+            "record: wrote {} ({} tasks, {} events over {:.2} s, {relations} of {} wake-ups by \
+             a task kept as relations) and {}",
             self.cfg.trace.display(),
             trace.tasks.len(),
-            self.events.len(),
+            live.events,
             live.window_ns as f64 / 1e9,
+            wakes,
             self.cfg.live.display()
         );
         Ok(())
@@ -563,6 +768,140 @@ pub(crate) fn write_decisions(
         |out| log.write_to(std::io::BufWriter::new(out)),
     )
     .context("writing the decision log")
+}
+
+/// Names a file for the recording's raw input (what [`Recorder::write_raw`] writes), for
+/// reading what the recorder made of a run and for test vectors (`src/testdata/`).
+const RAW_ENV: &str = "HYBRIDLAND_RECORD_RAW";
+
+impl Recorder {
+    /// The recording's input as JSON, written line by line (no document is built in the
+    /// arena): the window, each task's name and exit, the events and wake-ups in the order
+    /// seen (arrays in the fields' order), and the tails.
+    fn write_raw(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let stop = self.stopped.as_ref();
+        let opt = |v: Option<u64>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
+        writeln!(out, "{{\"version\": 1,")?;
+        writeln!(
+            out,
+            "\"start_ns\": {}, \"stop_ns\": {},",
+            self.start_ns,
+            opt(stop.map(|s| s.at_ns))
+        )?;
+        writeln!(out, "\"tasks\": [")?;
+        let mut pids: Vec<&i32> = self.tasks.keys().collect();
+        pids.sort_unstable();
+        for (i, pid) in pids.iter().enumerate() {
+            let name = serde_json::to_string(&self.comm_of(**pid)).unwrap_or_default();
+            let exited = opt(self.tasks[*pid].exited_at);
+            let sep = if i + 1 < pids.len() { "," } else { "" };
+            writeln!(out, "[{pid}, {name}, {exited}]{sep}")?;
+        }
+        writeln!(
+            out,
+            "], \"events_are\": [\"at_ns\", \"start_ts\", \"stop_ts\", \"exec_runtime\", \"pid\", \"cpu\", \"wakeup\"], \"events\": ["
+        )?;
+        for (i, e) in self.events.iter().enumerate() {
+            let sep = if i + 1 < self.events.len() { "," } else { "" };
+            writeln!(
+                out,
+                "[{}, {}, {}, {}, {}, {}, {}]{sep}",
+                e.at_ns, e.start_ts, e.stop_ts, e.exec_runtime, e.pid, e.cpu, e.wakeup
+            )?;
+        }
+        writeln!(
+            out,
+            "], \"wakes_are\": [\"at_ns\", \"pid\", \"waker\"], \"wakes\": ["
+        )?;
+        for (i, w) in self.wakes.iter().enumerate() {
+            let sep = if i + 1 < self.wakes.len() { "," } else { "" };
+            writeln!(out, "[{}, {}, {}]{sep}", w.at_ns, w.pid, w.waker)?;
+        }
+        writeln!(
+            out,
+            "], \"tails_are\": [\"pid\", \"cpu\", \"from_ns\"], \"tails\": ["
+        )?;
+        let tails = stop.map_or(&[][..], |s| &s.tails[..]);
+        for (i, t) in tails.iter().enumerate() {
+            let sep = if i + 1 < tails.len() { "," } else { "" };
+            writeln!(out, "[{}, {}, {}]{sep}", t.pid, t.cpu, t.from_ns)?;
+        }
+        writeln!(out, "]}}")
+    }
+}
+
+/// What a recorded event tells the builder about a task.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Act {
+    /// On this CPU from then.
+    In(u16),
+    /// Off its CPU: still runnable when `true`, else asleep.
+    Out(bool),
+    /// Woken (by the task [`Reports::wakers`] names for it, if any).
+    Woken,
+    Exit,
+}
+
+/// One report to the builder: 16 bytes, as many as three per event, built after the
+/// scheduler has detached but still from its arena.
+#[derive(Copy, Clone, Debug)]
+struct Report {
+    /// Its time, raised to the task's latest report so far as the builder raises it: the
+    /// reports go to the builder in this order, which keeps each task's own order.
+    key: u64,
+    pid: u32,
+    act: Act,
+}
+
+/// The reports of a recording, each task's in the order made.
+#[derive(Default)]
+struct Reports {
+    list: Vec<Report>,
+    latest: HashMap<u32, u64>,
+    /// The waker of each wake-up that is a relation: (its report's index, the waker), in
+    /// index order (8 bytes each: a hash map's table would double that at the largest).
+    wakers: Vec<(u32, u32)>,
+}
+
+impl Reports {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            list: Vec::with_capacity(n),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a report; returns its index.
+    fn push(&mut self, pid: u32, at: u64, act: Act) -> usize {
+        let latest = self.latest.entry(pid).or_insert(at);
+        let key = at.max(*latest);
+        *latest = key;
+        self.list.push(Report { key, pid, act });
+        self.list.len() - 1
+    }
+
+    /// Whether `pid` has a report yet.
+    fn knows(&self, pid: u32) -> bool {
+        self.latest.contains_key(&pid)
+    }
+}
+
+/// The run of `runs` (in time order) that holds `at`, or failing one the nearest within
+/// [`WAKE_SLACK_NS`].
+fn run_near(runs: &[(u64, u64)], at: u64) -> Option<(u64, u64)> {
+    let i = runs.partition_point(|&(from, _)| from <= at);
+    let gap = |r: &(u64, u64)| {
+        if at < r.0 {
+            r.0 - at
+        } else {
+            at.saturating_sub(r.1)
+        }
+    };
+    [i.checked_sub(1).map(|j| runs[j]), runs.get(i).copied()]
+        .into_iter()
+        .flatten()
+        .filter(|r| gap(r) <= WAKE_SLACK_NS)
+        .min_by_key(gap)
 }
 
 /// Written as root: never through a link or into a FIFO or device (see [`safe_file`]).
@@ -675,8 +1014,9 @@ mod test {
         r.decision(50, Some(Step::IdlePCore), true, false);
         r.decision(99, Some(Step::IdlePCore), false, false);
         r.stop_and_read(70 * MS, &Counters::default(), &nothing_running);
-        r.write(&topo).unwrap();
-        let text = std::fs::read_to_string(&r.cfg.trace).unwrap();
+        let cfg = r.cfg.clone();
+        r.clone().write(&topo).unwrap();
+        let text = std::fs::read_to_string(&cfg.trace).unwrap();
         let trace = Trace::from_json_str(&text, "rec.json").unwrap();
         trace.validate_for(&topo, "rec.json").unwrap();
         assert_eq!(trace.tasks.len(), 1);
@@ -694,8 +1034,8 @@ mod test {
             ]
         );
         assert_eq!(trace.duration_ns, Some(70 * MS));
-        let live = LiveStats::from_json_str(&std::fs::read_to_string(&r.cfg.live).unwrap(), "live")
-            .unwrap();
+        let live =
+            LiveStats::from_json_str(&std::fs::read_to_string(&cfg.live).unwrap(), "live").unwrap();
         assert_eq!(live.window_ns, 70 * MS);
         assert_eq!(live.tasks, 1);
         assert_eq!(live.events, 4);
@@ -822,6 +1162,343 @@ mod test {
         assert!(proc_state(i32::try_from(std::process::id()).unwrap()).is_some());
     }
 
+    /// A producer on P-core 4 (28 to 48 ms) wakes a consumer on E-core 1 twice (33 and 43 ms,
+    /// the event source's waker); an interrupt wakes it a third time (no waker reported).
+    fn producer_and_consumer(r: &mut Recorder) {
+        r.observe(ev(20, 20, -1, true, (0, 0), 0), b"cons");
+        r.observe(ev(10, 28, -1, true, (0, 0), 0), b"prod");
+        assert!(!r.woken(33 * MS, 20, 10));
+        r.observe(ev(20, 34, 1, true, (20, 24), 0), b"cons");
+        assert!(!r.woken(43 * MS, 20, 10));
+        r.observe(ev(20, 44, 1, true, (34, 36), 0), b"cons");
+        // Back at a slice end right where its run stopped: the clock offset is the skew.
+        r.observe(ev(10, 48, 4, false, (28, 48), 20), b"prod");
+        r.observe(ev(20, 50, 1, true, (44, 45), 0), b"cons");
+        r.observe(ev(20, 55, 1, true, (50, 51), 0), b"cons");
+    }
+
+    /// The wake-ups by the producer become the trace's relation: the consumer's sleeps wait for
+    /// it (whatever their recorded length), and its run holds a `wake` where each happened;
+    /// the interrupt's wake-up stays a sleep of its recorded length.
+    #[test]
+    fn a_wakeup_by_a_running_task_is_a_wait_and_a_wake_in_the_trace() {
+        let topo = machine();
+        let mut r = Recorder::new(config(100, "wakes"), 0, Counters::default(), Vec::new());
+        producer_and_consumer(&mut r);
+        r.stop_and_read(60 * MS, &Counters::default(), &nothing_running);
+        let cfg = r.cfg.clone();
+        r.clone().write(&topo).unwrap();
+        let text = std::fs::read_to_string(&cfg.trace).unwrap();
+        let trace = Trace::from_json_str(&text, "rec.json").unwrap();
+        trace.validate_for(&topo, "rec.json").unwrap();
+        assert_eq!(trace.version, 2);
+        let task = |name: &str| &trace.tasks.iter().find(|t| t.name == name).unwrap().phases;
+        assert_eq!(
+            *task("prod-10"),
+            [
+                Phase::RunNs(5 * MS),
+                Phase::Wake("cons-20".into()),
+                Phase::RunNs(10 * MS),
+                Phase::Wake("cons-20".into()),
+                Phase::RunNs(5 * MS),
+            ]
+        );
+        // On the 640 E-core: 4 ms is 2.5 ms of work, 2 ms 1.25 ms, 1 ms 0.625 ms.
+        let waits = || Phase::WaitFor(vec!["prod-10".into()]);
+        assert_eq!(
+            *task("cons-20"),
+            [
+                Phase::RunNs(2_500_000),
+                waits(),
+                Phase::RunNs(1_250_000),
+                waits(),
+                Phase::RunNs(625_000),
+                Phase::SleepNs(5 * MS),
+                Phase::RunNs(625_000),
+            ]
+        );
+        let (_, _, relations) = r.built(&topo).unwrap();
+        assert_eq!(relations, 2);
+    }
+
+    /// A wake-up is a relation only where the events show the waker running and the woken
+    /// task asleep: one by a task that never ran in the recording, or by one whose run had
+    /// ended, or one before the sleep began (it woke an earlier sleep, or none), leaves the
+    /// sleep as recorded; the scheduler's own threads and interrupts are not kept at all.
+    #[test]
+    fn a_wakeup_the_events_do_not_place_leaves_the_sleep_as_recorded() {
+        let topo = machine();
+        let mut r = Recorder::new(config(100, "misplaced"), 0, Counters::default(), vec![99]);
+        r.observe(ev(20, 20, -1, true, (0, 0), 0), b"cons");
+        r.observe(ev(10, 28, -1, true, (0, 0), 0), b"prod");
+        // The producer runs 28 to 30 ms only.
+        r.observe(ev(10, 30, 4, false, (28, 30), 2), b"prod");
+        // Woken at 33 ms by the producer (3 ms after its run), at 40 ms by pid 77 (never ran)
+        // and at 44 ms by the scheduler's own thread; and at 22 ms by the producer, before the
+        // consumer's sleep began at 24 ms.
+        assert!(!r.woken(33 * MS, 20, 10));
+        assert!(!r.woken(22 * MS, 20, 10));
+        r.observe(ev(20, 34, 1, true, (20, 24), 0), b"cons");
+        assert!(!r.woken(40 * MS, 20, 77));
+        r.observe(ev(20, 41, 1, true, (34, 36), 0), b"cons");
+        assert!(!r.woken(44 * MS, 20, 99));
+        assert!(!r.woken(45 * MS, 20, 20));
+        r.observe(ev(20, 46, 1, true, (41, 42), 0), b"cons");
+        r.observe(ev(20, 50, 1, true, (46, 47), 0), b"cons");
+        assert_eq!(
+            r.wakes.len(),
+            3,
+            "the own thread's and the self wake-up are not kept"
+        );
+        r.stop_and_read(60 * MS, &Counters::default(), &nothing_running);
+        let (trace, _, relations) = r.built(&topo).unwrap();
+        assert_eq!(relations, 0);
+        let cons = &trace.tasks.iter().find(|t| t.name == "cons-20").unwrap();
+        assert!(
+            cons.phases
+                .iter()
+                .all(|p| matches!(p, Phase::RunNs(_) | Phase::SleepNs(_))),
+            "{:?}",
+            cons.phases
+        );
+        // The sleeps end where the loop saw the task: 24 to 34, 36 to 41, 42 to 46 ms.
+        let sleeps: Vec<u64> = cons
+            .phases
+            .iter()
+            .filter_map(|p| match p {
+                Phase::SleepNs(n) => Some(*n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sleeps, [10 * MS, 5 * MS, 4 * MS]);
+    }
+
+    /// Kernel times are converted with the smallest stop-to-dequeue gap, which holds the
+    /// loop's latency (40 us here): a waker's run starts that much late in the loop's clock.
+    /// A wake-up 10 us into the run is moved to just inside it; one 200 us before the run,
+    /// beyond [`WAKE_SLACK_NS`], is no relation.
+    #[test]
+    fn a_wakeup_within_the_slack_of_the_wakers_run_is_moved_into_it() {
+        const US: u64 = 1_000;
+        const LATENCY: u64 = 40 * US;
+        let topo = machine();
+        for (woken_at, related) in [(28 * MS + 10 * US, true), (28 * MS - 200 * US, false)] {
+            let mut r = Recorder::new(config(100, "slack"), 0, Counters::default(), Vec::new());
+            // Kernel time of a loop-clock moment: behind by the skew.
+            let k = |ns: u64| ns - SKEW;
+            let event = |pid, at, cpu, wakeup, run: (u64, u64), exec| Event {
+                at_ns: at,
+                start_ts: if run.0 == 0 { 0 } else { k(run.0) },
+                stop_ts: if run.1 == 0 { 0 } else { k(run.1) },
+                exec_runtime: exec,
+                pid,
+                cpu,
+                wakeup,
+            };
+            r.observe(event(20, 20 * MS, -1, true, (0, 0), 0), b"cons");
+            r.observe(event(10, 27 * MS, -1, true, (0, 0), 0), b"prod");
+            // The consumer slept at 24 ms; its wake-up is seen 5 ms after the waking.
+            r.woken(woken_at, 20, 10);
+            r.observe(
+                event(20, woken_at + 5 * MS, 1, true, (20 * MS, 24 * MS), 0),
+                b"cons",
+            );
+            // The producer ran 28 to 38 ms; the loop saw it LATENCY after.
+            r.observe(
+                event(10, 38 * MS + LATENCY, 4, false, (28 * MS, 38 * MS), 10 * MS),
+                b"prod",
+            );
+            r.observe(event(20, 45 * MS, 1, true, (40 * MS, 41 * MS), 0), b"cons");
+            assert_eq!(r.offset(), i128::from(SKEW + LATENCY));
+            r.stop_and_read(50 * MS, &Counters::default(), &nothing_running);
+            let (trace, _, relations) = r.built(&topo).unwrap();
+            assert_eq!(relations, u64::from(related), "woken at {woken_at}");
+            let prod = &trace.tasks.iter().find(|t| t.name == "prod-10").unwrap();
+            if related {
+                // At the run's start as converted, plus the nanosecond that puts it inside.
+                assert_eq!(prod.phases[0], Phase::RunNs(1));
+                assert_eq!(prod.phases[1], Phase::Wake("cons-20".into()));
+            } else {
+                assert_eq!(prod.phases, [Phase::RunNs(10 * MS)]);
+            }
+        }
+    }
+
+    /// Wake-ups have a buffer of their own, as large as the events': when it is full the
+    /// recording stops as at a full event buffer.
+    #[test]
+    fn a_full_wakeup_buffer_stops_the_recording() {
+        let mut r = Recorder::new(config(2, "wake-cap"), 0, Counters::default(), Vec::new());
+        assert!(!r.observe(ev(20, 20, -1, true, (0, 0), 0), b"cons"));
+        assert!(!r.woken(21 * MS, 20, 10));
+        assert!(r.woken(22 * MS, 20, 10));
+        // An event for a new task finds the recording full too.
+        assert!(r.observe(ev(21, 23, -1, true, (0, 0), 0), b"other"));
+        r.stop_and_read(24 * MS, &Counters::default(), &nothing_running);
+        assert!(!r.woken(23 * MS, 20, 10));
+        assert_eq!(r.wakes.len(), 2);
+        assert!(r.stopped.as_ref().unwrap().capped);
+    }
+
+    /// The process's heap is scx_rustland_core's 64 MiB arena (its allocator is this
+    /// binary's, tests included): a recording of the default size, every event a wake-up by
+    /// a task that fits a relation, builds and writes within it beside the buffers, keeping
+    /// [`MAX_RELATIONS`] relations (keeping them all, it ran out).
+    #[test]
+    fn a_default_recording_of_relations_is_written_within_the_arena() {
+        const US: u64 = 1_000;
+        const LARGEST: usize = DEFAULT_MAX_EVENTS;
+        let topo = machine();
+        let mut cfg = config(LARGEST, "largest");
+        cfg.max_tasks = 32_768;
+        let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
+        // 2,000 tasks in a ring, 10 us apart: each runs 5 us, sleeps, and is woken by the
+        // next one, in that one's run. One slice end seen as it ended sets the clock offset.
+        r.observe(ev(99, 9, 0, false, (8, 9), 1), b"first");
+        for i in 0..LARGEST as u64 - 1 {
+            let pid = 100 + (i % 2_000) as i32;
+            let at = 10 * MS + i * 10 * US;
+            r.observe(
+                Event {
+                    at_ns: at,
+                    start_ts: at - 30 * US - SKEW,
+                    stop_ts: at - 25 * US - SKEW,
+                    exec_runtime: 5 * US,
+                    pid,
+                    cpu: (i % 8) as i16,
+                    wakeup: true,
+                },
+                b"pair",
+            );
+            r.woken(at - 18 * US, pid, 100 + ((i + 1) % 2_000) as i32);
+        }
+        assert_eq!(r.events.len(), LARGEST);
+        r.stop_and_read(3 * 1_000 * MS, &Counters::default(), &nothing_running);
+        let cfg = r.cfg.clone();
+        r.write(&topo).unwrap();
+        let text = std::fs::read_to_string(&cfg.trace).unwrap();
+        let trace = Trace::from_json_str(&text, "largest").unwrap();
+        let waits = trace
+            .tasks
+            .iter()
+            .flat_map(|t| &t.phases)
+            .filter(|p| matches!(p, Phase::WaitFor(_)))
+            .count();
+        assert_eq!(waits, MAX_RELATIONS);
+        std::fs::remove_dir_all(cfg.trace.parent().unwrap()).unwrap();
+    }
+
+    /// A recording read back from what [`Recorder::write_raw`] wrote, stopped where it was.
+    fn from_raw(text: &str) -> Recorder {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        let events = v["events"].as_array().unwrap();
+        let wakes = v["wakes"].as_array().unwrap();
+        let mut cfg = config(events.len().max(wakes.len()) + 1, "raw");
+        cfg.max_tasks = v["tasks"].as_array().unwrap().len() + 1;
+        let mut r = Recorder::new(cfg, n(&v["start_ns"]), Counters::default(), Vec::new());
+        let names: HashMap<i64, String> = v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t[0].as_i64().unwrap(), t[1].as_str().unwrap().to_owned()))
+            .collect();
+        for e in events {
+            let pid = e[4].as_i64().unwrap();
+            let ev = Event {
+                at_ns: n(&e[0]),
+                start_ts: n(&e[1]),
+                stop_ts: n(&e[2]),
+                exec_runtime: n(&e[3]),
+                pid: pid as i32,
+                cpu: e[5].as_i64().unwrap() as i16,
+                wakeup: e[6].as_bool().unwrap(),
+            };
+            r.observe(ev, names[&pid].as_bytes());
+        }
+        for w in wakes {
+            let pid = |i: usize| w[i].as_i64().unwrap() as i32;
+            r.woken(n(&w[0]), pid(1), pid(2));
+        }
+        for t in v["tasks"].as_array().unwrap() {
+            if let Some(at) = t[2].as_u64() {
+                r.exited(t[0].as_i64().unwrap() as i32, at);
+            }
+        }
+        r.stop(n(&v["stop_ns"]), &Counters::default());
+        let tails = v["tails"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| Tail {
+                pid: t[0].as_i64().unwrap() as i32,
+                cpu: t[1].as_u64().unwrap() as u16,
+                from_ns: n(&t[2]),
+            })
+            .collect();
+        r.set_tails(tails);
+        r
+    }
+
+    /// The raw recording reads back into the same trace.
+    #[test]
+    fn the_raw_recording_reads_back_into_the_same_trace() {
+        let topo = machine();
+        let mut r = Recorder::new(config(100, "raw-out"), 0, Counters::default(), Vec::new());
+        producer_and_consumer(&mut r);
+        r.exited(10, 58 * MS);
+        let running = |pid: i32| (pid == 20).then_some(('R', 1));
+        r.stop_and_read(60 * MS, &Counters::default(), &running);
+        let mut raw = Vec::new();
+        r.write_raw(&mut raw).unwrap();
+        let again = from_raw(core::str::from_utf8(&raw).unwrap());
+        let (trace, _) = r.build(&topo).unwrap();
+        let (read, _) = again.build(&topo).unwrap();
+        assert_eq!(read.tasks, trace.tasks);
+        assert_eq!(read.duration_ns, trace.duration_ns);
+    }
+
+    /// A recording made in the project's VM (`src/testdata/README.md`: hackbench's senders
+    /// waking its receivers through sockets): the trace keeps the 467 relations the scheduler
+    /// wrote there, each `wait_for` answered by a `wake` of the task it names, and the
+    /// hackbench tasks' waits by other hackbench tasks.
+    #[test]
+    fn the_vm_recording_keeps_its_wake_chains() {
+        let topo = machine();
+        let r = from_raw(include_str!("testdata/vm-hackbench.raw.json"));
+        assert_eq!((r.events.len(), r.wakes.len()), (983, 732));
+        let (trace, _, relations) = r.clone().built(&topo).unwrap();
+        trace.validate_for(&topo, "vm").unwrap();
+        assert_eq!(relations, 467);
+        // Per (waker, woken): as many wakes as waits.
+        let mut links: HashMap<(String, String), (u32, u32)> = HashMap::new();
+        for t in &trace.tasks {
+            for p in &t.phases {
+                match p {
+                    Phase::WaitFor(w) => {
+                        links.entry((w[0].clone(), t.name.clone())).or_default().1 += 1
+                    }
+                    Phase::Wake(w) => links.entry((t.name.clone(), w.clone())).or_default().0 += 1,
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(links.values().map(|l| u64::from(l.1)).sum::<u64>(), 467);
+        assert!(
+            links.values().all(|(wakes, waits)| wakes == waits),
+            "{links:?}"
+        );
+        let hackbench = links
+            .iter()
+            .filter(|((w, t), _)| w.starts_with("hackbench-") && t.starts_with("hackbench-"))
+            .map(|(_, l)| l.1)
+            .sum::<u32>();
+        assert!(
+            hackbench > 400,
+            "{hackbench} of the relations between hackbench tasks"
+        );
+    }
+
     /// Root writes both files: a link or FIFO planted at either is refused, left as it is, and
     /// never written through.
     #[test]
@@ -843,7 +1520,7 @@ mod test {
             };
             let victim = target.with_file_name("victim");
             plant_link(target, &victim);
-            let e = format!("{:#}", r.write(&topo).unwrap_err());
+            let e = format!("{:#}", r.clone().write(&topo).unwrap_err());
             assert!(e.contains("it is a symbolic link"), "{which}: {e}");
             assert_link_untouched(target, &victim);
 
@@ -854,7 +1531,7 @@ mod test {
                 &r.cfg.live
             };
             plant_fifo(target);
-            let e = format!("{:#}", r.write(&topo).unwrap_err());
+            let e = format!("{:#}", r.clone().write(&topo).unwrap_err());
             assert!(e.contains("it is a FIFO"), "{which}: {e}");
             assert_fifo_untouched(target);
             std::fs::remove_dir_all(target.parent().unwrap()).unwrap();

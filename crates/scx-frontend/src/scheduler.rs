@@ -568,10 +568,12 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// Applies the task events that arrived since the last call: an exit takes the task out of
-    /// the task table at once (and ends it in the recording); wake-ups and refills are counted.
+    /// the task table at once (and ends it in the recording); wake-ups and refills are counted,
+    /// and a wake-up by a task goes into the recording.
     /// In `--fifo` mode too, so the event ring never fills.
     fn apply_events(&mut self) {
         let (core, counters, recorder) = (&mut self.core, &mut self.counters, &mut self.recorder);
+        let mut full = false;
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
@@ -582,9 +584,12 @@ impl<O: SchedOps> Scheduler<O> {
                     r.exited(pid, at_ns);
                 }
             }
-            Ok(TaskEvent::Waking { waker, .. }) => {
+            Ok(TaskEvent::Waking { at_ns, pid, waker }) => {
                 counters.events.waking += 1;
                 counters.events.woken_by_task += u64::from(waker.is_some());
+                if let (Some(r), Some(w)) = (recorder.as_mut(), waker) {
+                    full |= r.woken(at_ns, pid, w.pid);
+                }
             }
             Ok(TaskEvent::Refill { .. }) => counters.events.refill += 1,
             Err(e) => {
@@ -595,6 +600,9 @@ impl<O: SchedOps> Scheduler<O> {
         if let Err(e) = drained {
             self.counters.events.read_errors += 1;
             debug!("reading task events: {e:#}");
+        }
+        if full {
+            self.stop_recording();
         }
     }
 
@@ -1042,6 +1050,52 @@ mod test {
             trace.tasks[0].phases,
             [hybridland_trace::format::Phase::RunNs(1_875_000)]
         );
+    }
+
+    /// The event source's wake-ups by a task go into the recording (not those from an
+    /// interrupt), and one that fills its buffer stops the recording.
+    #[test]
+    fn wakeups_by_a_task_go_into_the_recording_until_it_is_full() {
+        let dir = std::env::temp_dir().join(format!("hl-loop-wakes-{}", std::process::id()));
+        let cfg = crate::record::RecordConfig {
+            trace: dir.join("t.json"),
+            live: dir.join("t.live.json"),
+            max_events: 2,
+            max_tasks: 100,
+            settings: Vec::new(),
+            machine_source: "test".into(),
+        };
+        let now = now_ns();
+        let mut s = sched(64, false).with_recorder(
+            Recorder::new(cfg, now, Counters::default(), Vec::new()),
+            None,
+        );
+        let waking = |pid, waker: Option<i32>| {
+            Ok(TaskEvent::Waking {
+                at_ns: now + 1_000,
+                pid,
+                waker: waker.map(|pid| Waker { pid, cpu: CpuId(4) }),
+            })
+        };
+        s.ops.events.extend([waking(1, Some(3)), waking(2, None)]);
+        s.apply_events();
+        let r = s.recorder.as_ref().unwrap();
+        assert!(r.recording());
+        assert_eq!(
+            r.wakes(),
+            [crate::record::Wake {
+                at_ns: now + 1_000,
+                pid: 1,
+                waker: 3
+            }]
+        );
+        s.ops
+            .events
+            .extend([waking(2, Some(3)), waking(5, Some(3))]);
+        s.apply_events();
+        let r = s.recorder.as_ref().unwrap();
+        assert!(!r.recording(), "a full buffer stops the recording");
+        assert_eq!(r.wakes().len(), 2);
     }
 
     #[test]

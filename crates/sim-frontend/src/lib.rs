@@ -63,7 +63,7 @@ pub use hybridland_trace::live;
 mod replay_limits;
 
 pub use engine::{
-    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation,
+    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation, Waker,
 };
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};

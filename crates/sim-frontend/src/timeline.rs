@@ -14,10 +14,15 @@
 //!   wake-up, the wait (`wait_us`).
 //! - one track per task below the CPUs, named `task NAME`, with the same runs as slices named
 //!   after the CPU (`cpu N`): where a task ran, and when it did not.
-//! - a flow arrow (`s`/`f` events, id unique in the file, category `wake-up`) from the run
-//!   before each sleep to the run after the wake-up, so Perfetto links the two slices: the
-//!   traces carry no waker, so the arrow starts where the task itself blocked. Both ends sit
-//!   strictly inside their slices, which is what binds them; runs shorter than 2 ns get none.
+//! - a flow arrow (`s`/`f` events, id unique in the file, name and category `wake-up`) to the
+//!   run after each wake-up, so Perfetto links the two slices. When a task woke it from a
+//!   trace's `wait_for` while running (the wake-up relation), the arrow starts in the waker's
+//!   slice, at the wake (a nanosecond before it, so a run that ends with its `wake` still holds
+//!   it) and says which task (`waker`); otherwise it starts in the run before the task's own
+//!   sleep. A start event binds to the slice enclosing it, and the end, with binding point
+//!   `"bp":"e"`, to the slice enclosing it rather than the next one to begin: both ends sit
+//!   strictly inside their slices, so no neighbouring slice can take them; runs shorter than
+//!   2 ns get none.
 //! - counter (`C`) tracks for each cluster's busy CPUs and the machine's power in watts, with
 //!   one sample per timestamp: the changes within one instant are folded into their final
 //!   value.
@@ -219,25 +224,33 @@ impl<W: Write> TimelineWriter<W> {
         self.event(&line);
         let previous = self.tasks[r.task].last;
         self.tasks[r.task].last = Some((r.cpu, r.start_ns, r.end_ns));
-        // A run that starts with a wait followed a wake-up; the one before it ended in a
-        // sleep. The arrow's ends go mid-slice, where nothing can bind them elsewhere.
-        let (Some(wait_ns), Some((from_cpu, from_start, from_end))) = (r.latency_ns, previous)
-        else {
+        // A run that starts with a wait followed a wake-up. The arrow starts in the waker's
+        // slice, which holds [run_start, at] at least (it may go on after the wake), or else
+        // mid-way through the task's own run before its sleep; it ends mid-slice.
+        let Some(wait_ns) = r.latency_ns else {
             return;
         };
-        if from_end - from_start < 2 || r.end_ns - r.start_ns < 2 {
+        if r.end_ns - r.start_ns < 2 {
             return;
         }
+        let (from_cpu, from_ns, waker) = match (r.woken_by, previous) {
+            (Some(w), _) if w.at_ns >= w.run_start_ns + 2 => (w.cpu, w.at_ns - 1, Some(w.task)),
+            (_, Some((cpu, start, end))) if end - start >= 2 => {
+                (cpu, start + (end - start) / 2, None)
+            }
+            _ => return,
+        };
         let id = self.next_flow;
         self.next_flow += 1;
-        let from_ts = micros(from_start + (from_end - from_start) / 2);
         let to_ts = micros(r.start_ns + (r.end_ns - r.start_ns) / 2);
+        let waker = waker.map_or_else(String::new, |w| format!(",\"waker\":{w}"));
         self.event(&format!(
-            "{{\"ph\":\"s\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{from_ts}}}",
-            from_cpu.0
+            "{{\"ph\":\"s\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{}}}",
+            from_cpu.0,
+            micros(from_ns)
         ));
         self.event(&format!(
-            "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{to_ts},\"args\":{{\"wait_us\":{}}}}}",
+            "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"wake-up\",\"cat\":\"wake-up\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{to_ts},\"args\":{{\"wait_us\":{}{waker}}}}}",
             r.cpu.0,
             micros(wait_ns)
         ));
@@ -361,5 +374,53 @@ mod test {
         let busy: f64 = slices.iter().map(|s| s["dur"].as_f64().unwrap()).sum();
         let reported: u64 = report.cpus.iter().map(|c| c.busy_ns).sum();
         assert_eq!((busy * 1000.0).round() as u64, reported);
+    }
+
+    /// The flow events of a replay of `trace` on tc2 under hybridland.
+    fn flows(trace: &str) -> Vec<serde_json::Value> {
+        let machine = presets::lookup("tc2").unwrap();
+        let trace = Trace::from_json_str(trace, "t.json").unwrap();
+        let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
+        let sim = Simulation::new(
+            &machine.topology,
+            &machine.model,
+            &trace,
+            policy,
+            SimOptions::default(),
+        )
+        .unwrap();
+        let mut w = TimelineWriter::new(Vec::new()).unwrap();
+        w.begin_policy(0, "hybridland", &machine.topology);
+        sim.run_observed(&mut w).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&w.finish().unwrap()).unwrap();
+        doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "s" || e["ph"] == "f")
+            .cloned()
+            .collect()
+    }
+
+    /// An arrow from a waker goes to the run its wake-up started: `b`, woken by `a` mid-run,
+    /// runs at once and gets one, starting a nanosecond before the wake (1 ms into `a`'s
+    /// run); `c`, woken by `a` into a sleep, runs only after the sleep and gets none (it never
+    /// ran before, so no arrow of its own either).
+    #[test]
+    fn an_arrow_from_the_waker_goes_to_the_run_its_wake_up_started() {
+        let woken = flows(
+            r#"{"version": 2, "tasks": [
+                {"name": "a", "phases": [{"run_ns": 1000000}, {"wake": "b"}, {"run_ns": 1000000}]},
+                {"name": "b", "phases": [{"wait_for": ["a"]}, {"run_ns": 1000000}]}]}"#,
+        );
+        assert_eq!(woken.len(), 2, "{woken:?}");
+        assert_eq!(woken[0]["ts"].as_f64(), Some(999.999));
+        assert_eq!(woken[1]["args"]["waker"], 0);
+        let slept = flows(
+            r#"{"version": 2, "tasks": [
+                {"name": "a", "phases": [{"run_ns": 1000000}, {"wake": "c"}, {"run_ns": 1000000}]},
+                {"name": "c", "phases": [{"wait_for": ["a"]}, {"sleep_ns": 2000000}, {"run_ns": 1000000}]}]}"#,
+        );
+        assert!(slept.is_empty(), "{slept:?}");
     }
 }

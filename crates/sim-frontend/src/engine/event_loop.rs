@@ -111,6 +111,7 @@ impl<'a> Simulation<'a> {
                     queued,
                     latency_ns,
                     frame_done,
+                    woken_by,
                 } => {
                     observer.on_run(&RunRecord {
                         start_ns,
@@ -123,6 +124,7 @@ impl<'a> Simulation<'a> {
                         queued,
                         latency_ns,
                         frame_done,
+                        woken_by,
                     });
                 }
                 Pending::Occupancy(o) => observer.on_occupancy(&o),
@@ -178,7 +180,12 @@ impl<'a> Simulation<'a> {
         t: usize,
         observer: &mut dyn DecisionObserver,
     ) -> Result<(), SimError> {
-        match self.next_action(t) {
+        let action = self.next_action(t);
+        if !matches!(action, Action::Run(_)) {
+            // Its waker did not make it run: the run after its next wake-up is not the waker's.
+            self.tasks[t].woken_by = None;
+        }
+        match action {
             Action::Run(ns) => {
                 let task = &mut self.tasks[t];
                 task.remaining = u128::from(ns) * u128::from(WORK_SCALE);

@@ -37,7 +37,7 @@ mod report_build;
 mod setup;
 
 pub use error::SimError;
-pub use observer::{DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord};
+pub use observer::{DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Waker};
 
 use crate::event_queue::{EventQueue, TimeNs};
 use crate::machine::MachineModel;
@@ -134,6 +134,10 @@ struct Task<'t> {
     pending: Vec<(usize, u64)>,
     /// The waker's CPU for the wake-up being placed (a wake-up by another task).
     waker_cpu: Option<CpuId>,
+    /// The task that woke it from its `wait_for` while running, until its next run starts;
+    /// `run_woken_by` keeps it for that run (for run records).
+    woken_by: Option<Waker>,
+    run_woken_by: Option<Waker>,
     /// The slice the policy's scheduler core gave it, for its next start.
     slice_ns: Option<u64>,
 }
@@ -151,6 +155,7 @@ enum Pending {
         queued: bool,
         latency_ns: Option<u64>,
         frame_done: bool,
+        woken_by: Option<Waker>,
     },
     Occupancy(OccupancyRecord),
 }

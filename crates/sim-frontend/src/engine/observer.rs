@@ -61,6 +61,21 @@ pub struct RunRecord<'a> {
     pub latency_ns: Option<u64>,
     /// Whether the run ended because a frame of a frame task completed.
     pub frame_done: bool,
+    /// The task whose `wake` ended the `wait_for` before this run, when it was running then.
+    pub woken_by: Option<Waker>,
+}
+
+/// A task that woke another from a `wait_for` while it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waker {
+    /// Its task index.
+    pub task: usize,
+    /// The CPU it ran on.
+    pub cpu: CpuId,
+    /// When its run there started (the start of its run record).
+    pub run_start_ns: TimeNs,
+    /// When it woke the task.
+    pub at_ns: TimeNs,
 }
 
 /// A cluster's occupancy and the machine's power right after a task started or stopped on

@@ -48,6 +48,7 @@ impl<'a> Simulation<'a> {
         let runs_from = now.saturating_add(wake_cost);
         task.run_latency = task.runnable_since.take().map(|since| runs_from - since);
         task.run_queued = core::mem::take(&mut task.queued);
+        task.run_woken_by = task.woken_by.take();
         if let Some(waited) = task.run_latency {
             self.latency.record(waited);
         }
@@ -155,6 +156,7 @@ impl<'a> Simulation<'a> {
                         queued: task.run_queued,
                         latency_ns: task.run_latency,
                         frame_done,
+                        woken_by: task.run_woken_by.take(),
                     });
                 }
                 task.ran_by_kind[kind.index()] += now - started;

@@ -6,7 +6,7 @@
 //! wait, counted; `wake_if_waiting` loses it instead), and a `wait_for` takes a kept wake-up
 //! or blocks the task until one comes. Neither takes simulated time.
 
-use super::{Event, Simulation, Status};
+use super::{Event, Simulation, Status, Waker};
 use crate::trace::{FrameSpec, Phase};
 
 /// Where a task's behaviour stands.
@@ -68,6 +68,15 @@ impl<'a> Simulation<'a> {
         let waker_name = self.trace.tasks[waker_spec].name.as_str();
         // Where the waker is: on its CPU when running, else where it last ran.
         let waker_cpu = self.tasks[t].last_cpu;
+        let running = match (&self.tasks[t].run, waker_cpu) {
+            (Some(run), Some(cpu)) if self.tasks[t].status == Status::Running => Some(Waker {
+                task: t,
+                cpu,
+                run_start_ns: run.since_ns.min(self.now),
+                at_ns: self.now,
+            }),
+            _ => None,
+        };
         let first = self.spec_first[spec];
         let copies = self.trace.tasks[spec].copies as usize;
         for i in first..first + copies {
@@ -83,6 +92,7 @@ impl<'a> Simulation<'a> {
                 .is_some_and(|w| w.iter().any(|n| n == waker_name));
             if waiting {
                 task.waiting_for = None;
+                task.woken_by = running;
                 self.events.push(self.now, Event::Woken(i, waker_cpu));
             } else if kept {
                 match task.pending.iter_mut().find(|(s, _)| *s == waker_spec) {

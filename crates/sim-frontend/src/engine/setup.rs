@@ -132,6 +132,8 @@ impl<'a> Simulation<'a> {
                     waiting_for: None,
                     pending: Vec::new(),
                     waker_cpu: None,
+                    woken_by: None,
+                    run_woken_by: None,
                 });
             }
         }
