@@ -11,9 +11,13 @@
 # scheduler in that mode) and the peers (scx_bpfland, scx_cosmos, ... from bench.env), which
 # detect the machine through scx_utils from the fake sysfs tree $HL/fakesys
 # (SCX_SYSFS_PREFIX): the same hybrid view that scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
-# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table. Of the
+# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table
+# (scripts/vm/bench-table.sh). A load during which the scheduler was ejected (sched_ext no
+# longer enabled, or enabled again by a later load: /sys/kernel/sched_ext/enable_seq moved, or
+# the scheduler's process gone) is void: `VMBENCH: <sched> void <metric> <why>` for each metric
+# it prints (run_phase in guest-lib.sh), and the table shows `void` there. Of the
 # loads below, only those named in $BENCH_LOADS run (hybridland-fixed: throughput and cost only;
-# hybridland-balance: ecluster only; cost: fifo, hybridland and hybridland-fixed only).
+# hybridland-balance: ecluster only; cost: every sched_ext scheduler).
 #
 # The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
 # 4-5 and 6-7 (SMT pairs); the guest kernel sees 4 equal cores x 2 threads (0-1 ... 6-7).
@@ -40,7 +44,7 @@
 #   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s beside 4 and
 #              beside 8 CPU hogs (stress-ng --cpu N): wake-up latency p50 / p99 / max in us,
 #              from cyclictest's histogram (1 us buckets up to 100 ms)
-#   cost       (fifo, hybridland, hybridland-fixed) one more hackbench run, measured from outside: the
+#   cost       (every sched_ext scheduler) one more hackbench run, measured from outside: the
 #              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
 #              `fw user` counter in its stats lines) and its system calls by number (a
 #              kernel histogram trigger on raw_syscalls:sys_enter); batches = sched_yield
@@ -53,6 +57,7 @@ TOPO="$HL/topology.toml"
 FAKESYS="$HL/fakesys"
 LOG=/run/sched.log
 SCHED_PID=""
+SCHED_SEQ=""
 SPIN=""
 HIST_US=100000
 TRACE=/sys/kernel/tracing
@@ -251,6 +256,7 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
   esac
   SCHED_PID=$!
   if wait_state enabled 90; then
+    SCHED_SEQ=$(enable_seq)
     sleep 1
     say "--- $1: ops $(ops); its startup log:"
     head -n "${BENCH_STARTUP_LINES:-25}" "$LOG" | grep -v "stats:" | sed 's/^/    /'
@@ -309,11 +315,10 @@ for sched_name in $BENCH_SCHEDS; do
     case "$kind" in
       hybridland-fixed) loads="throughput cost" ;;
       hybridland-balance) loads="ecluster" ;;
-      fifo | hybridland) loads="placement ecluster frame throughput latency cost" ;;
-      *) loads="placement ecluster frame throughput latency" ;;
+      *) loads="placement ecluster frame throughput latency cost" ;;
     esac
     for load in $loads; do
-      case " $BENCH_LOADS " in *" $load "*) "$load" "$sched_name" ;; esac
+      case " $BENCH_LOADS " in *" $load "*) run_phase "$sched_name" "$load" ;; esac
     done
     stop_sched "$sched_name"
   fi
