@@ -1,9 +1,9 @@
-//! `--fifo`: the framework's minimal scheduler inside the same binary, for overhead
-//! comparisons (scripts/vm-bench.sh). Every queued task goes to the shared queue in arrival
-//! order with the full slice, to be run by the first CPU that frees up: no policy call, no idle
-//! snapshot, no task table, no nudges. What it costs is the cost of scx_rustland_core itself
-//! (one round trip to user space per scheduling event); the difference to the normal mode is
-//! the cost of the policy path.
+//! `--fifo`: the framework's minimal scheduler inside the same binary, set up as scx_rlfifo is,
+//! for overhead comparisons (scripts/vm-bench.sh). The framework's BPF code dispatches a
+//! wake-up that finds an idle CPU itself (`builtin_idle`, set in main.rs); every task that
+//! reaches user space goes to the shared queue in arrival order with the full slice, to be run
+//! by the first CPU that frees up: no policy call, no idle snapshot, no task table, no task
+//! events, no nudges. What it costs is the cost of scx_rustland_core at its cheapest.
 
 #![forbid(unsafe_code)]
 
