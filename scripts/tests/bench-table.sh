@@ -98,6 +98,7 @@ OUT=$WORK/out.log
     printf 'VMBENCH: %s cyclic-8hogs p50=20000 p99=80000 max=90000 samples=300\r\n' "$s"
     printf 'VMBENCH: %s frame fps=20.0 stdev_ms=17.0 missed=150 p_share=100\r\n' "$s"
   done
+  printf 'VMBENCH: fifo loop batches=800 cpu_us=200000 snapshots=0 snapshot_us=0 decide_us=0\r\n'
   printf 'VMBENCH: fifo cost dispatched=800 cpu_ms=390 wall_s=5.4 syscalls: sys_sched_yield=886 sys_read=32\r\n'
   cat "$G"
   # A void switch figure of one more scheduler voids its throughput-over-fifo line.
@@ -115,10 +116,12 @@ expect_line "$T" '^switch ops/s +30000 \(1\.00\) +30000 \(1\.00\) +5000 \(0\.17\
 expect_line "$T" '^frame: fps +19\.0 \(1\.00\) +20\.0 \(1\.05\) +void' "the load after the ejection is void"
 expect_line "$T" '^hybridland +void$' "the cost line is void"
 expect_line "$T" '^fifo +dispatched +800 ' "fifo's cost line stays"
+expect_line "$T" '^ +loop thread \(its --stats\): cpu 0\.250 ms/batch, snapshots 0\.00/batch' "the loop's own cost per batch"
+expect_line "$G" '^VMBENCH: hybridland void loop not in charge' "a void cost load voids the loop's figures too"
 expect_line "$T" '^hybridland +throughput / fifo: hackbench 1\.39 .*switch 0\.17' "the policy's throughput line uses its figures"
 expect_line "$T" '^hybridland-fixed +throughput / fifo: void' "a void throughput load voids its line"
 expect_line "$T" '^hybridland +cyclic-4hogs cyclic-8hogs: sched_ext state disabled \(ejected\)$' "the void list says which and why"
-expect_line "$T" '^hybridland +cost frame: not in charge when the load began' "later loads are listed with their own reason"
+expect_line "$T" '^hybridland +cost loop frame: not in charge when the load began' "later loads are listed with their own reason"
 expect_no_line "$T" '83000|40000' "no void latency figure reaches the table"
 
 if ((failures)); then

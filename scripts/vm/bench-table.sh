@@ -123,6 +123,12 @@ fi
 echo
 echo "---- the user-space loop during one hackbench run (cost; batches = sched_yield calls) ----"
 awk "$AWK_LIB"'
+  $1 == "VMBENCH:" && $3 == "loop" {
+    b = kv($0, "batches")
+    if (b + 0) Lp[$2] = sprintf("%-17s   loop thread (its --stats): cpu %.3f ms/batch, snapshots %.2f/batch (%.3f ms/batch in them), core %.3f ms/batch, over %d batches",
+      "", kv($0, "cpu_us") / b / 1000, kv($0, "snapshots") / b, kv($0, "snapshot_us") / b / 1000, kv($0, "decide_us") / b / 1000, b)
+    next
+  }
   $1 == "VMBENCH:" && $3 == "cost" {
     d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); w = $6; sub("wall_s=", "", w)
     bpf = 0; yield_ = 0; rest = ""
@@ -140,6 +146,7 @@ awk "$AWK_LIB"'
       s = O[i]
       if ((s, "cost") in VOID) { printf "%-17s void\n", s; continue }
       print A[s]; print B[s]
+      if ((s in Lp) && !((s, "loop") in VOID)) print Lp[s]
     }
     # Void before it measured anything (the load did not begin).
     for (key in VOID) { split(key, q, SUBSEP); if (q[2] == "cost" && !(q[1] in A)) printf "%-17s void\n", q[1] }

@@ -48,7 +48,10 @@
 #              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
 #              `fw user` counter in its stats lines) and its system calls by number (a
 #              kernel histogram trigger on raw_syscalls:sys_enter); batches = sched_yield
-#              calls, one at the end of each batch (scx_rustland_core's notify_complete)
+#              calls, one at the end of each batch (scx_rustland_core's notify_complete); for
+#              scx_hybridland builds with the --stats `loop` section also the loop's own figures
+#              over the run (`loop`: batches, its thread's CPU us, snapshots, us in them and in
+#              the core)
 
 HL=${HL:-/run/hl}
 . "$HL/bench.env"
@@ -190,6 +193,8 @@ latency() {  # latency SCHED
   done
 }
 
+# stat_sum KEY: the sum of KEY=N over the scheduler's stats lines (scx_hybridland's --stats 1).
+stat_sum() { awk -v k="$1=" '/stats:/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) { sub(k, "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 cpu_ticks() {  # utime + stime of the whole process, in clock ticks
   read -r line < "/proc/$1/stat" 2>/dev/null || { echo 0; return; }
@@ -208,13 +213,19 @@ cost() {
   traced=no
   if echo "$trig" > "$hist" 2>/dev/null; then traced=yes; fi
   u0=$(fw_user_sum); c0=$(cpu_ticks "$SCHED_PID"); read -r t0 _ < /proc/uptime
+  lb0=$(stat_sum batches); lc0=$(stat_sum cpu-us); ls0=$(stat_sum snapshots); lt0=$(stat_sum snapshot-us); ld0=$(stat_sum decide-us)
   "$HL/hackbench" $BENCH_HACKBENCH > /dev/null 2>&1
   sleep 1.2   # one more stats line, so every dispatch of the run is counted
   u1=$(fw_user_sum); c1=$(cpu_ticks "$SCHED_PID"); read -r t1 _ < /proc/uptime
+  lb1=$(stat_sum batches); lc1=$(stat_sum cpu-us); ls1=$(stat_sum snapshots); lt1=$(stat_sum snapshot-us); ld1=$(stat_sum decide-us)
   calls=""
   if [ $traced = yes ]; then
     calls=$(awk '/^\{ id:/ { gsub(/[{}:,]/, " "); name = $2; for (i = 1; i <= NF; i++) if ($i == "hitcount") print name "=" $(i + 1) }' "$TRACE/events/raw_syscalls/sys_enter/hist" | sort -t= -k2 -rn | head -n 8 | tr '\n' ' ')
     echo "!$trig" > "$hist" 2>/dev/null
+  fi
+  # The loop's own view (its --stats `loop` section; builds without it print nothing here).
+  if [ $((lb1 - lb0)) -gt 0 ]; then
+    say "VMBENCH: $1 loop batches=$((lb1 - lb0)) cpu_us=$((lc1 - lc0)) snapshots=$((ls1 - ls0)) snapshot_us=$((lt1 - lt0)) decide_us=$((ld1 - ld0))"
   fi
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }

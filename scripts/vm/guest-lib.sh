@@ -67,6 +67,7 @@ bench_metrics() {
     placement) echo lone spin4 spin6 ;;
     throughput) echo hackbench switch ;;
     latency) echo cyclic-4hogs cyclic-8hogs ;;
+    cost) echo cost loop ;;
     *) echo "$1" ;;
   esac
 }
