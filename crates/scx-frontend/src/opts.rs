@@ -84,8 +84,8 @@ pub(crate) struct Opts {
 
     /// Benchmark baseline: no policy, scx_rlfifo's setup. A wake-up that finds an idle CPU is
     /// dispatched there by the framework's BPF code (its built-in idle selection); every other
-    /// queued task goes to the shared queue in arrival order with the full slice (`--slice-us`)
-    /// and runs on the first CPU that frees up. No idle snapshot, no nudges, no task events:
+    /// queued task goes to an idle CPU that selection picks, else to the shared queue, in arrival
+    /// order with the full slice (`--slice-us`), to the first CPU that frees up. No idle snapshot, no nudges, no task events:
     /// what the framework costs at its cheapest (scripts/vm-bench.sh).
     #[arg(long)]
     pub(crate) fifo: bool,

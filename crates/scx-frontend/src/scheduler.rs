@@ -594,8 +594,11 @@ impl<O: SchedOps> Scheduler<O> {
             self.counters.rounds.tasks += self.queued.len() as u64;
             match self.fifo.as_mut() {
                 Some(fifo) => {
-                    self.outgoing
-                        .extend(self.queued.iter().map(|t| fifo.dispatch(t)));
+                    for t in &self.queued {
+                        let idle = self.ops.pick_idle(t.pid, t.cpu);
+                        self.counters.rounds.snapshots += 1;
+                        self.outgoing.push(fifo.dispatch(t, idle));
+                    }
                 }
                 None => self.decide_batch(now)?,
             }
@@ -811,6 +814,8 @@ mod test {
         events: Vec<Result<TaskEvent, RawEventError>>,
         /// CPUs whose own queue holds tasks, in every snapshot.
         queued_cpus: CpuSet,
+        /// `--fifo`'s idle picks, in order (none idle when none left).
+        picks: VecDeque<Option<i32>>,
     }
 
     impl FakeOps {
@@ -827,6 +832,7 @@ mod test {
                 own: None,
                 events: Vec::new(),
                 queued_cpus: CpuSet::EMPTY,
+                picks: VecDeque::new(),
             }
         }
 
@@ -860,6 +866,9 @@ mod test {
                 }),
                 Err(()) => bail!("snapshot failed"),
             }
+        }
+        fn pick_idle(&mut self, _pid: i32, _prev: i32) -> Option<i32> {
+            self.picks.pop_front().flatten()
         }
         fn nr_queued(&mut self) -> u64 {
             0
@@ -1125,6 +1134,18 @@ mod test {
         );
     }
 
+    /// `--fifo`: a task goes to the idle CPU the framework claims for it, else to the shared
+    /// queue.
+    #[test]
+    fn fifo_sends_a_task_to_the_idle_cpu_claimed_for_it() {
+        let mut s = small(true);
+        s.ops.picks.extend([Some(6), None]);
+        s.ops.incoming.extend([Ok(wakeup(1)), Ok(wakeup(2))]);
+        s.schedule_batch().unwrap();
+        let cpus: Vec<_> = s.ops.ring.iter().map(|t| (t.pid, t.cpu)).collect();
+        assert_eq!(cpus, [(1, 6), (2, RL_CPU_ANY)]);
+    }
+
     /// The loop counts its rounds and snapshots: what `--stats` shows as the cost of a batch.
     #[test]
     fn rounds_and_snapshots_are_counted() {
@@ -1135,11 +1156,13 @@ mod test {
             s.schedule_batch().unwrap();
             let r = s.counters.rounds;
             assert_eq!((r.batches, r.empty, r.tasks), (1, 1, 3));
-            assert_eq!(r.snapshots, s.ops.nr_snapshots as u64);
             if fifo {
-                assert_eq!((r.snapshots, r.snapshot_ns, r.decide_ns), (0, 0, 0));
+                // One idle pick (a bpf() call) per task, no snapshot.
+                assert_eq!((r.snapshots, r.snapshot_ns, r.decide_ns), (3, 0, 0));
+                assert_eq!(s.ops.nr_snapshots, 0);
             } else {
                 assert!(r.snapshots >= 1, "{r:?}");
+                assert_eq!(r.snapshots, s.ops.nr_snapshots as u64);
             }
         }
     }

@@ -99,7 +99,8 @@ pub(crate) struct RoundCounts {
     pub(crate) empty: u64,
     /// Tasks decided.
     pub(crate) tasks: u64,
-    /// Idle snapshots taken: one `bpf()` call (`BPF_PROG_TEST_RUN`) each.
+    /// Idle snapshots taken (`--fifo`: idle picks): one `bpf()` call (`BPF_PROG_TEST_RUN`)
+    /// each.
     pub(crate) snapshots: u64,
     /// Time inside those calls, ns (monotonic clock).
     pub(crate) snapshot_ns: u64,
@@ -385,7 +386,7 @@ pub(crate) struct Metrics {
     pub(crate) loop_empty: u64,
     #[stat(desc = "Tasks the loop decided")]
     pub(crate) loop_tasks: u64,
-    #[stat(desc = "Idle snapshots the loop took: one bpf() call each")]
+    #[stat(desc = "Idle snapshots the loop took (--fifo: idle picks): one bpf() call each")]
     pub(crate) loop_snapshots: u64,
     #[stat(desc = "Microseconds the loop spent in idle snapshots (monotonic clock)")]
     pub(crate) loop_snapshot_us: u64,
