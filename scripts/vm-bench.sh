@@ -14,8 +14,10 @@
 # scripts/vm/topology-2p-smt-4e.toml (or $HYBRIDLAND_BENCH_TOPOLOGY); the peers read the same
 # machine from a fake sysfs tree built here (make_fakesys) through SCX_SYSFS_PREFIX, as
 # scx_utils 1.1.4 reads it. Prints one table, each figure with its ratio to the default
-# scheduler, and a cost table for the user-space loop. Emulated CPUs: read the ratios, not the
-# absolute figures. Results are in BENCHMARKS.md.
+# scheduler, and a cost table for the user-space loop of every sched_ext scheduler (the tables
+# are scripts/vm/bench-table.sh's). A load during which a scheduler was ejected (the kernel's
+# watchdog, a sysrq-S) is void: its cells read `void` and a list says why. Emulated CPUs: read
+# the ratios, not the absolute figures. Results are in BENCHMARKS.md.
 #
 # Usage: scripts/vm-bench.sh [path/to/scx_hybridland]   (a path skips the build)
 # Environment:
@@ -265,172 +267,16 @@ cp "$OUT" "$CACHE/bench-out.log"
 
 # --- tables --------------------------------------------------------------------------------------
 echo
-echo "==== vm-bench summary (8 vCPUs as 4 cores x 2 threads, TCG: compare ratios only) ===="
 for p in "${PEER_FAILED[@]}"; do echo "$p: did not build (log in $PEER_DIR/logs)"; done
 grep '^VMBENCH: .* error' "$OUT" && log "errors above: some figures are missing or suspect"
-# Shared by both tables' awk programs: the median of a space-separated list, the value of
-# key=... in a stored line, and lines without the guest console's CR.
-AWK_LIB='
-  function median(s,   a, k, i, j, t) {
-    k = split(s, a, " ")
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    if (k == 0) return ""
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-  }
-  function kv(field, key,   n, i, p, q) {
-    n = split(field, p, " ")
-    for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
-    return ""
-  }
-  { sub(/\r$/, "") }
-'
-awk -v scheds="$SCHEDS" "$AWK_LIB"'
-  $1 == "VMBENCH:" && $4 != "error" {
-    s = $2; what = $3
-    if (what == "hackbench" || what == "switch") { if ($4 != "failed") v[what, s] = v[what, s] " " $4; next }
-    line = ""; for (i = 4; i <= NF; i++) line = line " " $i
-    L[what, s] = line
-  }
-  $1 == "VMBENCH:" && $4 == "error" { err[$2] = 1 }
-  END {
-    n = split(scheds, S, " ")
-    short["default"] = "default"; short["fifo"] = "fifo"; short["hybridland"] = "hybridland"
-    short["hybridland-fixed"] = "hl-fixed"; short["hybridland-balance"] = "hl-balance"
-    printf "%-24s", "figure (ratio to default)"
-    for (i = 1; i <= n; i++) { h = S[i]; sub(/^scx_/, "", h); if (h in short) h = short[h]; printf " %15s", h }
-    printf "\n"
-    text("lone task: % on P", "lone", "p_pct", 1)
-    place("4 spin: P / E{0,2}+{1,3}", "spin4")
-    place6("6 spin: P / P pairs full", "spin6")
-    eclu("E cluster: emptier", "ecluster")
-    text("frame: fps", "frame", "fps", 1)
-    text("frame: stdev ms", "frame", "stdev_ms", 1)
-    text("frame: missed", "frame", "missed", 1)
-    text("frame: % on P", "frame", "p_share", 1)
-    med("hackbench s", "hackbench")
-    med("switch ops/s", "switch")
-    text("lat 4 hogs p50 us", "cyclic-4hogs", "p50", 1)
-    text("lat 4 hogs p99 us", "cyclic-4hogs", "p99", 1)
-    text("lat 8 hogs p50 us", "cyclic-8hogs", "p50", 1)
-    text("lat 8 hogs p99 us", "cyclic-8hogs", "p99", 1)
-  }
-  function cell(x, d,   r) {
-    if (x == "") return "-"
-    if (d == "" || d + 0 == 0 || x ~ />/ || d ~ />/) return x
-    return sprintf("%s (%.2f)", x, x / d)
-  }
-  # A row is printed only when some scheduler has its figure (HYBRIDLAND_BENCH_LOADS may skip loads).
-  function put(x) { row = row sprintf(" %15s", x); if (x != "-") seen = 1 }
-  function flush(label) { if (seen) printf "%-24s%s\n", label, row; row = ""; seen = 0 }
-  function text(label, what, key, ratio,   i, d, x) {
-    d = kv(L[what, "default"], key)
-    for (i = 1; i <= n; i++) { x = kv(L[what, S[i]], key); put(ratio ? cell(x, d) : (x == "" ? "-" : x)) }
-    flush(label)
-  }
-  function place(label, what,   i, l) {
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "on_p") " / " kv(l, "e02") "+" kv(l, "e13")) }
-    flush(label)
-  }
-  function place6(label, what,   i, l) {
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "on_p") " / " kv(l, "p_pairs_full")) }
-    flush(label)
-  }
-  function eclu(label, what,   i, l) {
-    for (i = 1; i <= n; i++) { l = L[what, S[i]]; put(l == "" ? "-" : kv(l, "emptier") "/" kv(l, "rounds")) }
-    flush(label)
-  }
-  function med(label, what,   i, d) {
-    d = median(v[what, "default"])
-    for (i = 1; i <= n; i++) put(cell(median(v[what, S[i]]), d))
-    flush(label)
-  }' "$OUT"
-echo "(hackbench, frame stdev, missed and latency: lower is better; fps, switch ops/s: higher is better)"
-if grep '^VMBENCH: .* ecluster ' "$OUT" >/dev/null; then
-  echo
-  echo "---- E cluster rounds: the hogged E-core:the spinner's CPU (E clusters {0,2} and {1,3}) ----"
-  awk "$AWK_LIB"'$1 == "VMBENCH:" && $3 == "ecluster" { printf "%-19s %s/%s  %s\n", $2, kv($0, "emptier"), kv($0, "rounds"), kv($0, "hog:cpu") }' "$OUT"
-fi
-echo
-echo "---- the user-space loop during one hackbench run (issue 14 item 5) ----"
-awk "$AWK_LIB"'
-  $1 == "VMBENCH:" && $3 == "cost" {
-    d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); w = $6; sub("wall_s=", "", w)
-    bpf = 0; yield_ = 0; rest = ""
-    for (i = 8; i <= NF; i++) {
-      split($i, q, "="); if (q[1] == "sys_bpf") bpf = q[2]; else if (q[1] == "sys_sched_yield") yield_ = q[2]
-      rest = rest " " $i
-    }
-    printf "%-17s dispatched %7d  cpu %6d ms in %5s s  %6.1f us/dispatch  batches %7d  dispatches/batch %5.2f  bpf() %7d (%.2f/batch)\n",
-      $2, d, c, w, d + 0 ? c * 1000 / d : 0, yield_, yield_ + 0 ? d / yield_ : 0, bpf, yield_ + 0 ? bpf / yield_ : 0
-    printf "%-17s   syscalls:%s\n", "", rest
-  }' "$OUT"
-# Item 5's goal: the policy's throughput over --fifo's, >= 0.9 (1 = as fast as fifo), with its
-# own slice rule and with --fixed-slice (fifo's rule); likewise each extra binary over its own
-# --fifo.
+# Item 5's pairs: the policy's throughput over --fifo's, with its own slice rule and with
+# --fixed-slice (fifo's rule); likewise each extra binary over its own --fifo.
 ITEM5_PAIRS="hybridland:fifo hybridland-fixed:fifo"
 for l in "${EXTRA_LABELS[@]}"; do
   for m in "$l" "$l-fixed"; do
     if [[ " $SCHEDS " == *" $l-fifo "* && " $SCHEDS " == *" $m "* ]]; then ITEM5_PAIRS+=" $m:$l-fifo"; fi
   done
 done
-awk -v pairs="$ITEM5_PAIRS" "$AWK_LIB"'
-  $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") && $4 != "failed" && $4 != "error" { v[$3, $2] = v[$3, $2] " " $4 }
-  END {
-    np = split(pairs, P, " ")
-    for (i = 1; i <= np; i++) {
-      split(P[i], q, ":"); m = q[1]; f = q[2]
-      fh = median(v["hackbench", f]); fs = median(v["switch", f])
-      h = median(v["hackbench", m]); w = median(v["switch", m])
-      if (fh == "" || fs == "" || h == "" || w == "") continue
-      printf "%-17s throughput / %s: hackbench %.2f (%s %s s / %s s), switch %.2f (%s / %s per s); goal >= 0.9\n",
-        m, f, fh / h, f, fh, h, w / fs, w, fs
-    }
-  }' "$OUT"
-# HYBRIDLAND_BENCH_EXTRA: this build's figures over each extra binary's in the same mode, from
-# this one boot (e.g. after / before of a change).
-if ((${#EXTRA_PAIRS[@]})); then
-  echo
-  echo "---- this build / each extra binary, same mode, same boot (ratio: this / extra) ----"
-  awk -v pairs="${EXTRA_PAIRS[*]}" "$AWK_LIB"'
-    $1 == "VMBENCH:" && $4 == "error" { next }
-    $1 == "VMBENCH:" && ($3 == "hackbench" || $3 == "switch") { if ($4 != "failed") v[$3, $2] = v[$3, $2] " " $4; next }
-    $1 == "VMBENCH:" && $3 == "cost" {
-      d = $4; sub("dispatched=", "", d); c = $5; sub("cpu_ms=", "", c); b = 0; bpf = 0
-      for (i = 8; i <= NF; i++) { split($i, q, "="); if (q[1] == "sys_sched_yield") b = q[2]; else if (q[1] == "sys_bpf") bpf = q[2] }
-      C["batches", $2] = b
-      if (b + 0) { C["ms/batch", $2] = sprintf("%.2f", c / b); C["bpf/batch", $2] = sprintf("%.2f", bpf / b); C["disp/batch", $2] = sprintf("%.2f", d / b) }
-      next
-    }
-    $1 == "VMBENCH:" { line = ""; for (i = 4; i <= NF; i++) line = line " " $i; L[$3, $2] = line }
-    END {
-      np = split(pairs, P, " ")
-      printf "%-22s", "figure"
-      for (i = 1; i <= np; i++) { split(P[i], q, ":"); printf " %28s", q[1] " / " q[2] }
-      printf "\n"
-      row("frame: fps", "L", "frame", "fps"); row("frame: stdev ms", "L", "frame", "stdev_ms")
-      row("frame: missed", "L", "frame", "missed"); row("frame: % on P", "L", "frame", "p_share")
-      row("lone task: % on P", "L", "lone", "p_pct")
-      row("hackbench s", "M", "hackbench", ""); row("switch ops/s", "M", "switch", "")
-      row("lat 4 hogs p50 us", "L", "cyclic-4hogs", "p50"); row("lat 4 hogs p99 us", "L", "cyclic-4hogs", "p99")
-      row("lat 8 hogs p50 us", "L", "cyclic-8hogs", "p50"); row("lat 8 hogs p99 us", "L", "cyclic-8hogs", "p99")
-      row("cost: cpu ms/batch", "C", "ms/batch", ""); row("cost: batches", "C", "batches", "")
-      row("cost: bpf()/batch", "C", "bpf/batch", ""); row("cost: dispatches/batch", "C", "disp/batch", "")
-    }
-    function get(kind, what, key, s) {
-      if (kind == "M") return median(v[what, s])
-      if (kind == "C") return C[what, s]
-      return kv(L[what, s], key)
-    }
-    function row(label, kind, what, key,   i, a, b, c) {
-      printf "%-22s", label
-      for (i = 1; i <= np; i++) {
-        split(P[i], q, ":"); a = get(kind, what, key, q[1]); b = get(kind, what, key, q[2])
-        if (a == "" && b == "") c = "-"
-        else if (a == "" || b == "" || a ~ />/ || b ~ />/ || b + 0 == 0) c = (a == "" ? "-" : a) " / " (b == "" ? "-" : b)
-        else c = sprintf("%s / %s (%.2f)", a, b, a / b)
-        printf " %28s", c
-      }
-      printf "\n"
-    }' "$OUT"
-fi
+BENCH_SCHEDS=$SCHEDS BENCH_ITEM5_PAIRS=$ITEM5_PAIRS BENCH_EXTRA_PAIRS="${EXTRA_PAIRS[*]}" \
+  "$REPO/scripts/vm/bench-table.sh" "$OUT"
 [[ "$VM_RC" == 0 ]] || die "guest bench exited with status $VM_RC"

@@ -11,9 +11,13 @@
 # scheduler in that mode) and the peers (scx_bpfland, scx_cosmos, ... from bench.env), which
 # detect the machine through scx_utils from the fake sysfs tree $HL/fakesys
 # (SCX_SYSFS_PREFIX): the same hybrid view that scx_hybridland reads from topology.toml. Everything was copied into a tmpfs first. Each
-# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table. Of the
+# figure is printed as `VMBENCH: <sched> <metric> <value...>`; the host makes the table
+# (scripts/vm/bench-table.sh). A load during which the scheduler was ejected (sched_ext no
+# longer enabled, or enabled again by a later load: /sys/kernel/sched_ext/enable_seq moved, or
+# the scheduler's process gone) is void: `VMBENCH: <sched> void <metric> <why>` for each metric
+# it prints (run_phase in guest-lib.sh), and the table shows `void` there. Of the
 # loads below, only those named in $BENCH_LOADS run (hybridland-fixed: throughput and cost only;
-# hybridland-balance: ecluster only; cost: fifo, hybridland and hybridland-fixed only).
+# hybridland-balance: ecluster only; cost: every sched_ext scheduler).
 #
 # The machine (topology-2p-smt-4e.toml): E-cores 0-3 in L2 clusters {0,2} and {1,3}, P-cores
 # 4-5 and 6-7 (SMT pairs); the guest kernel sees 4 equal cores x 2 threads (0-1 ... 6-7).
@@ -40,11 +44,14 @@
 #   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s beside 4 and
 #              beside 8 CPU hogs (stress-ng --cpu N): wake-up latency p50 / p99 / max in us,
 #              from cyclictest's histogram (1 us buckets up to 100 ms)
-#   cost       (fifo, hybridland, hybridland-fixed) one more hackbench run, measured from outside: the
+#   cost       (every sched_ext scheduler) one more hackbench run, measured from outside: the
 #              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
 #              `fw user` counter in its stats lines) and its system calls by number (a
 #              kernel histogram trigger on raw_syscalls:sys_enter); batches = sched_yield
-#              calls, one at the end of each batch (scx_rustland_core's notify_complete)
+#              calls, one at the end of each batch (scx_rustland_core's notify_complete); for
+#              scx_hybridland builds with the --stats `loop` section also the loop's own figures
+#              over the run (`loop`: batches, its thread's CPU us, snapshots, us in them and in
+#              the core)
 
 HL=${HL:-/run/hl}
 . "$HL/bench.env"
@@ -53,6 +60,7 @@ TOPO="$HL/topology.toml"
 FAKESYS="$HL/fakesys"
 LOG=/run/sched.log
 SCHED_PID=""
+SCHED_SEQ=""
 SPIN=""
 HIST_US=100000
 TRACE=/sys/kernel/tracing
@@ -185,6 +193,8 @@ latency() {  # latency SCHED
   done
 }
 
+# stat_sum KEY: the sum of KEY=N over the scheduler's stats lines (scx_hybridland's --stats 1).
+stat_sum() { awk -v k="$1=" '/stats:/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) { sub(k, "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 cpu_ticks() {  # utime + stime of the whole process, in clock ticks
   read -r line < "/proc/$1/stat" 2>/dev/null || { echo 0; return; }
@@ -203,13 +213,19 @@ cost() {
   traced=no
   if echo "$trig" > "$hist" 2>/dev/null; then traced=yes; fi
   u0=$(fw_user_sum); c0=$(cpu_ticks "$SCHED_PID"); read -r t0 _ < /proc/uptime
+  lb0=$(stat_sum batches); lc0=$(stat_sum cpu-us); ls0=$(stat_sum snapshots); lt0=$(stat_sum snapshot-us); ld0=$(stat_sum decide-us)
   "$HL/hackbench" $BENCH_HACKBENCH > /dev/null 2>&1
   sleep 1.2   # one more stats line, so every dispatch of the run is counted
   u1=$(fw_user_sum); c1=$(cpu_ticks "$SCHED_PID"); read -r t1 _ < /proc/uptime
+  lb1=$(stat_sum batches); lc1=$(stat_sum cpu-us); ls1=$(stat_sum snapshots); lt1=$(stat_sum snapshot-us); ld1=$(stat_sum decide-us)
   calls=""
   if [ $traced = yes ]; then
     calls=$(awk '/^\{ id:/ { gsub(/[{}:,]/, " "); name = $2; for (i = 1; i <= NF; i++) if ($i == "hitcount") print name "=" $(i + 1) }' "$TRACE/events/raw_syscalls/sys_enter/hist" | sort -t= -k2 -rn | head -n 8 | tr '\n' ' ')
     echo "!$trig" > "$hist" 2>/dev/null
+  fi
+  # The loop's own view (its --stats `loop` section; builds without it print nothing here).
+  if [ $((lb1 - lb0)) -gt 0 ]; then
+    say "VMBENCH: $1 loop batches=$((lb1 - lb0)) cpu_us=$((lc1 - lc0)) snapshots=$((ls1 - ls0)) snapshot_us=$((lt1 - lt0)) decide_us=$((ld1 - ld0))"
   fi
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }
@@ -251,6 +267,7 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
   esac
   SCHED_PID=$!
   if wait_state enabled 90; then
+    SCHED_SEQ=$(enable_seq)
     sleep 1
     say "--- $1: ops $(ops); its startup log:"
     head -n "${BENCH_STARTUP_LINES:-25}" "$LOG" | grep -v "stats:" | sed 's/^/    /'
@@ -309,11 +326,10 @@ for sched_name in $BENCH_SCHEDS; do
     case "$kind" in
       hybridland-fixed) loads="throughput cost" ;;
       hybridland-balance) loads="ecluster" ;;
-      fifo | hybridland) loads="placement ecluster frame throughput latency cost" ;;
-      *) loads="placement ecluster frame throughput latency" ;;
+      *) loads="placement ecluster frame throughput latency cost" ;;
     esac
     for load in $loads; do
-      case " $BENCH_LOADS " in *" $load "*) "$load" "$sched_name" ;; esac
+      case " $BENCH_LOADS " in *" $load "*) run_phase "$sched_name" "$load" ;; esac
     done
     stop_sched "$sched_name"
   fi

@@ -9,8 +9,23 @@ is_p() { [ "$1" -ge 4 ] && [ "$1" -le 7 ]; }
 core_of() { echo $(( $1 / 2 )); }
 cluster_of() { if [ $(( $1 % 2 )) -eq 0 ]; then echo A; else echo B; fi; }
 
-state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
-ops() { cat /sys/kernel/sched_ext/root/ops 2>/dev/null || echo none; }
+# The kernel's sched_ext directory (a test points it at a fake one).
+SCX_DIR=${SCX_DIR:-/sys/kernel/sched_ext}
+state() { cat "$SCX_DIR/state" 2>/dev/null || echo missing; }
+ops() { cat "$SCX_DIR/root/ops" 2>/dev/null || echo none; }
+# How many times a BPF scheduler has been loaded since boot ("none" on kernels without it):
+# a scheduler ejected and loaded again (a restart) is not the one a phase began with.
+enable_seq() { cat "$SCX_DIR/enable_seq" 2>/dev/null || echo none; }
+
+in_charge() {  # in_charge PID SEQ: whether scheduler PID, loaded as enable_seq SEQ, still is; else why in $WHY
+  WHY=""
+  s_now=$(state)
+  if [ "$s_now" != enabled ]; then WHY="sched_ext state $s_now (ejected)"
+  elif [ "$(enable_seq)" != "$2" ]; then WHY="sched_ext enable_seq $2 -> $(enable_seq) (ejected and loaded again)"
+  elif ! kill -0 "$1" 2>/dev/null; then WHY="the scheduler's process is gone"
+  fi
+  [ -z "$WHY" ]
+}
 
 cpu_of() {  # cpu_of PID: the CPU it last ran on (/proc/PID/stat field 39; comm has no spaces here), -1 if gone
   read -r line < "/proc/$1/stat" 2>/dev/null || { echo -1; return; }
@@ -42,4 +57,28 @@ spin_stop() {
   for p in $SPIN; do kill -9 "$p" 2>/dev/null; done
   for p in $SPIN; do wait "$p" 2>/dev/null; done
   SPIN=""
+}
+
+# guest-bench.sh's phases: each load under a sched_ext scheduler counts only if the scheduler
+# it began with is still in charge at its end (the kernel's watchdog or a sysrq-S may eject
+# it mid-load, after which the figures are the default scheduler's). The metrics a load prints:
+bench_metrics() {
+  case "$1" in
+    placement) echo lone spin4 spin6 ;;
+    throughput) echo hackbench switch ;;
+    latency) echo cyclic-4hogs cyclic-8hogs ;;
+    cost) echo cost loop ;;
+    *) echo "$1" ;;
+  esac
+}
+run_phase() {  # run_phase SCHED LOAD: runs `LOAD SCHED`; prints `VMBENCH: SCHED void METRIC why` for each of its metrics when it does not count
+  if [ "$1" = default ]; then "$2" "$1"; return 0; fi
+  if in_charge "$SCHED_PID" "$SCHED_SEQ"; then
+    "$2" "$1"
+    in_charge "$SCHED_PID" "$SCHED_SEQ" && return 0
+  else
+    WHY="not in charge when the load began: $WHY"
+  fi
+  for m in $(bench_metrics "$2"); do echo "VMBENCH: $1 void $m $WHY"; done
+  return 1
 }

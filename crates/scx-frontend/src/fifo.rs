@@ -1,9 +1,9 @@
-//! `--fifo`: the framework's minimal scheduler inside the same binary, for overhead
-//! comparisons (scripts/vm-bench.sh). Every queued task goes to the shared queue in arrival
-//! order with the full slice, to be run by the first CPU that frees up: no policy call, no idle
-//! snapshot, no task table, no nudges. What it costs is the cost of scx_rustland_core itself
-//! (one round trip to user space per scheduling event); the difference to the normal mode is
-//! the cost of the policy path.
+//! `--fifo`: the framework's minimal scheduler inside the same binary, set up as scx_rlfifo is,
+//! for overhead comparisons (scripts/vm-bench.sh). The framework's BPF code dispatches a
+//! wake-up that finds an idle CPU itself (`builtin_idle`, set in main.rs); a task that reaches
+//! user space goes to an idle CPU the same selection claims for it (one `bpf()` call), else to
+//! the shared queue, in arrival order with the full slice, to be run by the first CPU that
+//! frees up: no policy call, no idle snapshot, no task table, no task events, no nudges. What it costs is the cost of scx_rustland_core at its cheapest.
 
 #![forbid(unsafe_code)]
 
@@ -22,11 +22,12 @@ impl Fifo {
         Self { seq: 0, slice_ns }
     }
 
-    /// Where the task goes: any CPU (the shared queue), behind every task dispatched before.
-    pub(crate) fn dispatch(&mut self, task: &QueuedTask) -> DispatchedTask {
+    /// Where the task goes: the idle CPU claimed for it (`idle`), else any CPU (the shared
+    /// queue), behind every task dispatched before.
+    pub(crate) fn dispatch(&mut self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
         self.seq += 1;
         let mut out = DispatchedTask::new(task);
-        out.cpu = RL_CPU_ANY;
+        out.cpu = idle.unwrap_or(RL_CPU_ANY);
         out.slice_ns = self.slice_ns;
         out.vtime = self.seq;
         out
@@ -59,7 +60,7 @@ mod test {
         // Whatever the previous CPU or the task's own vtime, each goes to the shared queue
         // with the same slice, behind the one before.
         let tasks = [queued(7, 3, 900), queued(8, -1, 0), queued(9, 0, 5)];
-        let out: Vec<_> = tasks.iter().map(|t| fifo.dispatch(t)).collect();
+        let out: Vec<_> = tasks.iter().map(|t| fifo.dispatch(t, None)).collect();
         for (o, t) in out.iter().zip(&tasks) {
             assert_eq!(o.pid, t.pid);
             assert_eq!(o.cpu, RL_CPU_ANY);
@@ -68,5 +69,9 @@ mod test {
             assert_eq!(o.enq_cnt, t.enq_cnt);
         }
         assert!(out.windows(2).all(|w| w[0].vtime < w[1].vtime));
+        // An idle CPU claimed for it: there, still in arrival order.
+        let there = fifo.dispatch(&queued(10, 3, 0), Some(5));
+        assert_eq!((there.cpu, there.slice_ns), (5, 5_000_000));
+        assert!(there.vtime > out[2].vtime);
     }
 }

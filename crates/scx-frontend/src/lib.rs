@@ -211,7 +211,11 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
         .ok();
     let idle = idle_snapshot::IdleSnapshot::load(objects.idle, objects.idle_fallback)?;
     let own_tgid = i32::try_from(std::process::id()).unwrap_or(0);
-    let events =
+    // Not in FIFO mode: the probes cost every wake-up in the kernel, and there is no task
+    // table to keep (scx_rlfifo pays for none).
+    let events = if opts.fifo {
+        None
+    } else {
         match task_events::TaskEventSource::load(objects.events, objects.events_fallback, own_tgid)
         {
             Ok(events) => {
@@ -231,7 +235,8 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
                 );
                 None
             }
-        };
+        }
+    };
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
     watchdog::set_timeout_ms(opts.watchdog_timeout_ms);
@@ -241,7 +246,9 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
         opts.exit_dump_len,
         false, // partial: no, every task
         opts.verbose > 1,
-        false, // builtin_idle: no, every decision comes to user space
+        // builtin_idle: only in FIFO mode, as scx_rlfifo: a wake-up that finds an idle CPU is
+        // dispatched there by the framework's BPF code. The policy decides every placement.
+        opts.fifo,
         false, // numa_local
         slice_ns,
         "hybridland",
@@ -251,7 +258,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
     )?;
     if opts.fifo {
         info!(
-            "scx_hybridland running in FIFO mode (no policy): shared queue, slice {} us, watchdog {} ms",
+            "scx_hybridland running in FIFO mode (no policy): idle CPU by the framework, else shared queue, slice {} us, watchdog {} ms",
             opts.slice_us,
             watchdog::timeout_ms()
         );

@@ -11,6 +11,7 @@ use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
 use hybridland_policy::CpuId;
+use libbpf_rs::ProgramInput;
 
 /// What the loop asks of the framework.
 pub(crate) trait SchedOps {
@@ -24,6 +25,10 @@ pub(crate) trait SchedOps {
     fn notify_complete(&mut self, nr_pending: u64);
     /// The kernel's idle CPUs now.
     fn snapshot(&mut self) -> Result<Snapshot>;
+    /// `--fifo`: an idle CPU task `pid` may run on, claimed for it by the framework's built-in
+    /// idle selection (its `rs_select_cpu` program, one `bpf()` call), starting from `prev`;
+    /// `None` when none is idle or the call failed.
+    fn pick_idle(&mut self, pid: i32, prev: i32) -> Option<i32>;
     /// Tasks the kernel has queued for user space and not yet handed over.
     fn nr_queued(&mut self) -> u64;
     /// The framework's counters.
@@ -83,6 +88,21 @@ impl SchedOps for Live<'_, '_> {
 
     fn snapshot(&mut self) -> Result<Snapshot> {
         self.idle.take()
+    }
+
+    fn pick_idle(&mut self, pid: i32, prev: i32) -> Option<i32> {
+        // `struct task_cpu_arg` (the framework's intf.h): pid, cpu, flags, in native order.
+        // Built here rather than through the connector's `select_cpu`, which panics when the
+        // call fails; flags 0: the program sets its own wake-up flag.
+        let mut arg = [0u8; 16];
+        arg[..4].copy_from_slice(&pid.to_ne_bytes());
+        arg[4..8].copy_from_slice(&prev.to_ne_bytes());
+        let input = ProgramInput {
+            context_in: Some(&mut arg),
+            ..Default::default()
+        };
+        let out = self.bpf.skel.progs.rs_select_cpu.test_run(input).ok()?;
+        i32::try_from(out.return_value).ok().filter(|cpu| *cpu >= 0)
     }
 
     fn nr_queued(&mut self) -> u64 {

@@ -104,10 +104,12 @@ pub(crate) struct Opts {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
 
-    /// Benchmark baseline: no policy. Every queued task goes to the shared queue in arrival
-    /// order with the full slice (`--slice-us`) and runs on the first CPU that frees up, with no
-    /// idle snapshot and no nudges: the framework's minimal scheduler (scx_rlfifo style), to
-    /// measure what the policy path costs (scripts/vm-bench.sh).
+    /// Benchmark baseline: no policy, scx_rlfifo's setup. A wake-up that finds an idle CPU is
+    /// dispatched there by the framework's BPF code (its built-in idle selection); every other
+    /// queued task goes to an idle CPU that selection picks, else to the shared queue, in
+    /// arrival order with the full slice (`--slice-us`), to the first CPU that frees up. No idle
+    /// snapshot, no nudges, no task events: what the framework costs at its cheapest
+    /// (scripts/vm-bench.sh).
     #[arg(long)]
     pub(crate) fifo: bool,
 

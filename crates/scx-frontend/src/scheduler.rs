@@ -32,7 +32,7 @@ use crate::ops::SchedOps;
 pub(crate) use crate::policy_choice::LivePolicy;
 use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
-use crate::sys::{allowed_cpus, now_ns};
+use crate::sys::{allowed_cpus, now_ns, thread_cpu_ns};
 use crate::task_events::TaskEvent;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
@@ -432,6 +432,7 @@ impl<O: SchedOps> Scheduler<O> {
                 tasks_high_water: core.high_water,
                 tasks_untracked: core.untracked,
                 events_dropped: self.ops.event_counters().dropped.iter().sum(),
+                loop_cpu_ns: thread_cpu_ns(),
             };
             let _ = link.samples.send(sample);
         }
@@ -480,7 +481,12 @@ impl<O: SchedOps> Scheduler<O> {
     /// snapshot has failed for [`SNAPSHOT_GIVE_UP_NS`] and at least [`SNAPSHOT_GIVE_UP_MIN`]
     /// times in a row.
     fn snapshot(&mut self, now: u64) -> Result<Option<Snapshot>> {
-        match self.ops.snapshot() {
+        let t0 = now_ns();
+        let taken = self.ops.snapshot();
+        let rounds = &mut self.counters.rounds;
+        rounds.snapshots += 1;
+        rounds.snapshot_ns += now_ns().saturating_sub(t0);
+        match taken {
             Ok(s) => {
                 self.snapshot_failures = FailureRun::default();
                 Ok(Some(s))
@@ -569,8 +575,8 @@ impl<O: SchedOps> Scheduler<O> {
 
     /// Applies the task events that arrived since the last call: an exit takes the task out of
     /// the task table at once (and ends it in the recording); wake-ups and refills are counted,
-    /// and a wake-up by a task goes into the recording.
-    /// In `--fifo` mode too, so the event ring never fills.
+    /// and a wake-up by a task goes into the recording. (`--fifo` loads no event source:
+    /// nothing to drain there.)
     fn apply_events(&mut self) {
         let (core, counters, recorder) = (&mut self.core, &mut self.counters, &mut self.recorder);
         let mut full = false;
@@ -632,11 +638,18 @@ impl<O: SchedOps> Scheduler<O> {
         self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();
-        if !self.queued.is_empty() {
+        if self.queued.is_empty() {
+            self.counters.rounds.empty += 1;
+        } else {
+            self.counters.rounds.batches += 1;
+            self.counters.rounds.tasks += self.queued.len() as u64;
             match self.fifo.as_mut() {
                 Some(fifo) => {
-                    self.outgoing
-                        .extend(self.queued.iter().map(|t| fifo.dispatch(t)));
+                    for t in &self.queued {
+                        let idle = self.ops.pick_idle(t.pid, t.cpu);
+                        self.counters.rounds.snapshots += 1;
+                        self.outgoing.push(fifo.dispatch(t, idle));
+                    }
                 }
                 None => self.decide_batch(now)?,
             }
@@ -682,6 +695,8 @@ impl<O: SchedOps> Scheduler<O> {
     /// Hands the batch and an idle snapshot to the core and turns what it polls out into
     /// dispatches, in `self.outgoing`.
     fn decide_batch(&mut self, now: u64) -> Result<()> {
+        let t0 = now_ns();
+        let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
         self.core.handle_backlog(self.ops.nr_queued());
@@ -763,6 +778,9 @@ impl<O: SchedOps> Scheduler<O> {
             self.outgoing.push(out);
         }
         self.queued = batch;
+        let rounds = &mut self.counters.rounds;
+        let in_snapshots = rounds.snapshot_ns - snapshot_ns;
+        rounds.decide_ns += now_ns().saturating_sub(t0).saturating_sub(in_snapshots);
         Ok(())
     }
 
@@ -850,6 +868,10 @@ mod test {
         own: Option<CpuId>,
         /// Task events to hand over at the next drain.
         events: Vec<Result<TaskEvent, RawEventError>>,
+        /// CPUs whose own queue holds tasks, in every snapshot.
+        queued_cpus: CpuSet,
+        /// `--fifo`'s idle picks, in order (none idle when none left).
+        picks: VecDeque<Option<i32>>,
     }
 
     impl FakeOps {
@@ -865,6 +887,8 @@ mod test {
                 nr_snapshots: 0,
                 own: None,
                 events: Vec::new(),
+                queued_cpus: CpuSet::EMPTY,
+                picks: VecDeque::new(),
             }
         }
 
@@ -894,10 +918,13 @@ mod test {
                 Ok(idle) => Ok(Snapshot {
                     idle,
                     idle_smt: idle,
-                    queued: Some(CpuSet::EMPTY),
+                    queued: Some(self.queued_cpus),
                 }),
                 Err(()) => bail!("snapshot failed"),
             }
+        }
+        fn pick_idle(&mut self, _pid: i32, _prev: i32) -> Option<i32> {
+            self.picks.pop_front().flatten()
         }
         fn nr_queued(&mut self) -> u64 {
             0
@@ -963,6 +990,19 @@ mod test {
     fn sched(ring_cap: usize, fifo: bool) -> Scheduler<FakeOps> {
         let mode = if fifo { Mode::Fifo } else { Mode::Policy };
         sched_with(ring_cap, config(mode, SliceMode::Scaled))
+    }
+
+    /// A scheduler with room for 256 tasks: the test binary's heap is the framework's fixed
+    /// 64 MiB arena, which tests running in parallel with the default storage can exhaust.
+    fn small(fifo: bool) -> Scheduler<FakeOps> {
+        let mode = if fifo { Mode::Fifo } else { Mode::Policy };
+        sched_with(
+            64,
+            LoopConfig {
+                max_tasks: 256,
+                ..config(mode, SliceMode::Scaled)
+            },
+        )
     }
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
@@ -1158,6 +1198,75 @@ mod test {
         // Drained: a second call applies nothing again.
         s.apply_events();
         assert_eq!(s.counters.events, e);
+    }
+
+    /// Beside hogs no CPU is idle: the shared queue, which the framework keeps in vtime order
+    /// (`scx_bpf_dsq_insert_vtime`), gets each task with the core's vtime, so a task that
+    /// slept goes ahead of a hog back from a 20 ms run.
+    #[test]
+    fn the_shared_queue_gets_the_cores_vtime_a_sleeper_before_a_hog() {
+        let mut s = small(false);
+        let now = now_ns();
+        s.ops.snapshots.push_back(Ok(s.ops.all));
+        s.ops.incoming.push_back(Ok(wakeup(1)));
+        s.schedule_batch().unwrap();
+        let cpu = s.ops.ring[0].cpu;
+        s.ops.consume();
+        // It ran 20 ms; others wait on its CPU and nothing is idle.
+        let mut back = wakeup(1);
+        back.flags = 0;
+        back.cpu = cpu;
+        back.start_ts = now - 21_000_000;
+        back.stop_ts = now - 1_000_000;
+        back.exec_runtime = 20_000_000;
+        s.ops.queued_cpus = s.ops.all;
+        s.ops
+            .snapshots
+            .extend([Ok(CpuSet::EMPTY), Ok(CpuSet::EMPTY)]);
+        s.ops.incoming.extend([Ok(back), Ok(wakeup(2))]);
+        s.schedule_batch().unwrap();
+        let by_pid = |pid| s.ops.ring.iter().find(|t| t.pid == pid).unwrap().clone();
+        let (hog, sleeper) = (by_pid(1), by_pid(2));
+        assert_eq!((hog.cpu, sleeper.cpu), (RL_CPU_ANY, RL_CPU_ANY));
+        assert!(
+            sleeper.vtime < hog.vtime && hog.vtime > 0,
+            "sleeper {} hog {}",
+            sleeper.vtime,
+            hog.vtime
+        );
+    }
+
+    /// `--fifo`: a task goes to the idle CPU the framework claims for it, else to the shared
+    /// queue.
+    #[test]
+    fn fifo_sends_a_task_to_the_idle_cpu_claimed_for_it() {
+        let mut s = small(true);
+        s.ops.picks.extend([Some(6), None]);
+        s.ops.incoming.extend([Ok(wakeup(1)), Ok(wakeup(2))]);
+        s.schedule_batch().unwrap();
+        let cpus: Vec<_> = s.ops.ring.iter().map(|t| (t.pid, t.cpu)).collect();
+        assert_eq!(cpus, [(1, 6), (2, RL_CPU_ANY)]);
+    }
+
+    /// The loop counts its rounds and snapshots: what `--stats` shows as the cost of a batch.
+    #[test]
+    fn rounds_and_snapshots_are_counted() {
+        for fifo in [false, true] {
+            let mut s = small(fifo);
+            s.ops.incoming.extend((1..=3).map(|p| Ok(wakeup(p))));
+            s.schedule_batch().unwrap();
+            s.schedule_batch().unwrap();
+            let r = s.counters.rounds;
+            assert_eq!((r.batches, r.empty, r.tasks), (1, 1, 3));
+            if fifo {
+                // One idle pick (a bpf() call) per task, no snapshot.
+                assert_eq!((r.snapshots, r.snapshot_ns, r.decide_ns), (3, 0, 0));
+                assert_eq!(s.ops.nr_snapshots, 0);
+            } else {
+                assert!(r.snapshots >= 1, "{r:?}");
+                assert_eq!(r.snapshots, s.ops.nr_snapshots as u64);
+            }
+        }
     }
 
     #[test]

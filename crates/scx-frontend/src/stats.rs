@@ -7,8 +7,9 @@
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
 //!   nudge=0 kept=40 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
-//!   performance=95% efficiency=40% | balance=auto | fw user=44 kernel=3 cancel=0 bounce=0
-//!   failed=0 congested=0 running=6 queued=0
+//!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
+//!   snapshot-us=800 decide-us=120 cpu-us=3900 | balance=auto | fw user=44 kernel=3 cancel=0
+//!   bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
@@ -26,6 +27,9 @@
 //!   them); only when non-zero, `events-dropped` (lost to a full event ring since start),
 //!   `event-errors` and `untracked` (decisions for tasks the full table did not hold);
 //! - `busy`: share of each core kind's CPU time spent not idle (from `/proc/stat`);
+//! - `loop`: the loop's rounds with tasks (`batches`) and without (`empty`), tasks decided,
+//!   idle snapshots (one `bpf()` call each) and the time in them, the time in the core's calls,
+//!   and the loop thread's CPU time: what a batch costs;
 //! - only when non-zero: `dispatch-retries` (tasks kept in the local backlog because the ring
 //!   buffer to the kernel was full), `backlog` (tasks in it now), `snapshot-errors` (failed idle
 //!   snapshots: that batch went to the shared queue), `dequeue-errors`, `affinity-errors`;
@@ -81,6 +85,41 @@ pub(crate) struct Counters {
     pub(crate) affinity_errors: u64,
     /// Events from the task-event source, as the loop applied them.
     pub(crate) events: EventCounts,
+    /// What the loop's own rounds cost.
+    pub(crate) rounds: RoundCounts,
+}
+
+/// The loop's rounds (one `schedule_batch`: dequeue, decide, dispatch, `notify_complete`) and
+/// where their time goes, so the cost of a batch can be read off a running scheduler.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RoundCounts {
+    /// Rounds that had tasks to decide: batches.
+    pub(crate) batches: u64,
+    /// Rounds with nothing queued (the framework woke the loop for nothing to dispatch).
+    pub(crate) empty: u64,
+    /// Tasks decided.
+    pub(crate) tasks: u64,
+    /// Idle snapshots taken (`--fifo`: idle picks): one `bpf()` call (`BPF_PROG_TEST_RUN`)
+    /// each.
+    pub(crate) snapshots: u64,
+    /// Time inside those calls, ns (monotonic clock).
+    pub(crate) snapshot_ns: u64,
+    /// Time in the core's calls for a batch (handing it over, deciding, polling the
+    /// dispatches), snapshots excluded, ns (monotonic clock).
+    pub(crate) decide_ns: u64,
+}
+
+impl RoundCounts {
+    fn delta(&self, prev: &Self) -> Self {
+        Self {
+            batches: self.batches - prev.batches,
+            empty: self.empty - prev.empty,
+            tasks: self.tasks - prev.tasks,
+            snapshots: self.snapshots - prev.snapshots,
+            snapshot_ns: self.snapshot_ns - prev.snapshot_ns,
+            decide_ns: self.decide_ns - prev.decide_ns,
+        }
+    }
 }
 
 /// Task events the loop took from the event source (`src/task_events.rs`).
@@ -134,6 +173,7 @@ impl Counters {
             dequeue_errors: self.dequeue_errors - prev.dequeue_errors,
             affinity_errors: self.affinity_errors - prev.affinity_errors,
             events: self.events.delta(&prev.events),
+            rounds: self.rounds.delta(&prev.rounds),
         }
     }
 }
@@ -268,6 +308,8 @@ pub(crate) struct Sample {
     pub(crate) tasks_untracked: u64,
     /// Events the task-event source lost to a full ring, all kinds (a BPF global).
     pub(crate) events_dropped: u64,
+    /// CPU time of the loop's thread since it started, ns.
+    pub(crate) loop_cpu_ns: u64,
 }
 
 /// scx_hybridland's figures over one interval, as `--monitor`, `--stats` and any scx_stats
@@ -341,6 +383,24 @@ pub(crate) struct Metrics {
         desc = "Cluster balance in force: off, on or auto; - when the policy is not hybridland (gauge)"
     )]
     pub(crate) cluster_balance: String,
+    #[stat(desc = "Loop rounds that had tasks to decide (batches)")]
+    pub(crate) loop_batches: u64,
+    #[stat(desc = "Loop rounds with nothing queued")]
+    pub(crate) loop_empty: u64,
+    #[stat(desc = "Tasks the loop decided")]
+    pub(crate) loop_tasks: u64,
+    #[stat(desc = "Idle snapshots the loop took (--fifo: idle picks): one bpf() call each")]
+    pub(crate) loop_snapshots: u64,
+    #[stat(desc = "Microseconds the loop spent in idle snapshots (monotonic clock)")]
+    pub(crate) loop_snapshot_us: u64,
+    #[stat(
+        desc = "Microseconds the loop spent in the core's calls for its batches, snapshots excluded (monotonic clock)"
+    )]
+    pub(crate) loop_decide_us: u64,
+    #[stat(
+        desc = "Microseconds of CPU time the loop's thread used (its system calls included: the framework's dispatch runs in its sched_yield)"
+    )]
+    pub(crate) loop_cpu_us: u64,
     #[stat(desc = "scx_rustland_core: tasks dispatched from user space")]
     pub(crate) fw_user: u64,
     #[stat(desc = "scx_rustland_core: tasks dispatched by the kernel directly")]
@@ -393,6 +453,13 @@ impl Metrics {
             cluster_balance: now.balance.map_or_else(|| "-".into(), |b| b.to_string()),
             // The framework's counters are its BPF globals, which start again at zero when it
             // reloads: never a negative interval.
+            loop_batches: d.rounds.batches,
+            loop_empty: d.rounds.empty,
+            loop_tasks: d.rounds.tasks,
+            loop_snapshots: d.rounds.snapshots,
+            loop_snapshot_us: d.rounds.snapshot_ns / 1_000,
+            loop_decide_us: d.rounds.decide_ns / 1_000,
+            loop_cpu_us: now.loop_cpu_ns.saturating_sub(prev.loop_cpu_ns) / 1_000,
             fw_user: f.user.saturating_sub(p.user),
             fw_kernel: f.kernel.saturating_sub(p.kernel),
             fw_cancel: f.cancel.saturating_sub(p.cancel),
@@ -455,6 +522,17 @@ impl Metrics {
                 let _ = write!(s, " {kind}={pct}%");
             }
         }
+        let _ = write!(
+            s,
+            " | loop batches={} empty={} tasks={} snapshots={} snapshot-us={} decide-us={} cpu-us={}",
+            self.loop_batches,
+            self.loop_empty,
+            self.loop_tasks,
+            self.loop_snapshots,
+            self.loop_snapshot_us,
+            self.loop_decide_us,
+            self.loop_cpu_us
+        );
         let _ = write!(
             s,
             " | balance={} | fw user={} kernel={} cancel={} bounce={} failed={} congested={} running={} queued={}",
@@ -647,13 +725,23 @@ mod test {
             tasks_high_water: 9,
             tasks_untracked: 0,
             events_dropped: 0,
+            loop_cpu_ns: 0,
         }
     }
 
     #[test]
     fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
         let prev = sample(&[Step::IdlePCore], 0, 5);
-        let now = sample(&[Step::IdlePCore, Step::IdlePCore, Step::IdlePCore], 1, 12);
+        let mut now = sample(&[Step::IdlePCore, Step::IdlePCore, Step::IdlePCore], 1, 12);
+        now.counters.rounds = RoundCounts {
+            batches: 4,
+            empty: 1,
+            tasks: 6,
+            snapshots: 5,
+            snapshot_ns: 2_500_000,
+            decide_ns: 40_000,
+        };
+        now.loop_cpu_ns = 3_000_000;
         let m = Metrics::between(
             &prev,
             &now,
@@ -666,7 +754,8 @@ mod test {
             "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
              nudge=0 kept=0 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 refill=0 | \
              busy \
-             performance=66% efficiency=10% | balance=on | fw user=7 kernel=0 \
+             performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
+             snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
              cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
         );
         // The error figures appear only when there is something to say.
@@ -712,7 +801,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 30);
+        assert_eq!(meta.fields.len(), 37);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and

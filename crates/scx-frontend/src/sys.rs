@@ -1,5 +1,5 @@
 //! The few system calls the loop makes itself, through `rustix` (no `unsafe` here): the
-//! monotonic clock, the CPU this thread runs on, a task's affinity, this thread's id.
+//! monotonic clock, this thread's CPU time, the CPU this thread runs on, a task's affinity, this thread's id.
 
 #![forbid(unsafe_code)]
 
@@ -11,6 +11,13 @@ use rustix::time::{ClockId, clock_gettime};
 /// (`bpf_ktime_get_ns`).
 pub(crate) fn now_ns() -> u64 {
     let ts = clock_gettime(ClockId::Monotonic);
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
+}
+
+/// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`: a system
+/// call, so the loop reads it only when answering stats, not per batch).
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let ts = clock_gettime(ClockId::ThreadCPUTime);
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
@@ -66,6 +73,13 @@ mod test {
     fn clock_cpu_affinity_and_tid_answer() {
         let a = now_ns();
         assert!(now_ns() >= a && a > 0);
+        // This thread's CPU time grows while it works.
+        let t0 = thread_cpu_ns();
+        let mut x = 0u64;
+        while thread_cpu_ns() == t0 {
+            x = core::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(thread_cpu_ns() > t0);
         let me = gettid();
         assert!(me > 0);
         let mut b = hybridland_policy::TopologyBuilder::new();
