@@ -104,10 +104,10 @@ pub(crate) struct CompareArgs {
     #[arg(short, long, value_name = "NAME|FILE")]
     pub(crate) topology: Option<String>,
 
-    /// The policy to replay: `hybridland` against scx_hybridland, `kernel-default` against the
-    /// kernel's default scheduler.
-    #[arg(short, long, value_name = "NAME", default_value = "hybridland")]
-    pub(crate) policy: String,
+    /// The policy to replay [default: the one the live file names (`scx_hybridland --policy`),
+    /// else hybridland]: `kernel-default` against the kernel's default scheduler.
+    #[arg(short, long, value_name = "NAME")]
+    pub(crate) policy: Option<String>,
 
     /// Override a knob, over the live file's settings (as `replay --set`). Repeatable.
     #[arg(short, long = "set", value_name = "KEY=VALUE")]

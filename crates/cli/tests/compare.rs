@@ -186,3 +186,32 @@ fn hybrid_sim_validate_accepts_the_recorded_trace() {
     let o = hybrid_sim(&["validate", &live]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
 }
+
+#[test]
+fn a_recording_names_its_policy_and_seed_and_the_replay_follows_it() {
+    // As `scx_hybridland --record` writes them since `--policy`: the policy and seed lead the
+    // settings. They are not knobs; the policy is what to replay.
+    let fixture_text =
+        std::fs::read_to_string(common::root().join(fixture("lone-frame-hybridland.live.json")))
+            .unwrap();
+    let mut live: serde_json::Value = serde_json::from_str(&fixture_text).unwrap();
+    let settings = live["settings"].as_array_mut().unwrap();
+    settings.insert(0, "policy=spread".into());
+    settings.insert(1, "seed=7".into());
+    let path = scratch("spread.live.json");
+    std::fs::write(&path, live.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let o = compare(path, &args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        serde_json::from_str(&text(&o.stdout)).unwrap()
+    };
+    let named = json(&[]);
+    let spread = json(&["--policy", "spread"]);
+    let hybridland = json(&["--policy", "hybridland"]);
+    assert_eq!(named, spread, "the live file's policy is the default");
+    assert_ne!(named, hybridland, "--policy wins over it");
+}
