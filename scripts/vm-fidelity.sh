@@ -22,7 +22,8 @@
 #   HYBRIDLAND_FIDELITY_SECS      seconds each of lone-frame and mixed6 is recorded (default 6)
 #   HYBRIDLAND_FIDELITY_HACKBENCH hackbench arguments (default "-g 2 -l 50")
 #   HYBRIDLAND_FIDELITY_WORKLOADS (default "lone-frame mixed6 hackbench")
-#   HYBRIDLAND_FIDELITY_SCX_ARGS  more scx_hybridland arguments (e.g. -v: a log line per
+#   HYBRIDLAND_FIDELITY_SCX_ARGS  more scx_hybridland arguments (e.g. `--policy spread`: the
+#                                 replay then runs spread too, from the live file; or -v: a log line per
 #                                 decision, kept in DIR/WORKLOAD-hybridland.log)
 #   HYBRIDLAND_FIDELITY_TRACE_LIVE=1  also record the sched tracepoints while scx_hybridland
 #                                 runs, and set what --record saw beside what they show
@@ -119,7 +120,7 @@ summary=()
 for w in $WORKLOADS; do
   live=$DIR/$w-hybridland
   if [[ -s "$live.trace.json" && -s "$live.live.json" ]]; then
-    echo "== $w: scx_hybridland (live) vs hybridland (sim) =="
+    echo "== $w: scx_hybridland (live) vs its policy (sim) =="
     "$SIM" compare "$live.trace.json" "$live.live.json" --topology "$TOPO" | tee "$live.compare.txt"
     "$SIM" compare "$live.trace.json" "$live.live.json" --topology "$TOPO" --json > "$live.compare.json"
     summary+=("$w hybridland $live.compare.json")
@@ -180,6 +181,8 @@ def d(g, n):
     return "-" if r is None else "%+.1f" % r["diff"]
 m = rows.get(("migrations", "per-second"))
 ratio = "-" if m is None or m["ratio"] is None else "x%.2f" % m["ratio"]
+# The policy replayed is the compare's (the live file's `--policy`), whatever the label.
+p = c.get("policy", p)
 print("%-11s %-15s %7s %7s %7s %7s %8s %8s %8s" % (w, p, d("cpu-time", "performance"), d("cpu-time", "efficiency"),
       d("placements", "idle-p-core"), d("placements", "idle-e-core"), d("placements", "busy-sibling"),
       d("placements", "no-idle"), ratio))
