@@ -44,8 +44,9 @@ EOF
 # Real executables (ldd must read them), which do nothing.
 printf '#!/bin/sh\nexit 0\n' >"$WORK/bin/busybox"
 cp "$(type -P true)" "$WORK/bin/hackbench"
-cp "$(type -P true)" "$WORK/scx_hybridland"
-chmod +x "$WORK/bin/"* "$WORK/scx_hybridland"
+# vm-check.sh also takes the example policy's two binaries from beside the scheduler.
+for b in scx_hybridland scx_my_policy my-policy-sim; do cp "$(type -P true)" "$WORK/$b"; done
+chmod +x "$WORK/bin/"* "$WORK/scx_hybridland" "$WORK/scx_my_policy" "$WORK/my-policy-sim"
 : >"$WORK/vmlinuz"
 
 alive() {  # alive PID: exists and is not a zombie
