@@ -335,15 +335,11 @@ mod test {
     use super::*;
     use crate::{Knobs, SimOptions, Simulation, Trace, policy_by_name, presets};
 
-    #[test]
-    fn a_replay_observed_by_a_writer_is_one_json_document() {
+    /// A replay of `trace` on tc2 under hybridland, observed by a timeline writer: its report
+    /// and the document written.
+    fn written(trace: &str) -> (crate::Report, serde_json::Value) {
         let machine = presets::lookup("tc2").unwrap();
-        let trace = Trace::from_json_str(
-            r#"{"version": 1, "tasks": [{"name": "a \"quoted\"", "copies": 2,
-                "phases": [{"run_ns": 1000000}, {"sleep_ns": 500000}, {"run_ns": 2000}]}]}"#,
-            "t.json",
-        )
-        .unwrap();
+        let trace = Trace::from_json_str(trace, "t.json").unwrap();
         let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
         let sim = Simulation::new(
             &machine.topology,
@@ -356,8 +352,16 @@ mod test {
         let mut w = TimelineWriter::new(Vec::new()).unwrap();
         w.begin_policy(0, "hybridland", &machine.topology);
         let report = sim.run_observed(&mut w).unwrap();
-        let bytes = w.finish().unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let doc = serde_json::from_slice(&w.finish().unwrap()).unwrap();
+        (report, doc)
+    }
+
+    #[test]
+    fn a_replay_observed_by_a_writer_is_one_json_document() {
+        let (report, doc) = written(
+            r#"{"version": 1, "tasks": [{"name": "a \"quoted\"", "copies": 2,
+                "phases": [{"run_ns": 1000000}, {"sleep_ns": 500000}, {"run_ns": 2000}]}]}"#,
+        );
         let slices: Vec<&serde_json::Value> = doc["traceEvents"]
             .as_array()
             .unwrap()
@@ -378,21 +382,7 @@ mod test {
 
     /// The flow events of a replay of `trace` on tc2 under hybridland.
     fn flows(trace: &str) -> Vec<serde_json::Value> {
-        let machine = presets::lookup("tc2").unwrap();
-        let trace = Trace::from_json_str(trace, "t.json").unwrap();
-        let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
-        let sim = Simulation::new(
-            &machine.topology,
-            &machine.model,
-            &trace,
-            policy,
-            SimOptions::default(),
-        )
-        .unwrap();
-        let mut w = TimelineWriter::new(Vec::new()).unwrap();
-        w.begin_policy(0, "hybridland", &machine.topology);
-        sim.run_observed(&mut w).unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&w.finish().unwrap()).unwrap();
+        let (_, doc) = written(trace);
         doc["traceEvents"]
             .as_array()
             .unwrap()
