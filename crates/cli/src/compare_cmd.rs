@@ -27,23 +27,14 @@ pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
         .validate_for(&machine.topology, &source)
         .map_err(|e| Failure::Input(e.into()))?;
     fits_recording(&live, &live_name, &machine)?;
-    // The live scheduler's knobs, then the command line's over them. Its policy and seed are
-    // not knobs: the policy is what to replay; the replay draws from the trace's seed (the
-    // live draws cannot be repeated anyway: the decisions around them differ).
-    let (mut items, mut live_policy) = (Vec::new(), None);
-    for item in &live.settings {
-        match item.split_once('=') {
-            Some(("policy", name)) => live_policy = Some(name.trim().to_owned()),
-            Some(("seed", _)) => {}
-            _ => items.push(item.clone()),
-        }
-    }
+    // The live scheduler's knobs, then the command line's over them.
+    let mut items = live.settings.clone();
     items.extend(args.set.iter().cloned());
     let knobs = inputs::knobs(&items)?;
     let policy = args
         .policy
         .clone()
-        .or(live_policy)
+        .or_else(|| live.policy.clone())
         .unwrap_or_else(|| "hybridland".to_owned());
     let base = SimOptions {
         max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),

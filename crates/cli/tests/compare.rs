@@ -188,16 +188,14 @@ fn hybrid_sim_validate_accepts_the_recorded_trace() {
 }
 
 #[test]
-fn a_recording_names_its_policy_and_seed_and_the_replay_follows_it() {
-    // As `scx_hybridland --record` writes them since `--policy`: the policy and seed lead the
-    // settings. They are not knobs; the policy is what to replay.
+fn a_recording_names_its_policy_and_the_replay_follows_it() {
+    // As `scx_hybridland --record` writes it since `--policy`: the policy beside the knobs,
+    // not among them.
     let fixture_text =
         std::fs::read_to_string(common::root().join(fixture("lone-frame-hybridland.live.json")))
             .unwrap();
     let mut live: serde_json::Value = serde_json::from_str(&fixture_text).unwrap();
-    let settings = live["settings"].as_array_mut().unwrap();
-    settings.insert(0, "policy=spread".into());
-    settings.insert(1, "seed=7".into());
+    live["policy"] = "spread".into();
     let path = scratch("spread.live.json");
     std::fs::write(&path, live.to_string()).unwrap();
     let path = path.to_str().unwrap();

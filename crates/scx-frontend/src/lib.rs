@@ -315,9 +315,8 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
                 max_events: usize::try_from(opts.record_max_events)
                     .unwrap_or(record::DEFAULT_MAX_EVENTS),
                 max_tasks: opts.max_tasks,
+                policy: choice.name().to_owned(),
                 settings: vec![
-                    format!("policy={}", choice.name()),
-                    format!("seed={}", opts.seed),
                     format!("primary_domain={}", config.primary_domain),
                     format!("cluster_balance={}", config.cluster_balance),
                     format!("auto_high_busy_pct={}", config.auto_high_busy_pct),

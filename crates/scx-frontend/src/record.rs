@@ -206,6 +206,8 @@ pub(crate) struct RecordConfig {
     /// Most distinct tasks recorded (reserved up front, as the events are): a recording that
     /// reaches it stops as one that reaches `max_events` does.
     pub(crate) max_tasks: usize,
+    /// The placement policy (`--policy`).
+    pub(crate) policy: String,
     /// `hybrid-sim --set` items for the knobs in force.
     pub(crate) settings: Vec<String>,
     /// Where the machine came from (a topology file or sysfs), for the trace's description.
@@ -708,6 +710,7 @@ impl Recorder {
         let live = LiveStats {
             version: LIVE_VERSION,
             scheduler: format!("scx_hybridland {}", env!("CARGO_PKG_VERSION")),
+            policy: Some(self.cfg.policy.clone()),
             settings: self.cfg.settings.clone(),
             window_ns: end.saturating_sub(self.start_ns).max(1),
             events,
@@ -970,6 +973,7 @@ mod test {
             trace,
             max_events,
             max_tasks: 16,
+            policy: "hybridland".into(),
             settings: vec!["cluster_balance=auto".into()],
             machine_source: "test".into(),
         }

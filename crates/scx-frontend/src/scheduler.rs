@@ -1053,6 +1053,7 @@ mod test {
             live: dir.join("t.live.json"),
             max_events: 100,
             max_tasks: 100,
+            policy: "hybridland".into(),
             settings: Vec::new(),
             machine_source: "test".into(),
         };
@@ -1102,6 +1103,7 @@ mod test {
             live: dir.join("t.live.json"),
             max_events: 2,
             max_tasks: 100,
+            policy: "hybridland".into(),
             settings: Vec::new(),
             machine_source: "test".into(),
         };

@@ -270,6 +270,7 @@ mod test {
 
     fn live() -> LiveStats {
         LiveStats {
+            policy: None,
             version: LIVE_VERSION,
             scheduler: "s".into(),
             settings: Vec::new(),

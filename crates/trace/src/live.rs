@@ -26,6 +26,10 @@ pub struct LiveStats {
     pub version: u32,
     /// The scheduler and its version.
     pub scheduler: String,
+    /// The placement policy it ran (`scx_hybridland --policy`), which a comparison replays;
+    /// absent from recordings before `--policy` and from tracepoint recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     /// Its knobs in force, as `hybrid-sim --set` items (`cluster_balance=auto`, `slice_us=5000`):
     /// a comparison replays with them.
     pub settings: Vec<String>,
@@ -297,6 +301,7 @@ mod test {
 
     fn sample() -> LiveStats {
         LiveStats {
+            policy: None,
             version: LIVE_VERSION,
             scheduler: "scx_hybridland 0.1.0".into(),
             settings: vec!["cluster_balance=auto".into()],
