@@ -11,12 +11,14 @@ use hybridland_policy::{
     ClusterBalance, Dispatch, Nudge, Queued, SchedCore, Slot, Snapshot, Target, TaskId,
 };
 use hybridland_trace::decisions::{DecisionLog, Entry};
+use std::path::PathBuf;
 
 /// The core and, with `--record`, its decision log. Reading the core goes through `Deref`;
 /// changing it only through the methods here, so nothing reaches the core unlogged.
 pub(crate) struct LoggedCore {
     core: Box<SchedCore<Vec<Slot>, LivePolicy>>,
-    log: Option<DecisionLog>,
+    /// The log, and where it is to be written.
+    log: Option<(PathBuf, DecisionLog)>,
 }
 
 impl Deref for LoggedCore {
@@ -32,18 +34,18 @@ impl LoggedCore {
         Self { core, log: None }
     }
 
-    /// Logs from now on into `log`.
-    pub(crate) fn start_log(&mut self, log: DecisionLog) {
-        self.log = Some(log);
+    /// Logs from now on into `log`, to be written to `path`.
+    pub(crate) fn start_log(&mut self, path: PathBuf, log: DecisionLog) {
+        self.log = Some((path, log));
     }
 
-    /// The log, handed over to be written.
-    pub(crate) fn take_log(&mut self) -> Option<DecisionLog> {
+    /// The log and its path, handed over to be written.
+    pub(crate) fn take_log(&mut self) -> Option<(PathBuf, DecisionLog)> {
         self.log.take()
     }
 
     fn log(&mut self, entry: impl FnOnce() -> Entry) {
-        if let Some(log) = self.log.as_mut() {
+        if let Some((_, log)) = self.log.as_mut() {
             log.push(entry());
         }
     }

@@ -251,8 +251,6 @@ pub(crate) struct Scheduler<O: SchedOps> {
     dequeue_log: LogLimit,
     /// `--record`: what the loop sees, kept for the trace written at exit.
     recorder: Option<Recorder>,
-    /// Where `--record`'s decision log goes.
-    decisions_path: Option<PathBuf>,
     /// Reads `/proc` for the recording's tails off the loop.
     tail_reader: Option<TailReader>,
     /// The recording stopped and its tails are being read.
@@ -292,7 +290,6 @@ impl<O: SchedOps> Scheduler<O> {
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
             recorder: None,
-            decisions_path: None,
             tail_reader: None,
             tails_pending: false,
         })
@@ -322,8 +319,7 @@ impl<O: SchedOps> Scheduler<O> {
             max_bytes,
             truncated: false,
         };
-        self.core.start_log(DecisionLog::new(header));
-        self.decisions_path = Some(path);
+        self.core.start_log(path, DecisionLog::new(header));
         self
     }
 
@@ -443,7 +439,7 @@ impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn into_parts(mut self) -> Parts<O> {
         let topo = self.core.topology().clone();
         Parts {
-            decisions: self.decisions_path.take().zip(self.core.take_log()),
+            decisions: self.core.take_log(),
             ops: self.ops,
             recording: self.recorder.map(|r| (r, topo)),
             control: self.control,

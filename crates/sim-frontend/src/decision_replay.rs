@@ -122,23 +122,18 @@ pub fn replay_decisions(
         .map_err(|e| err(e.to_string()))?;
     core.set_helper(h.helper);
 
-    let count = |sent: bool| {
-        log.iter()
-            .filter(|e| {
-                if sent {
-                    matches!(e, Entry::Sent { .. })
-                } else {
-                    matches!(e, Entry::Nudged { .. })
-                }
-            })
-            .count() as u64
-    };
+    // The totals, counted in one pass: the replay stops at the first difference.
+    let (sent, nudges) = log.iter().fold((0, 0), |(s, n), e| match e {
+        Entry::Sent { .. } => (s + 1, n),
+        Entry::Nudged { .. } => (s, n + 1),
+        _ => (s, n),
+    });
     let mut report = DecisionReport {
         policy: h.policy.clone(),
         entries: log.len(),
-        sent: count(true),
+        sent,
         agreed: 0,
-        nudges: count(false),
+        nudges,
         nudges_agreed: 0,
         truncated: h.truncated,
         difference: None,
