@@ -385,43 +385,46 @@ fi
 
 # little-first-light: the example policy's idea, seen live. A light frame task (30 fps, 2 ms of
 # work a frame, frame-task.c) starts confined to P-core CPU 6, whose SMT sibling is idle, with
-# the scheduler's thread and the shell on CPU 0; after 0.5 s it may run anywhere. Sampled from
-# 1.5 s later (12 samples), little-first has moved it to an E-core at a wake-up and keeps it
-# there: at most a quarter of the samples find it on a P-core (the E-cores, capacity 640, fit
-# it), although the P-cores idle. hybridland keeps it on its idle P-core; --fifo (the
-# framework's idle selection) and the kernel's default keep a woken task on its idle previous
-# CPU. Earlier forms were not discriminating against the rlfifo-style --fifo: four unconfined
-# tasks (where a fork lands is no scheduler's choice), and tasks on CPU 4, which --fifo and
-# hybridland left for an E-core when CPU 5 was busy. It runs under all four; it must pass
-# under little-first only.
+# the scheduler's thread and the shell on CPU 0; after 0.5 s it may run anywhere, and 1.5 s
+# later it is sampled 4 times (0.2 s apart). A trial "moved" when at most one sample finds it on
+# a P-core. little-first puts it on an E-core at a wake-up (the E-cores, capacity 640, fit it)
+# although the P-cores idle; --fifo (the framework's idle selection) and the kernel's default
+# keep a woken task on its idle previous CPU. Four trials per scheduler, each with a new task:
+# little-first must move it in at least 3, --fifo and the default in at most 2. A single trial
+# is not enough: a CI run on a loaded host saw --fifo and the default move it too, since one
+# wake-up while CPU 6 or its sibling runs something else (the framework's idle selection wants a
+# whole idle core) sends it away for good. hybridland's row is shown, not judged: on a loaded
+# host it too may send this light task to an E-core. Earlier forms were not discriminating:
+# four unconfined tasks (where a fork lands is no scheduler's choice), and tasks on CPU 4,
+# which --fifo and hybridland left for an E-core when CPU 5 was busy.
 FIT_RESULTS=/run/fit-results
 : > "$FIT_RESULTS"
-fit_check() {  # fit_check LABEL [BIN ARGS...]: under that scheduler (none: the default)
+fit_check() {  # fit_check LABEL [BIN ARGS...]: four trials under that scheduler (none: the default)
   label=$1; shift
   if [ $# -gt 0 ]; then
     keep=$SCX; SCX=$1; shift
     SCHED_MASK=0x01
-    start_sched "$@" || { SCX=$keep; SCHED_MASK=0xff; echo "$label|FAIL|did not load" >> "$FIT_RESULTS"; return; }
+    start_sched "$@" || { SCX=$keep; SCHED_MASK=0xff; echo "$label|0|did not load" >> "$FIT_RESULTS"; return; }
     SCX=$keep; SCHED_MASK=0xff
   fi
+  sleep 1
   pin_shell 0x01
-  # On P-core CPU 6 (its SMT sibling idle), then allowed everywhere.
-  pids=""
-  for mask in 0x40; do
-    taskset "$mask" "$HL/frame-task" 30 "$LIGHT_ITERS" 30 f0 > /dev/null 2>&1 &
-    pids="$pids $!"
+  moved=0; trials=""
+  for t in 1 2 3 4; do
+    taskset 0x40 "$HL/frame-task" 30 "$LIGHT_ITERS" 30 f0 > /dev/null 2>&1 &
+    SPIN=$!
+    sleep 0.5
+    taskset -p 0xff "$SPIN" > /dev/null
+    sleep 1.5
+    sample_majority 4 0.2
+    spin_stop
+    if [ "$SAMPLES_P" -le 1 ]; then moved=$((moved + 1)); fi
+    trials="$trials $SAMPLES_P/4"
   done
-  sleep 0.5
-  for p in $pids; do taskset -p 0xff "$p" > /dev/null; done
-  sleep 1.5
-  SPIN=$pids
-  sample_majority 12 0.3
-  spin_stop
   pin_shell 0xff
-  if [ $((SAMPLES_P * 4)) -le "$SAMPLES_TOTAL" ]; then v=PASS; else v=FAIL; fi
-  shares="$SAMPLES_P of $SAMPLES_TOTAL samples on P-cores, majority CPUs$MAJ"
-  echo "$label|$v|a light task, from 1.5 s after they were let off the P-cores: $shares" >> "$FIT_RESULTS"
-  say "placement: [$label] little-first-light: $v ($shares)"
+  detail="moved off the P-cores in $moved of 4 trials (samples on P-cores per trial:$trials)"
+  echo "$label|$moved|$detail" >> "$FIT_RESULTS"
+  say "placement: [$label] little-first-light: $detail"
   if [ "$SCHED_PID" != "" ]; then stop_sched INT; wait_state disabled 20; fi
 }
 LIGHT_ITERS=$(( $("$HL/frame-task" calibrate) * 2 ))
@@ -429,18 +432,19 @@ fit_check little-first "$MY" --policy little-first
 fit_check hybridland "$SCX"
 fit_check fifo "$SCX" --fifo
 fit_check default
-say "--- little-first-light: scheduler x verdict ---"
+say "--- little-first-light: scheduler x trials moved ---"
 cat "$FIT_RESULTS"
-lf=$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f2)
-if [ "$lf" = PASS ]; then
-  pass little-first-light "$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f3)"
+fit_moved() { grep "^$1|" "$FIT_RESULTS" | cut -d'|' -f2; }
+fit_detail() { grep "^$1|" "$FIT_RESULTS" | cut -d'|' -f3; }
+if [ "$(fit_moved little-first)" -ge 3 ]; then
+  pass little-first-light "$(fit_detail little-first)"
 else
-  fail little-first-light "$(grep "^little-first|" "$FIT_RESULTS" | cut -d'|' -f3)"
+  fail little-first-light "$(fit_detail little-first)"
 fi
-if [ "$(grep -v "^little-first|" "$FIT_RESULTS" | grep -c "|FAIL|")" -eq 3 ]; then
-  pass little-first-light-discriminates "fails under hybridland, --fifo and the default scheduler"
+if [ "$(fit_moved fifo)" -le 2 ] && [ "$(fit_moved default)" -le 2 ]; then
+  pass little-first-light-discriminates "--fifo: $(fit_detail fifo); default: $(fit_detail default); hybridland (not judged): $(fit_detail hybridland)"
 else
-  fail little-first-light-discriminates "not discriminating: $(grep -v "^little-first|" "$FIT_RESULTS" | tr '\n' ' ')"
+  fail little-first-light-discriminates "not discriminating: --fifo: $(fit_detail fifo); default: $(fit_detail default)"
 fi
 
 # decision-replay: a loaded run recorded with --record keeps a decision log (the core's inputs
