@@ -38,6 +38,8 @@ pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
         .unwrap_or_else(|| "hybridland".to_owned());
     let base = SimOptions {
         max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
+        // The policy draws what it drew live; the engine's own draws keep the trace's seed.
+        policy_seed: live.policy_seed,
         ..SimOptions::default()
     };
     let report = hybridland_sim::replay_observed(
@@ -173,6 +175,12 @@ pub(crate) fn render(c: &Comparison, live: &LiveStats) -> String {
             ""
         }
     );
+    if let Some(seed) = live.policy_seed {
+        let _ = writeln!(
+            out,
+            "the policy's draws: seed {seed}, the live run's --seed (--set policy_seed= overrides)"
+        );
+    }
     let _ = writeln!(out);
     let mut t = Table::new(vec![
         "figure".into(),

@@ -161,6 +161,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
             version: hybridland_sim::live::LIVE_VERSION,
             scheduler: format!("the scheduler recorded in {name}"),
             policy: None,
+            policy_seed: None,
             settings: Vec::new(),
             window_ns: trace.duration_ns.unwrap_or(1),
             events: 0,

@@ -66,8 +66,9 @@ pub(crate) enum Command {
     /// per step of the idle order (percentage points apart; the fidelity target is 10), the
     /// average number of tasks running in each L2 cluster and migrations per second (with
     /// their ratio, sim over live). The replay uses the live scheduler's knobs (the live file's
-    /// `settings`), then --set over them. A machine whose clusters and core kinds are not the
-    /// live file's is refused (exit status 2). docs/FIDELITY.md reads one run.
+    /// `settings`), then --set over them, and gives the policy's own draws the live run's
+    /// --seed (the live file's `policy_seed`). A machine whose clusters and core kinds are not
+    /// the live file's is refused (exit status 2). docs/FIDELITY.md reads one run.
     Compare(CompareArgs),
     /// Feed a live run's decision log (`scx_hybridland --record FILE` writes
     /// FILE.decisions.jsonl) through the same scheduler core again and compare each dispatch

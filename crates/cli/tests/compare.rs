@@ -213,3 +213,52 @@ fn a_recording_names_its_policy_and_the_replay_follows_it() {
     assert_eq!(named, spread, "the live file's policy is the default");
     assert_ne!(named, hybridland, "--policy wins over it");
 }
+
+#[test]
+fn the_replayed_policy_draws_from_the_live_runs_seed() {
+    // capacity-blind scans from a CPU drawn from its seed: live that is `--seed`, which the
+    // live file carries, and the replay gives the same seed to the policy's draws.
+    let fixture_text =
+        std::fs::read_to_string(common::root().join(fixture("lone-frame-hybridland.live.json")))
+            .unwrap();
+    let mut live: serde_json::Value = serde_json::from_str(&fixture_text).unwrap();
+    live["policy"] = "capacity-blind".into();
+    let write = |name: &str, live: &serde_json::Value| {
+        let path = scratch(name);
+        std::fs::write(&path, live.to_string()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let unseeded = write("cb.live.json", &live);
+    live["policy_seed"] = 3.into();
+    let seeded = write("cb-seed3.live.json", &live);
+
+    let json = |path: &str, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let o = compare(path, &args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        serde_json::from_str(&text(&o.stdout)).unwrap()
+    };
+    let from_live = json(&seeded, &[]);
+    assert_eq!(
+        from_live,
+        json(&unseeded, &["--set", "policy_seed=3"]),
+        "the live file's seed is the policy's"
+    );
+    assert_ne!(
+        from_live,
+        json(&unseeded, &[]),
+        "without it the policy draws from the trace's seed, and scans from another CPU"
+    );
+    assert_ne!(
+        from_live,
+        json(&seeded, &["--set", "policy_seed=0"]),
+        "--set policy_seed= wins over the live file"
+    );
+    let o = compare(&seeded, &[]);
+    assert!(
+        text(&o.stdout).contains("the policy's draws: seed 3, the live run's --seed"),
+        "{}",
+        text(&o.stdout)
+    );
+}

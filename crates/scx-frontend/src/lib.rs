@@ -316,6 +316,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
                     .unwrap_or(record::DEFAULT_MAX_EVENTS),
                 max_tasks: opts.max_tasks,
                 policy: choice.name().to_owned(),
+                policy_seed: opts.seed,
                 settings: vec![
                     format!("primary_domain={}", config.primary_domain),
                     format!("cluster_balance={}", config.cluster_balance),

@@ -208,6 +208,8 @@ pub(crate) struct RecordConfig {
     pub(crate) max_tasks: usize,
     /// The placement policy (`--policy`).
     pub(crate) policy: String,
+    /// The seed of the policy's draws (`--seed`).
+    pub(crate) policy_seed: u64,
     /// `hybrid-sim --set` items for the knobs in force.
     pub(crate) settings: Vec<String>,
     /// Where the machine came from (a topology file or sysfs), for the trace's description.
@@ -711,6 +713,7 @@ impl Recorder {
             version: LIVE_VERSION,
             scheduler: format!("scx_hybridland {}", env!("CARGO_PKG_VERSION")),
             policy: Some(self.cfg.policy.clone()),
+            policy_seed: Some(self.cfg.policy_seed),
             settings: self.cfg.settings.clone(),
             window_ns: end.saturating_sub(self.start_ns).max(1),
             events,
@@ -974,6 +977,7 @@ mod test {
             max_events,
             max_tasks: 16,
             policy: "hybridland".into(),
+            policy_seed: 0,
             settings: vec!["cluster_balance=auto".into()],
             machine_source: "test".into(),
         }

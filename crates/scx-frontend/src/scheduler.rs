@@ -1050,6 +1050,7 @@ mod test {
             max_events: 100,
             max_tasks: 100,
             policy: "hybridland".into(),
+            policy_seed: 0,
             settings: Vec::new(),
             machine_source: "test".into(),
         };
@@ -1100,6 +1101,7 @@ mod test {
             max_events: 2,
             max_tasks: 100,
             policy: "hybridland".into(),
+            policy_seed: 0,
             settings: Vec::new(),
             machine_source: "test".into(),
         };

@@ -271,6 +271,7 @@ mod test {
     fn live() -> LiveStats {
         LiveStats {
             policy: None,
+            policy_seed: None,
             version: LIVE_VERSION,
             scheduler: "s".into(),
             settings: Vec::new(),

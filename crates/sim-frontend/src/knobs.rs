@@ -25,6 +25,7 @@ pub const SIM_KEYS: &[&str] = &[
     "balance_interval_us",
     "fps_window_ms",
     "seed",
+    "policy_seed",
     "util_source",
 ];
 
@@ -47,6 +48,11 @@ pub const KNOB_HELP: &[(&str, &str, &str)] = &[
     ("balance_interval_us", "1..=1000000000", "4000"),
     ("fps_window_ms", "1..=1000000000", "1000"),
     ("seed", "0..=18446744073709551615", "the trace's seed"),
+    (
+        "policy_seed",
+        "0..=18446744073709551615: the policy's own draws only (compare: the live --seed)",
+        "the replay's seed",
+    ),
     ("util_source", "estimator, hint", "estimator"),
     (
         "kernel_asym_capacity",
@@ -218,6 +224,7 @@ impl Knobs {
                 }
                 "fps_window_ms" => o.fps_window_ns = positive(key, value, num()?)? * 1_000_000,
                 "seed" => o.seed = Some(num()?),
+                "policy_seed" => o.policy_seed = Some(num()?),
                 "util_source" => {
                     o.util_source = match value {
                         "estimator" => UtilSource::Estimator,

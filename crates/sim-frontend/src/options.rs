@@ -13,6 +13,10 @@ pub struct SimOptions {
     pub fps_window_ns: u64,
     /// Replaces the trace's seed when set.
     pub seed: Option<u64>,
+    /// The seed of the policy's own draws, when it differs from the engine's: a comparison
+    /// with a live run gives the policy the live `--seed`, while the engine's draws keep the
+    /// trace's. Default none: the policy draws from the same seed as the engine.
+    pub policy_seed: Option<u64>,
     /// The replay stops with an error after this many events. Default 200 million.
     pub max_events: u64,
     /// The replay stops with an error when simulated time passes this. Default 10^15 ns
@@ -56,6 +60,7 @@ impl Default for SimOptions {
             balance_interval_ns: 4_000_000,
             fps_window_ns: 1_000_000_000,
             seed: None,
+            policy_seed: None,
             max_events: 200_000_000,
             max_time_ns: 1_000_000_000_000_000,
             max_wall: None,

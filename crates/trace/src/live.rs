@@ -30,6 +30,11 @@ pub struct LiveStats {
     /// absent from recordings before `--policy` and from tracepoint recordings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// The seed of that policy's own draws (`scx_hybridland --seed`), which a comparison gives
+    /// the replayed policy so both draw the same numbers; absent from recordings before it and
+    /// from tracepoint recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_seed: Option<u64>,
     /// Its knobs in force, as `hybrid-sim --set` items (`cluster_balance=auto`, `slice_us=5000`):
     /// a comparison replays with them.
     pub settings: Vec<String>,
@@ -302,6 +307,7 @@ mod test {
     fn sample() -> LiveStats {
         LiveStats {
             policy: None,
+            policy_seed: None,
             version: LIVE_VERSION,
             scheduler: "scx_hybridland 0.1.0".into(),
             settings: vec!["cluster_balance=auto".into()],

@@ -30,7 +30,7 @@ impl<'a> Simulation<'a> {
         trace.validate_for(topo, &trace_name)?;
         trace.check_replay_limits(&options, &trace_name)?;
         let seed = options.seed.unwrap_or(trace.seed);
-        policy.prepare(topo, seed)?;
+        policy.prepare(topo, options.policy_seed.unwrap_or(seed))?;
 
         let span = topo.cpus().span();
         let cpu_ids: Vec<CpuId> = topo.cpus().iter().collect();
