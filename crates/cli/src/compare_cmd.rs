@@ -48,7 +48,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<String, Failure> {
         &policy,
         &knobs,
         &base,
-        &mut |_: &hybridland_sim::DecisionRecord<'_>| {},
+        &mut hybridland_sim::Unobserved,
     )
     .map_err(|e| Failure::Input(anyhow!("{source}: {e}")))?;
     let comparison = compare(&report, &live);

@@ -128,6 +128,10 @@ impl DecisionObserver for ReplayObserver<'_> {
         }
     }
 
+    fn wants_decisions(&self) -> bool {
+        self.log_decisions
+    }
+
     fn wants_runs(&self) -> bool {
         self.timeline.is_some() || self.plot.is_some()
     }

@@ -297,7 +297,7 @@ fn run_all(
                         &p.policy,
                         &job.knobs,
                         base,
-                        &mut |_: &hybridland_sim::DecisionRecord<'_>| {},
+                        &mut hybridland_sim::Unobserved,
                     )
                     .map_err(|e| format!("{source}: {}: {e}", describe(p)));
                     if let Ok(report) = &r {

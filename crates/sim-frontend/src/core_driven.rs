@@ -169,7 +169,7 @@ impl SimPolicy for CoreDriven {
         };
         Decision {
             target: match d.target {
-                hybridland_policy::Target::Cpu(cpu) if machine.state.is_idle(cpu) => {
+                hybridland_policy::Target::Cpu(cpu) if machine.idle.contains(cpu) => {
                     Target::Run(cpu)
                 }
                 // A policy may name a busy CPU: the task waits in that CPU's queue, as it does

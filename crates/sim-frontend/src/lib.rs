@@ -63,7 +63,8 @@ pub use hybridland_trace::live;
 mod replay_limits;
 
 pub use engine::{
-    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation, Waker,
+    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation, Unobserved,
+    Waker,
 };
 pub use event_queue::{EventQueue, TimeNs};
 pub use knobs::{KnobError, Knobs};
@@ -92,7 +93,7 @@ pub fn replay(
         policy,
         knobs,
         &SimOptions::default(),
-        &mut |_: &DecisionRecord<'_>| {},
+        &mut Unobserved,
     )
 }
 

@@ -32,7 +32,11 @@ pub enum Reason {
 pub struct MachineView<'a> {
     /// The topology.
     pub topo: &'a Topology,
-    /// Which CPUs are idle.
+    /// The CPUs running nothing (for every policy).
+    pub idle: &'a CpuSet,
+    /// The policy crate's view of the machine: idle CPUs, homes, cluster loads. Current for
+    /// the policies the engine drives; a core-driven policy ([`SimPolicy::sched_core`]) reads
+    /// its core's own, and the engine keeps no copy of it here.
     pub state: &'a CpuState,
     /// Per CPU id: tasks running on it plus tasks in its own queue (not the shared queue).
     pub load: &'a [u32],

@@ -317,6 +317,10 @@ impl<W: Write> TimelineWriter<W> {
 impl<W: Write> crate::DecisionObserver for TimelineWriter<W> {
     fn on_decision(&mut self, _record: &crate::DecisionRecord<'_>) {}
 
+    fn wants_decisions(&self) -> bool {
+        false
+    }
+
     fn wants_runs(&self) -> bool {
         true
     }

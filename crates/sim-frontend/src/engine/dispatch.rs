@@ -24,8 +24,27 @@ impl<'a> Simulation<'a> {
             UtilSource::Estimator => self.tasks[t].state.util(),
             UtilSource::Hint => self.tasks[t].util_hint,
         };
+        if self.core_driven
+            && (self.record_decisions || cfg!(debug_assertions))
+            && let Some(core) = self.policy.sched_core()
+        {
+            // Between decisions the core and the engine agree on which CPUs are idle: the
+            // core's decision reads its own, the engine acts on its own.
+            debug_assert_eq!(
+                core.state().idle(),
+                &self.idle,
+                "the scheduler core's idle CPUs differ from the engine's at {} ns",
+                self.now
+            );
+            if self.record_decisions {
+                // The decision changes the core's state: the observer is shown a copy of the
+                // state it was made on.
+                self.state.clone_from(core.state());
+            }
+        }
         let view = MachineView {
             topo: self.topo,
+            idle: &self.idle,
             state: &self.state,
             load: &self.load,
             waiting: (self.shared.len() + self.nr_local) as u64,
@@ -43,19 +62,21 @@ impl<'a> Simulation<'a> {
         };
         let decision = self.policy.place(&view, &task_view);
         let util = decision.util.unwrap_or(util);
-        observer.on_decision(&DecisionRecord {
-            now_ns: self.now,
-            task: t,
-            task_name: &self.tasks[t].name,
-            reason,
-            topo: self.topo,
-            state: &self.state,
-            allowed: &allowed,
-            prev_cpu: prev,
-            util,
-            decision: &decision,
-            core: self.policy.core(),
-        });
+        if self.record_decisions {
+            observer.on_decision(&DecisionRecord {
+                now_ns: self.now,
+                task: t,
+                task_name: &self.tasks[t].name,
+                reason,
+                topo: self.topo,
+                state: &self.state,
+                allowed: &allowed,
+                prev_cpu: prev,
+                util,
+                decision: &decision,
+                core: self.policy.core(),
+            });
+        }
         if let Some(p) = decision.placement {
             self.count_step(&p);
         }
@@ -81,7 +102,7 @@ impl<'a> Simulation<'a> {
                 if !allowed.contains(cpu) {
                     return Err(invalid(cpu, "not allowed for the task", self));
                 }
-                if !self.state.is_idle(cpu) {
+                if !self.idle.contains(cpu) {
                     return Err(invalid(cpu, "CPU is busy", self));
                 }
                 if vacated == Some(cpu) && reason == Reason::Preempted {
@@ -103,13 +124,13 @@ impl<'a> Simulation<'a> {
                     return Err(invalid(cpu, "not allowed for the task", self));
                 }
                 self.enqueue_local(t, cpu);
-                if self.state.is_idle(cpu) {
+                if self.idle.contains(cpu) {
                     self.dispatch(cpu)?;
                 }
             }
             Target::QueueShared => {
-                if let Some(cpu) = allowed.and(self.state.idle()).first() {
-                    if vacated != Some(cpu) || allowed.and(self.state.idle()).count() > 1 {
+                if let Some(cpu) = allowed.and(&self.idle).first() {
+                    if vacated != Some(cpu) || allowed.and(&self.idle).count() > 1 {
                         return Err(invalid(
                             cpu,
                             "queued in the shared queue while an allowed CPU is idle",
@@ -121,7 +142,7 @@ impl<'a> Simulation<'a> {
             }
         }
         if let Some(cpu) = vacated {
-            if self.state.is_idle(cpu) {
+            if self.idle.contains(cpu) {
                 self.dispatch(cpu)?;
             }
         }
@@ -162,7 +183,7 @@ impl<'a> Simulation<'a> {
 
     /// An idle CPU takes the next task from its own queue, else from the shared queue.
     pub(super) fn dispatch(&mut self, cpu: CpuId) -> Result<(), SimError> {
-        if !self.state.is_idle(cpu) {
+        if !self.idle.contains(cpu) {
             return Ok(());
         }
         if let Some(t) = self.cpus[cpu.index()].local.pop_front() {

@@ -3,7 +3,7 @@
 
 use super::program::{Action, Program};
 use super::{
-    DecisionObserver, DecisionRecord, Event, Pending, RunRecord, SimError, Simulation, Status,
+    DecisionObserver, Event, Pending, RunRecord, SimError, Simulation, Status, Unobserved,
 };
 use crate::machine::WORK_SCALE;
 use crate::report::Report;
@@ -16,7 +16,7 @@ const WALL_CHECK_EVERY: u64 = 4_096;
 impl<'a> Simulation<'a> {
     /// Runs the replay to the end.
     pub fn run(self) -> Result<Report, SimError> {
-        self.run_observed(&mut |_: &DecisionRecord<'_>| {})
+        self.run_observed(&mut Unobserved)
     }
 
     /// Runs the replay, showing every decision to `observer`.
@@ -24,6 +24,7 @@ impl<'a> Simulation<'a> {
         let horizon = self.trace.duration_ns;
         let started = std::time::Instant::now();
         self.record_runs = observer.wants_runs();
+        self.record_decisions = observer.wants_decisions();
         while let Some((time, event)) = self.events.pop() {
             if horizon.is_some_and(|h| time > h) {
                 self.now = horizon.unwrap_or(time);
@@ -219,7 +220,9 @@ impl<'a> Simulation<'a> {
 
     pub(super) fn retire(&mut self, t: usize) {
         let task = &mut self.tasks[t];
-        if let Some(home) = task.last_cpu {
+        if let Some(home) = task.last_cpu
+            && !self.core_driven
+        {
             self.state.leave_home(self.topo, home);
         }
         task.status = Status::Done;
@@ -381,6 +384,7 @@ impl<'a> Simulation<'a> {
         } else {
             let view = MachineView {
                 topo: self.topo,
+                idle: &self.idle,
                 state: &self.state,
                 load: &self.load,
                 waiting: (self.shared.len() + self.nr_local) as u64,

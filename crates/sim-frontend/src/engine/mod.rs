@@ -37,7 +37,9 @@ mod report_build;
 mod setup;
 
 pub use error::SimError;
-pub use observer::{DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Waker};
+pub use observer::{
+    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Unobserved, Waker,
+};
 
 use crate::event_queue::{EventQueue, TimeNs};
 use crate::machine::MachineModel;
@@ -201,6 +203,9 @@ pub struct Simulation<'a> {
     spec_by_name: std::collections::BTreeMap<&'a str, usize>,
     allowed: Vec<CpuSet>,
     cpus: Vec<Cpu>,
+    /// Per CPU id: its SMT siblings, itself included (the topology's, looked up once: every
+    /// start, stop and re-rating reads them).
+    siblings: Vec<&'a [CpuId]>,
     /// Per L2 cluster: what its running tasks add to each other's contention.
     contention: Vec<ClusterContention>,
     /// Reused buffer of the cluster positions one event re-rates.
@@ -209,6 +214,12 @@ pub struct Simulation<'a> {
     rate_refreshes: u64,
     cpu_ids: Vec<CpuId>,
     cores: Vec<CoreMeter>,
+    /// The CPUs running nothing: the engine's own record, whoever drives the policy.
+    idle: CpuSet,
+    /// The policy crate's view of the machine (idle CPUs, homes, cluster loads). Kept current
+    /// for the policies the engine drives; a core-driven policy's core keeps its own, which is
+    /// copied here before a decision only when an observer wants decisions (the checkers test
+    /// each against the state it was made on).
     state: CpuState,
     load: Vec<u32>,
     shared: BTreeSet<(u64, u64, usize)>,
@@ -217,9 +228,8 @@ pub struct Simulation<'a> {
     nr_local: usize,
     /// The engine's own vtime clock, for the policies it drives itself.
     vtime: VtimeClock,
-    /// The policy is driven by the scheduler core, which keeps the tasks' estimates and
-    /// vtimes: the engine keeps no second copy then. (It keeps the homes: the checkers test a
-    /// decision against the state it was made on.)
+    /// The policy is driven by the scheduler core, which keeps the tasks' estimates, vtimes,
+    /// homes and the machine's state: the engine keeps no second copy then.
     core_driven: bool,
     pools_left: Vec<u64>,
     alive: usize,
@@ -231,6 +241,8 @@ pub struct Simulation<'a> {
     steps: [[u64; 2]; 4],
     /// Whether the observer wants runs and occupancy ([`DecisionObserver::wants_runs`]).
     record_runs: bool,
+    /// Whether the observer wants decisions ([`DecisionObserver::wants_decisions`]).
+    record_decisions: bool,
     /// Records of the current event, handed over when it is done (a few at most).
     pending: Vec<Pending>,
 }

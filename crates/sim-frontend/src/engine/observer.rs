@@ -19,7 +19,8 @@ pub struct DecisionRecord<'a> {
     pub reason: Reason,
     /// The topology.
     pub topo: &'a Topology,
-    /// The state the policy saw.
+    /// The state the policy saw (for a core-driven policy, a copy of its core's, taken before
+    /// the decision).
     pub state: &'a CpuState,
     /// The task's allowed CPUs.
     pub allowed: &'a CpuSet,
@@ -92,11 +93,19 @@ pub struct OccupancyRecord {
     pub power_mw: u64,
 }
 
-/// Sees every decision of a replay and, when it asks for them with
+/// Sees every decision of a replay (unless it says with
+/// [`wants_decisions`](Self::wants_decisions) that it does not) and, when it asks for them with
 /// [`wants_runs`](Self::wants_runs), every run and occupancy change.
 pub trait DecisionObserver {
     /// Called after the policy answered and before the engine acts on it.
     fn on_decision(&mut self, record: &DecisionRecord<'_>);
+
+    /// Whether to call [`on_decision`](Self::on_decision): asked once when the replay starts.
+    /// A core-driven policy's machine state is its core's, which the decision changes; the
+    /// engine copies it before each decision only for an observer that wants them.
+    fn wants_decisions(&self) -> bool {
+        true
+    }
 
     /// Whether to call [`on_run`](Self::on_run) and [`on_occupancy`](Self::on_occupancy):
     /// asked once when the replay starts, so a replay nobody watches pays nothing for them.
@@ -115,5 +124,17 @@ pub trait DecisionObserver {
 impl<F: FnMut(&DecisionRecord<'_>)> DecisionObserver for F {
     fn on_decision(&mut self, record: &DecisionRecord<'_>) {
         self(record);
+    }
+}
+
+/// An observer that watches nothing: a replay under it pays for no decision records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unobserved;
+
+impl DecisionObserver for Unobserved {
+    fn on_decision(&mut self, _record: &DecisionRecord<'_>) {}
+
+    fn wants_decisions(&self) -> bool {
+        false
     }
 }

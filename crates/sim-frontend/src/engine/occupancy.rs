@@ -35,9 +35,7 @@ impl<'a> Simulation<'a> {
         // state (unless a busy sibling keeps its core awake): the task runs that much later.
         let from_idle = self.cpus[i].idle_since.is_some_and(|since| since < now);
         let wake_cost = if from_idle {
-            let core_awake = self
-                .topo
-                .siblings(cpu)
+            let core_awake = self.siblings[i]
                 .iter()
                 .any(|s| *s != cpu && self.cpus[s.index()].running.is_some());
             self.model.wakeup_cost_ns(self.cpus[i].kind, core_awake)
@@ -53,8 +51,11 @@ impl<'a> Simulation<'a> {
             self.latency.record(waited);
         }
         task.status = Status::Running;
-        // Its home moves with it: the policy keeps other tasks off it while it sleeps.
-        self.state.move_home(self.topo, task.last_cpu, cpu);
+        // Its home moves with it: the policy keeps other tasks off it while it sleeps. (A
+        // core-driven policy's core moves it in `handle_started`.)
+        if !self.core_driven {
+            self.state.move_home(self.topo, task.last_cpu, cpu);
+        }
         task.last_cpu = Some(cpu);
         // Rate 0: no completion event issued yet; `refresh_around` issues it.
         task.run = Some(RunInfo {
@@ -74,7 +75,10 @@ impl<'a> Simulation<'a> {
             core.handle_started(t as u32, cpu);
         }
 
-        self.state.occupy(self.topo, cpu);
+        self.idle.remove(cpu);
+        if !self.core_driven {
+            self.state.occupy(self.topo, cpu);
+        }
         self.load[i] += 1;
         let sensitivity = self.tasks[t].sensitivity;
         let c = &mut self.cpus[i];
@@ -138,7 +142,10 @@ impl<'a> Simulation<'a> {
         c.nudged = false;
         let (kind, core) = (c.kind, c.core);
         self.meter(core, -1);
-        self.state.release(self.topo, cpu);
+        self.idle.insert(cpu);
+        if !self.core_driven {
+            self.state.release(self.topo, cpu);
+        }
         self.load[i] -= 1;
         let capacity = self.cpus[i].capacity;
         if let Some(task) = self.tasks.get_mut(t) {

@@ -46,7 +46,8 @@ impl<'a> Simulation<'a> {
         if sensitivity > 0 && self.model.l2_contention_pct > 0 {
             visit.extend(self.contention[cluster].sensitive.iter().copied());
         }
-        for &s in topo.siblings(cpu) {
+        let siblings = self.siblings[cpu.index()];
+        for &s in siblings {
             if self.cpus[s.index()].cluster == cluster {
                 visit.push(self.cpus[s.index()].cluster_pos);
             }
@@ -59,7 +60,7 @@ impl<'a> Simulation<'a> {
             }
         }
         self.rerate_scratch = visit;
-        for &s in topo.siblings(cpu) {
+        for &s in siblings {
             if self.cpus[s.index()].cluster != cluster {
                 self.refresh(s);
             }
@@ -73,9 +74,7 @@ impl<'a> Simulation<'a> {
         };
         self.rate_refreshes += 1;
         self.settle(t);
-        let topo = self.topo;
-        let sibling_busy = topo
-            .siblings(cpu)
+        let sibling_busy = self.siblings[i]
             .iter()
             .any(|s| *s != cpu && self.cpus[s.index()].running.is_some());
         // The cluster's sum counts this task too (it is running).

@@ -52,6 +52,7 @@ impl<'a> Simulation<'a> {
                 nudged: false,
             });
         }
+        let siblings = (0..span).map(|i| topo.siblings(CpuId(i as u16))).collect();
         for cluster in 0..topo.nr_clusters() {
             for (pos, cpu) in topo.cluster_cpus(cluster).iter().enumerate() {
                 if let Some(c) = cpus.get_mut(cpu.index()) {
@@ -157,11 +158,13 @@ impl<'a> Simulation<'a> {
             spec_by_name,
             allowed,
             cpus,
+            siblings,
             contention: vec![ClusterContention::default(); topo.nr_clusters().max(1)],
             rerate_scratch: Vec::new(),
             rate_refreshes: 0,
             cpu_ids,
             cores,
+            idle: *topo.cpus(),
             state: CpuState::all_idle(topo),
             load: vec![0; span],
             shared: BTreeSet::new(),
@@ -177,6 +180,7 @@ impl<'a> Simulation<'a> {
             migrations: 0,
             steps: [[0; 2]; 4],
             record_runs: false,
+            record_decisions: false,
             pending: Vec::new(),
         })
     }
