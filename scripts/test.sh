@@ -20,10 +20,11 @@ skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
 
 if ! skip scripts; then
-  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, void bench phases, unit score"
+  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, unit score"
   scripts/tests/installer.sh
   scripts/tests/pipefail-lint.sh
   scripts/tests/vm-interrupt.sh
+  scripts/tests/vm-check-repeat.sh
   scripts/tests/bench-table.sh
   scripts/tests/unit-security.sh
 fi
