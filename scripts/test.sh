@@ -20,12 +20,13 @@ skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
 
 if ! skip scripts; then
-  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, unit score"
+  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, medians of boots, unit score"
   scripts/tests/installer.sh
   scripts/tests/pipefail-lint.sh
   scripts/tests/vm-interrupt.sh
   scripts/tests/vm-check-repeat.sh
   scripts/tests/bench-table.sh
+  scripts/tests/bench-boots.sh
   scripts/tests/unit-security.sh
 fi
 
