@@ -41,6 +41,7 @@ mod task_events;
 #[cfg(test)]
 mod test_machines;
 mod topology_detect;
+mod wakers;
 mod watchdog;
 
 mod bindings;

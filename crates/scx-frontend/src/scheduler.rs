@@ -34,11 +34,12 @@ use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns, thread_cpu_ns};
 use crate::task_events::TaskEvent;
+use crate::wakers::Wakers;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
     Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PlacementPolicy,
     PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target,
-    Topology, UtilSource, Waiting, Why,
+    Topology, UtilSource, Waiting, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Header};
 use std::collections::VecDeque;
@@ -239,6 +240,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     counters: Counters,
     /// The stats server's requests, answered between iterations.
     stats: Option<StatsLink>,
+    /// Who woke each recently woken task (event source), until the task is handed over.
+    wakers: Wakers,
     nudger: Option<Nudger>,
     queued: Vec<QueuedTask>,
     /// Set in `--fifo` mode: batches skip the policy path.
@@ -282,6 +285,7 @@ impl<O: SchedOps> Scheduler<O> {
             control,
             counters: Counters::default(),
             stats: None,
+            wakers: Wakers::new(),
             nudger,
             queued: Vec::with_capacity(BATCH_MAX),
             fifo,
@@ -400,7 +404,6 @@ impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn run(&mut self) -> Result<()> {
         while !self.ops.exited() {
             self.schedule_batch()?;
-            self.apply_events();
             self.collect_tails();
             let now = now_ns();
             if self.core.poll_timeout().is_some_and(|at| now >= at) {
@@ -574,7 +577,12 @@ impl<O: SchedOps> Scheduler<O> {
     /// and a wake-up by a task goes into the recording. (`--fifo` loads no event source:
     /// nothing to drain there.)
     fn apply_events(&mut self) {
-        let (core, counters, recorder) = (&mut self.core, &mut self.counters, &mut self.recorder);
+        let (core, counters, recorder, wakers) = (
+            &mut self.core,
+            &mut self.counters,
+            &mut self.recorder,
+            &mut self.wakers,
+        );
         let mut full = false;
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
@@ -589,6 +597,9 @@ impl<O: SchedOps> Scheduler<O> {
             Ok(TaskEvent::Waking { at_ns, pid, waker }) => {
                 counters.events.waking += 1;
                 counters.events.woken_by_task += u64::from(waker.is_some());
+                if let Some(w) = waker {
+                    wakers.note(pid, w.pid, w.cpu, at_ns);
+                }
                 if let (Some(r), Some(w)) = (recorder.as_mut(), waker) {
                     full |= r.woken(at_ns, pid, w.pid);
                 }
@@ -630,6 +641,9 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     fn schedule_batch(&mut self) -> Result<()> {
+        // Events first: a wake-up's waker reaches its ring before the woken task reaches the
+        // framework's, and the core takes it with the task (`Wakers`).
+        self.apply_events();
         let now = now_ns();
         self.flush_backlog();
         self.dequeue_batch();
@@ -716,7 +730,13 @@ impl<O: SchedOps> Scheduler<O> {
                     task.nr_cpus_allowed < self.cfg.nr_possible,
                 );
             }
-            let queued = queued_input(task, allowed.as_ref(), queued_cpus.as_ref());
+            let waker = if task.flags & SCX_ENQ_WAKEUP != 0 {
+                self.wakers.take(task.pid, now)
+            } else {
+                None
+            };
+            self.counters.events.waker_to_core += u64::from(waker.is_some());
+            let queued = queued_input(task, allowed.as_ref(), queued_cpus.as_ref(), waker);
             // Cannot fail: a batch holds at most BATCH_MAX tasks and was polled empty.
             let _ = self.core.handle_queued(now, &queued);
         }
@@ -809,11 +829,12 @@ fn queued_input<'a>(
     task: &QueuedTask,
     allowed: Option<&'a CpuSet>,
     queued_cpus: Option<&CpuSet>,
+    waker: Option<Waker>,
 ) -> Queued<'a> {
     let ran = task.start_ts != 0;
     let cpu = u16::try_from(task.cpu).ok().map(CpuId).filter(|_| ran);
     let arrival = if task.flags & SCX_ENQ_WAKEUP != 0 {
-        Arrival::Wakeup { waker: None }
+        Arrival::Wakeup { waker }
     } else {
         let own = cpu.is_some_and(|c| queued_cpus.is_some_and(|q| q.contains(c)));
         Arrival::SliceEnd {
@@ -1136,6 +1157,34 @@ mod test {
         let r = s.recorder.as_ref().unwrap();
         assert!(!r.recording(), "a full buffer stops the recording");
         assert_eq!(r.wakes().len(), 2);
+    }
+
+    #[test]
+    fn a_wake_up_reaches_the_core_with_its_waker_from_the_same_round() {
+        let mut s = sched(64, false);
+        let waking = |pid| {
+            Ok(TaskEvent::Waking {
+                at_ns: now_ns(),
+                pid,
+                waker: Some(Waker {
+                    pid: 9,
+                    cpu: CpuId(4),
+                }),
+            })
+        };
+        // The event and the woken task arrive before the same round: the event is applied
+        // first, so the task is handed over with its waker.
+        s.ops.events.push(waking(1));
+        s.ops.incoming.extend([Ok(wakeup(1)), Ok(wakeup(2))]);
+        s.schedule_batch().unwrap();
+        assert_eq!(
+            s.counters.events.waker_to_core, 1,
+            "task 2 had no waking event"
+        );
+        // Taken with that wake-up: the next one, with no event of its own, has none.
+        s.ops.incoming.push_back(Ok(wakeup(1)));
+        s.schedule_batch().unwrap();
+        assert_eq!(s.counters.events.waker_to_core, 1);
     }
 
     #[test]

@@ -133,6 +133,8 @@ pub(crate) struct EventCounts {
     pub(crate) waking: u64,
     /// Of those, woken by a task (its pid and CPU known), not by an interrupt.
     pub(crate) woken_by_task: u64,
+    /// Wake-ups handed to the core with their waker (`src/wakers.rs`).
+    pub(crate) waker_to_core: u64,
     /// Slices the framework refilled because nothing else waited.
     pub(crate) refill: u64,
     /// Records that did not parse (a BPF object out of step with this build).
@@ -148,6 +150,7 @@ impl EventCounts {
             exit_tracked: self.exit_tracked - prev.exit_tracked,
             waking: self.waking - prev.waking,
             woken_by_task: self.woken_by_task - prev.woken_by_task,
+            waker_to_core: self.waker_to_core - prev.waker_to_core,
             refill: self.refill - prev.refill,
             bad: self.bad - prev.bad,
             read_errors: self.read_errors - prev.read_errors,
@@ -357,6 +360,8 @@ pub(crate) struct Metrics {
     pub(crate) ev_waking: u64,
     #[stat(desc = "Wake-ups whose waker was a task (its pid and CPU known), not an interrupt")]
     pub(crate) ev_woken_by_task: u64,
+    #[stat(desc = "Wake-ups handed to the scheduler core with their waker's CPU")]
+    pub(crate) ev_waker_to_core: u64,
     #[stat(
         desc = "Slices the framework refilled because nothing else wanted the CPU (0 where the kernel cannot report them)"
     )]
@@ -443,6 +448,7 @@ impl Metrics {
             ev_exit_tracked: d.events.exit_tracked,
             ev_waking: d.events.waking,
             ev_woken_by_task: d.events.woken_by_task,
+            ev_waker_to_core: d.events.waker_to_core,
             ev_refill: d.events.refill,
             ev_dropped: now.events_dropped,
             ev_errors: d.events.bad + d.events.read_errors,
@@ -500,13 +506,14 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | tasks={} tasks-max={} exit={} exit-tracked={} waking={} by-task={} refill={}",
+            " | tasks={} tasks-max={} exit={} exit-tracked={} waking={} by-task={} to-core={} refill={}",
             self.tasks_tracked,
             self.tasks_max,
             self.ev_exit,
             self.ev_exit_tracked,
             self.ev_waking,
             self.ev_woken_by_task,
+            self.ev_waker_to_core,
             self.ev_refill
         );
         if self.ev_dropped > 0 || self.ev_errors > 0 || self.untracked > 0 {
@@ -752,7 +759,7 @@ mod test {
         assert_eq!(
             m.line(),
             "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
-             nudge=0 kept=0 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 refill=0 | \
+             nudge=0 kept=0 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
              busy \
              performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
              snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
@@ -801,7 +808,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 37);
+        assert_eq!(meta.fields.len(), 38);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and
