@@ -7,14 +7,17 @@ use hybridland_sim::{
 };
 use util::{load_trace, machine_of, replay};
 
+/// The traces the tests below replay under every policy.
+const TRACES: [&str; 4] = [
+    "seed004-webgl.json",
+    "mixed-laptop.json",
+    "seed003-openmp.json",
+    "wake-chain.json",
+];
+
 #[test]
 fn replays_are_byte_identical() {
-    for name in [
-        "seed004-webgl.json",
-        "mixed-laptop.json",
-        "seed003-openmp.json",
-        "wake-chain.json",
-    ] {
+    for name in TRACES {
         let trace = load_trace(name);
         for kind in PolicyKind::ALL {
             let a = replay(&trace, kind.name(), &[], None).to_json_pretty();
@@ -42,12 +45,7 @@ fn the_seed_drives_the_random_choices() {
 #[test]
 fn watching_the_decisions_changes_nothing() {
     let knobs = Knobs::parse::<&str>(&[]).unwrap();
-    for name in [
-        "seed004-webgl.json",
-        "mixed-laptop.json",
-        "seed003-openmp.json",
-        "wake-chain.json",
-    ] {
+    for name in TRACES {
         let trace = load_trace(name);
         let machine = machine_of(&trace);
         for kind in PolicyKind::ALL {
