@@ -9,7 +9,7 @@
 #             on Ctrl-C, by its process id)
 #   -o DIR    where the logs go (default docs/logs/vm-check-repeat): run-N.log per run and
 #             summary.txt (one line per run: its verdict, the checks that failed, the host's
-#             load average at the start, the time it took)
+#             load averages at its start and end, the time it took)
 # Exits non-zero when any run failed. Uses the binaries vm-check.sh uses (it builds nothing).
 # HYBRIDLAND_REPEAT_CHECK names another script to repeat (scripts/tests/vm-check-repeat.sh
 # gives it a stub).
@@ -53,7 +53,7 @@ for ((i = 1; i <= RUNS; i++)); do
   took=$(($(date +%s) - start))
   bad=$(grep -a '^FAIL ' "$log" | cut -d: -f1 | sed 's/^FAIL //' | tr '\n' ' ' || true)
   passed=$(grep -ac '^PASS ' "$log" || true)
-  line="run $i: $verdict ($passed checks passed${bad:+; failed: $bad}) load average at start $load, ${took}s, $(date -u +%FT%TZ)"
+  line="run $i: $verdict ($passed checks passed${bad:+; failed: $bad}) load average at start $load, at end $(cut -d' ' -f1-3 /proc/loadavg), ${took}s, ended $(date -u +%FT%TZ)"
   echo "$line" | tee -a "$SUMMARY"
 done
 echo "vm-check-repeat: $((RUNS - failed)) of $RUNS runs passed" | tee -a "$SUMMARY"

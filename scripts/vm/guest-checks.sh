@@ -521,7 +521,9 @@ fi
 # scx_rustland_core does not. 300 short-lived processes: each exit is reported and takes the task
 # out of the loop's table at once (the `tasks=` gauge ends where it began, where the age-based
 # prune alone would hold them for 30 s); hackbench's pipes give task-to-task wake-ups with their
-# waker; a lone spinner, which nobody else wants the CPU from, has its slice refilled by the
+# waker, and those reach the scheduler core with their waker's CPU (`to-core`: the wake-up event
+# is read before the woken task is handed over); a lone spinner, which nobody else wants the
+# CPU from, has its slice refilled by the
 # framework, reported where the kernel lets the fentry probe attach (the log says which). The
 # figures come from the `--stats 1` lines, summed over the run.
 ev_sum() {  # ev_sum FIELD: the sum of FIELD=N over the --stats lines in $LOG
@@ -542,22 +544,23 @@ if start_sched; then
   sleep 2
   tasks_after=$(ev_last tasks)
   exits=$(ev_sum exit); tracked=$(ev_sum exit-tracked); wakings=$(ev_sum waking)
-  by_task=$(ev_sum by-task); refills=$(ev_sum refill)
+  by_task=$(ev_sum by-task); to_core=$(ev_sum to-core); refills=$(ev_sum refill)
   refill_seen=1
   grep "slice refills unseen" "$LOG" > /dev/null && refill_seen=0
   stop_sched INT
-  detail="exits $exits (of tracked tasks $tracked), tasks gauge $tasks_before -> $tasks_after, wakings $wakings ($by_task by a task), refills $refills"
+  detail="exits $exits (of tracked tasks $tracked), tasks gauge $tasks_before -> $tasks_after, wakings $wakings ($by_task by a task, $to_core to the core with their waker), refills $refills"
   ok=1
   [ "$exits" -ge 300 ] || ok=0
   [ "$tracked" -ge 250 ] || ok=0
   [ -n "$tasks_before" ] && [ -n "$tasks_after" ] && [ "$tasks_after" -le $((tasks_before + 30)) ] || ok=0
   [ "$by_task" -ge 100 ] || ok=0
+  [ "$to_core" -ge 50 ] || ok=0
   if [ "$refill_seen" = 1 ]; then
     [ "$refills" -ge 10 ] || ok=0
   else
     detail="$detail (refills unseen on this kernel)"
   fi
-  if [ "$ok" = 1 ]; then pass task-events "$detail"; else fail task-events "$detail; want exits >= 300, tracked >= 250, gauge back within 30, >= 100 by a task, >= 10 refills where seen"; fi
+  if [ "$ok" = 1 ]; then pass task-events "$detail"; else fail task-events "$detail; want exits >= 300, tracked >= 250, gauge back within 30, >= 100 by a task, >= 50 to the core with their waker, >= 10 refills where seen"; fi
 else
   fail task-events "scheduler did not load"
 fi
