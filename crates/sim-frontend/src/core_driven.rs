@@ -119,6 +119,12 @@ impl SimPolicy for CoreDriven {
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
+        // Never handed a backlog (`handle_backlog`), the core keeps its initial 0. It divides the
+        // slice by the tasks waiting for its decision: live, the framework's count of tasks still
+        // on their way to user space, not the kernel's shared queue; here every wake-up is
+        // decided the moment it happens, so none is waiting. Fed the shared queue instead, the
+        // replay cut hackbench's slices to 625 us and migrated 25 times as often as the live run
+        // it replayed (docs/FIDELITY.md).
         self.core = Some(Box::new(core));
         Ok(())
     }
@@ -142,12 +148,6 @@ impl SimPolicy for CoreDriven {
                 waiting: Waiting::Nobody,
             },
         };
-        // The core divides the slice by the tasks waiting for its decision. Live that is the
-        // framework's count of tasks still on their way to user space, not the kernel's shared
-        // queue; here every wake-up is decided the moment it happens, so none is waiting. Fed
-        // the shared queue instead, the replay cut hackbench's slices to 625 us and migrated 25
-        // times as often as the live run it replayed (docs/FIDELITY.md).
-        core.handle_backlog(0);
         let queued = Queued {
             // Task indices are below the trace's task limit, far from u32::MAX.
             task: u32::try_from(task.id).unwrap_or(u32::MAX),
