@@ -12,17 +12,7 @@
 set -euo pipefail
 (($#)) || { echo "usage: bench-boots.sh LOG..." >&2; exit 2; }
 for f in "$@"; do [[ -r $f ]] || { echo "bench-boots: cannot read $f" >&2; exit 2; }; done
-awk '
-  function median(s,   a, k, i, j, t) {
-    k = split(s, a, " ")
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    if (k == 0) return ""
-    if (k % 2) return a[(k + 1) / 2]
-    # Of two middle values one beyond the histogram: the median is not known, only that it is
-    # above the lower one; call it beyond too rather than average a stand-in.
-    if (a[k / 2 + 1] + 0 >= 1e12) return 1e12
-    return (a[k / 2] + a[k / 2 + 1]) / 2
-  }
+awk "$(cat "$(dirname "$0")/bench-median.awk")"'
   function kv(key,   i, q) {
     for (i = 3; i <= NF; i++) { split($i, q, "="); if (q[1] == key) return q[2] }
     return ""

@@ -18,16 +18,11 @@ OUT=${1:?usage: bench-table.sh OUT}
 ITEM5_PAIRS=${BENCH_ITEM5_PAIRS-hybridland:fifo hybridland-fixed:fifo}
 EXTRA_PAIRS=${BENCH_EXTRA_PAIRS:-}
 
-# Shared by every awk program below: the median of a space-separated list, the value of key=...
-# in a stored line, lines without the guest console's CR, and which (scheduler, metric) pairs are
-# void (VOID[s, metric]; every program reads OUT once and decides at its END).
-AWK_LIB='
-  function median(s,   a, k, i, j, t) {
-    k = split(s, a, " ")
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    if (k == 0) return ""
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-  }
+# Shared by every awk program below: the median of a space-separated list (bench-median.awk),
+# the value of key=... in a stored line, lines without the guest console's CR, and which
+# (scheduler, metric) pairs are void (VOID[s, metric]; every program reads OUT once and decides
+# at its END).
+AWK_LIB="$(cat "$(dirname "$0")/bench-median.awk")"'
   function kv(field, key,   n, i, p, q) {
     n = split(field, p, " ")
     for (i = 1; i <= n; i++) { split(p[i], q, "="); if (q[1] == key) return q[2] }
