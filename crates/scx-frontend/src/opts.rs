@@ -135,9 +135,11 @@ pub(crate) struct Opts {
     pub(crate) record_live: Option<PathBuf>,
 
     /// With --record: the most scheduling events to record (40 bytes each, and as many
-    /// wake-ups by a task at 16 bytes, taken up front).
-    /// Once reached, recording stops with one log line and scheduling goes on; the files
-    /// cover the window up to then.
+    /// wake-ups by a task at 16 bytes, taken up front; at most 150000, so that the trace built
+    /// from them at exit fits the framework's 64 MiB heap). A recording also keeps at most
+    /// 8192 tasks (or --max-tasks, if lower).
+    /// Once either is reached, recording stops with one log line and scheduling goes on; the
+    /// files cover the window up to then.
     #[arg(long, value_name = "N", default_value_t = crate::record::DEFAULT_MAX_EVENTS as u64,
           value_parser = clap::value_parser!(u64).range(1..=crate::record::MAX_MAX_EVENTS as u64))]
     pub(crate) record_max_events: u64,
