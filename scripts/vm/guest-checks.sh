@@ -394,11 +394,12 @@ fi
 # Why so many short trials: on a loaded host the guest's CPUs stall, and one wake-up while CPU
 # 6 or its sibling runs something else sends the task away under any scheduler (the framework's
 # idle selection wants a whole idle core; a wake-up it bounces to user space may go to any CPU).
-# With two host CPU hogs, --fifo left it on an E-core in half of the trials: no better than a
-# coin. Trials of one sample each are independent, and a coin comes up E-core in 24 or more of
-# 32 with probability 0.35%; CI runs saw earlier forms fail (4 trials sampled 1.5 s after the release: --fifo moved
-# 3 of 4). The loop and the shell sit on a P-core so that what the no-policy schedulers get
-# wrong is not helped by the shared queue being drained on an E-core.
+# A CI run on a loaded host sampled 4 trials 1.5 s after the release and saw --fifo move the
+# task in 3 of them; with two CPU hogs on the host, 8 trials sampled 0.2 s after the release
+# still saw it move in 3 and in 4 (two runs). The rule acts at the first wake-up, luck over all
+# of them, so a short wait and many independent trials separate the two: a coin comes up
+# E-core in 24 or more of 32 with probability 0.35%. The loop and the shell sit on a P-core, so
+# neither makes an E-core the first CPU to take a task from the shared queue.
 # hybridland's row is shown, not judged: its rules keep this task on a P-core while they idle,
 # or not, depending on the load. Earlier forms were not discriminating: four unconfined tasks
 # (where a fork lands is no scheduler's choice), and tasks on CPU 4, which --fifo and
