@@ -315,7 +315,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
                 live: record::RecordConfig::live_path(path, opts.record_live.as_deref()),
                 max_events: usize::try_from(opts.record_max_events)
                     .unwrap_or(record::DEFAULT_MAX_EVENTS),
-                max_tasks: opts.max_tasks.min(record::MAX_TASKS),
+                max_tasks: record::RecordConfig::tasks_for(opts.max_tasks),
                 policy: choice.name().to_owned(),
                 policy_seed: opts.seed,
                 settings: vec![

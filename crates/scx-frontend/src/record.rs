@@ -243,6 +243,11 @@ impl RecordConfig {
             Path::to_path_buf,
         )
     }
+
+    /// The recording's task capacity under `--max-tasks max_tasks`: [`MAX_TASKS`] at most.
+    pub(crate) fn tasks_for(max_tasks: usize) -> usize {
+        max_tasks.min(MAX_TASKS)
+    }
 }
 
 /// Reads a task's state letter and last CPU (`/proc/PID/stat`), `None` when it is gone.
@@ -1354,6 +1359,16 @@ mod test {
         assert!(!r.woken(23 * MS, 20, 10));
         assert_eq!(r.wakes.len(), 2);
         assert!(r.stopped.as_ref().unwrap().capped);
+    }
+
+    /// `--max-tasks` above what a recording keeps (the default among them) records
+    /// [`MAX_TASKS`] tasks; below it, as many as the loop keeps.
+    #[test]
+    fn a_recording_keeps_at_most_max_tasks_tasks() {
+        let default = crate::scheduler::DEFAULT_MAX_TASKS;
+        assert_eq!(RecordConfig::tasks_for(default), MAX_TASKS);
+        assert_eq!(RecordConfig::tasks_for(1_048_576), MAX_TASKS);
+        assert_eq!(RecordConfig::tasks_for(64), 64);
     }
 
     /// The process's heap is scx_rustland_core's 64 MiB arena (its allocator is this
