@@ -427,19 +427,31 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
     Ok(order)
 }
 
+/// Clusters are alike when their CPUs are: as many of each kind, capacity and core size. A
+/// cluster's first CPU does not say it: a cluster of 7 P-CPUs and 4 E-CPUs, beside one of 11
+/// P-CPUs, fills to 7 and 9 busy, rightly, since capacity comes before cluster balance (found
+/// by the `topology_builder` fuzz target).
 fn check_clusters_even(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
     let key = |cl: usize| {
-        let lead = topo.cluster_cpus(cl)[0];
-        let info = topo.info(lead).copied();
-        (
-            info.map(|i| i.kind),
-            info.map(|i| i.capacity),
-            topo.cluster_cpus(cl).len(),
-        )
+        let mut members: Vec<_> = topo
+            .cluster_cpus(cl)
+            .iter()
+            .map(|&c| {
+                let info = topo.info(c).copied();
+                (
+                    info.map(|i| i.kind),
+                    info.map(|i| i.capacity),
+                    topo.siblings(c).len(),
+                )
+            })
+            .collect();
+        members.sort_unstable();
+        members
     };
+    let keys: Vec<_> = (0..topo.nr_clusters()).map(key).collect();
     for a in 0..topo.nr_clusters() {
         for b in a + 1..topo.nr_clusters() {
-            if key(a) != key(b) {
+            if keys[a] != keys[b] {
                 continue;
             }
             let (x, y) = (state.cluster_busy(a), state.cluster_busy(b));
