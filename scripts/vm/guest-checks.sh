@@ -406,12 +406,12 @@ fi
 # hybridland left for an E-core when CPU 5 was busy.
 FIT_RESULTS=/run/fit-results
 : > "$FIT_RESULTS"
-fit_check() {  # fit_check LABEL [BIN ARGS...]: 32 trials under that scheduler (none: the default)
+fit_check() {  # fit_check LABEL [BIN ARGS...]: 32 trials under that scheduler (none: the default); -1 if it did not load
   label=$1; shift
   if [ $# -gt 0 ]; then
     keep=$SCX; SCX=$1; shift
     SCHED_MASK=0x10
-    start_sched "$@" || { SCX=$keep; SCHED_MASK=0xff; echo "$label|0|did not load" >> "$FIT_RESULTS"; return; }
+    start_sched "$@" || { SCX=$keep; SCHED_MASK=0xff; echo "$label|-1|did not load" >> "$FIT_RESULTS"; return; }
     SCX=$keep; SCHED_MASK=0xff
   fi
   sleep 1
@@ -425,7 +425,10 @@ fit_check() {  # fit_check LABEL [BIN ARGS...]: 32 trials under that scheduler (
     sleep 0.2
     c=$(cpu_of "$SPIN")
     spin_stop
-    if is_p "$c"; then trials="${trials}P"; else moved=$((moved + 1)); trials="${trials}E"; fi
+    # A task gone before the sample (cpu -1) counts for nobody.
+    if [ "$c" -lt 0 ]; then trials="${trials}?"
+    elif is_p "$c"; then trials="${trials}P"
+    else moved=$((moved + 1)); trials="${trials}E"; fi
     t=$((t + 1))
   done
   pin_shell 0xff
@@ -448,7 +451,8 @@ if [ "$(fit_moved little-first)" -ge 28 ]; then
 else
   fail little-first-light "$(fit_detail little-first)"
 fi
-if [ "$(fit_moved fifo)" -le 23 ] && [ "$(fit_moved default)" -le 23 ]; then
+f=$(fit_moved fifo); d=$(fit_moved default)
+if [ "$f" -ge 0 ] && [ "$f" -le 23 ] && [ "$d" -ge 0 ] && [ "$d" -le 23 ]; then
   pass little-first-light-discriminates "--fifo: $(fit_detail fifo); default: $(fit_detail default); hybridland (not judged): $(fit_detail hybridland)"
 else
   fail little-first-light-discriminates "not discriminating: --fifo: $(fit_detail fifo); default: $(fit_detail default)"
