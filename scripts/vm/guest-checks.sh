@@ -151,7 +151,8 @@ wait_state disabled 20
 RESULTS=/run/results
 : > "$RESULTS"
 UNDER=hybridland
-verdict() {  # verdict CHECK PASS|FAIL DETAIL
+verdict() {  # verdict CHECK PASS|FAIL|NOLOAD DETAIL (NOLOAD: the scheduler did not load, which
+             # neither passes a check nor makes one discriminate)
   echo "$UNDER|$1|$2|$3" >> "$RESULTS"
   say "placement: [$UNDER] $1: $2 ($3)"
 }
@@ -315,7 +316,7 @@ placement_checks() {  # under $UNDER
     fi
     unload_under
   else
-    verdict stuck-lone-task FAIL "did not load"
+    verdict stuck-lone-task NOLOAD "did not load"
   fi
   # On the P-cores, which powersave leaves alone, the scheduler's own thread cannot change the
   # E-core answers. (Not on one CPU: a task spinning there would starve it.)
@@ -324,7 +325,7 @@ placement_checks() {  # under $UNDER
     check_powersave; check_knob
     unload_under
   else
-    for c in powersave-on-e knob-runtime; do verdict $c FAIL "did not load"; done
+    for c in powersave-on-e knob-runtime; do verdict $c NOLOAD "did not load"; done
   fi
   SCHED_MASK=0xff
 }
