@@ -33,6 +33,11 @@ cpu_of() {  # cpu_of PID: the CPU it last ran on (/proc/PID/stat field 39; comm 
   echo "${39}"
 }
 
+runs_of() {  # runs_of PID: how many times it got a CPU (/proc/PID/schedstat field 3), -1 if unknown
+  read -r _ _ n < "/proc/$1/schedstat" 2>/dev/null || { echo -1; return; }
+  echo "${n:--1}"
+}
+
 wait_state() {  # wait_state WANT SECONDS
   i=0
   while [ "$(state)" != "$1" ] && [ $i -lt $(( $2 * 10 )) ]; do
