@@ -393,6 +393,11 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
     let allowed = *topo.cpus();
     let everything_primary = policy.primary() == topo.cpus();
     let balanced = everything_primary && policy.config().cluster_balance == ClusterBalance::On;
+    let alike = if balanced {
+        alike_clusters(topo)
+    } else {
+        Vec::new()
+    };
     let mut order = Vec::new();
     loop {
         let task = TaskHints::new(&allowed);
@@ -415,7 +420,7 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
         check_state(topo, &state)?;
         order.push(p);
         if balanced {
-            check_clusters_even(topo, &state)?;
+            check_clusters_even(&alike, &state)?;
         }
     }
     if order.len() != topo.nr_cpus() {
@@ -427,11 +432,11 @@ pub fn check_fill(topo: &Topology, policy: &Policy) -> Result<Vec<Placement>, Vi
     Ok(order)
 }
 
-/// Clusters are alike when their CPUs are: as many of each kind, capacity and core size. A
+/// The pairs of clusters that are alike: as many CPUs of each kind, capacity and core size. A
 /// cluster's first CPU does not say it: a cluster of 7 P-CPUs and 4 E-CPUs, beside one of 11
 /// P-CPUs, fills to 7 and 9 busy, rightly, since capacity comes before cluster balance (found
 /// by the `topology_builder` fuzz target).
-fn check_clusters_even(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
+fn alike_clusters(topo: &Topology) -> Vec<(usize, usize)> {
     let key = |cl: usize| {
         let mut members: Vec<_> = topo
             .cluster_cpus(cl)
@@ -449,18 +454,26 @@ fn check_clusters_even(topo: &Topology, state: &CpuState) -> Result<(), Violatio
         members
     };
     let keys: Vec<_> = (0..topo.nr_clusters()).map(key).collect();
-    for a in 0..topo.nr_clusters() {
-        for b in a + 1..topo.nr_clusters() {
-            if keys[a] != keys[b] {
-                continue;
+    let mut pairs = Vec::new();
+    for a in 0..keys.len() {
+        for b in a + 1..keys.len() {
+            if keys[a] == keys[b] {
+                pairs.push((a, b));
             }
-            let (x, y) = (state.cluster_busy(a), state.cluster_busy(b));
-            if x.abs_diff(y) > 1 {
-                return fail(
-                    "cluster-balance",
-                    format!("equal clusters {a} and {b} hold {x} and {y} busy CPUs"),
-                );
-            }
+        }
+    }
+    pairs
+}
+
+/// Alike clusters never differ by more than one busy CPU.
+fn check_clusters_even(alike: &[(usize, usize)], state: &CpuState) -> Result<(), Violation> {
+    for &(a, b) in alike {
+        let (x, y) = (state.cluster_busy(a), state.cluster_busy(b));
+        if x.abs_diff(y) > 1 {
+            return fail(
+                "cluster-balance",
+                format!("equal clusters {a} and {b} hold {x} and {y} busy CPUs"),
+            );
         }
     }
     Ok(())
