@@ -67,6 +67,7 @@ mod config;
 mod cpu_list;
 mod cpu_set;
 mod cpu_state;
+mod fast_wake;
 mod idle_order;
 mod migration;
 mod placement_policy;
@@ -85,6 +86,7 @@ pub use config::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain, Unkno
 pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
+pub use fast_wake::{BalanceRange, FastWake};
 pub use idle_order::{Placement, Policy, Step, TaskHints};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
