@@ -1,6 +1,7 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
-//! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`, which gets one
-//! line of ours: the watchdog timeout, see [`patch_connector`]) and the
+//! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` two,
+//! the wake-up fast path, see [`patch_scheduler`]) and the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -18,23 +19,65 @@ const WATCHDOG_LINE: &str =
 /// the anchor is not there exactly once: a framework upgrade must revisit this patch.
 fn patch_connector(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated connector");
-    assert_eq!(
-        text.matches(WATCHDOG_ANCHOR).count(),
-        1,
-        "{path}: the watchdog patch's anchor is not there exactly once; scx_rustland_core changed: update build.rs"
-    );
-    let patched = text.replace(
+    let text = replace_once(
+        path,
+        &text,
         WATCHDOG_ANCHOR,
         &format!("{WATCHDOG_ANCHOR}{WATCHDOG_LINE}"),
     );
-    std::fs::write(path, patched).expect("writing the patched connector");
+    std::fs::write(path, text).expect("writing the patched connector");
+}
+
+/// The line of scx_rustland_core 2.4.15's `main.bpf.c` before which the fast path's file is
+/// included: the framework's select_cpu, after the helpers the fast path uses
+/// (`can_direct_dispatch`, `cpu_to_dsq`).
+const SELECT_CPU_ANCHOR: &str =
+    "s32 BPF_STRUCT_OPS(rustland_select_cpu, struct task_struct *p, s32 prev_cpu,\n";
+const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
+/// The first lines of that select_cpu's body after which the fast path is asked: the task
+/// is not the user-space scheduler and its previous CPU is one it may use.
+const FAST_WAKE_ANCHOR: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
+const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/* scx_hybridland: the wake-up fast path (src/bpf/fast_wake.bpf.h). */\n\tif (hl_fast_wake(p, prev_cpu, wake_flags))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
+
+/// Replaces `anchor` in `text` by `with`, failing the build unless it is there exactly once:
+/// a framework upgrade must revisit the patch.
+fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
+    assert_eq!(
+        text.matches(anchor).count(),
+        1,
+        "{path}: a patch anchor is not there exactly once; scx_rustland_core changed: update build.rs"
+    );
+    text.replace(anchor, with)
+}
+
+/// Adds the fast path to the framework's BPF scheduler `RustLandBuilder` just wrote.
+fn patch_scheduler(path: &str) {
+    let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
+    let text = replace_once(
+        path,
+        &text,
+        SELECT_CPU_ANCHOR,
+        &format!("{FAST_WAKE_INCLUDE}{SELECT_CPU_ANCHOR}"),
+    );
+    let text = replace_once(path, &text, FAST_WAKE_ANCHOR, FAST_WAKE_CALL);
+    std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }
 
 fn main() {
+    // RustLandBuilder writes the framework's files and builds them as they are; the patched
+    // scheduler is then built again under the same skeleton name, replacing that build.
     scx_rustland_core::RustLandBuilder::new()
         .and_then(|mut b| b.build())
         .expect("building the scx_rustland_core BPF scheduler (needs clang >= 18: BPF_CLANG)");
     patch_connector("src/bpf.rs");
+    patch_scheduler("main.bpf.c");
+    let mut sched = scx_cargo::BpfBuilder::new().expect("BPF toolchain (clang >= 18: BPF_CLANG)");
+    sched.enable_intf("intf.h", "bpf_intf.rs");
+    sched.enable_skel("main.bpf.c", "bpf");
+    sched
+        .build()
+        .expect("building the patched scx_rustland_core BPF scheduler");
+    println!("cargo:rerun-if-changed=src/bpf/fast_wake.bpf.h");
     let mut idle = scx_cargo::BpfBuilder::new().expect("BPF toolchain (clang >= 18: BPF_CLANG)");
     idle.enable_skel("src/bpf/idle_snapshot.bpf.c", "idle");
     idle.build().expect("building src/bpf/idle_snapshot.bpf.c");

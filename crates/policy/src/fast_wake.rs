@@ -114,6 +114,41 @@ impl Policy {
         }
     }
 
+    /// Checks a wake-up a fast path kept on `prev` against the idle order, as the core would
+    /// decide it with `idle` CPUs idle: for every utilisation that changes which CPUs fit, with
+    /// no homes and with every core a home. `Err` holds the first answer that is not `prev`.
+    /// For a live audit of the kernel side (`scx_hybridland --audit-fast-wake`).
+    pub fn check_fast_wake(
+        &self,
+        topo: &Topology,
+        idle: &CpuSet,
+        allowed: &CpuSet,
+        prev: CpuId,
+    ) -> Result<(), crate::Placement> {
+        let bare = CpuState::from_idle(topo, idle);
+        let mut homed = bare.clone();
+        for cpu in topo.cpus().iter() {
+            homed.move_home(topo, None, cpu);
+        }
+        let utils = core::iter::once(0)
+            .chain(topo.capacity_levels().iter().copied())
+            .chain(core::iter::once(1024));
+        for util in utils {
+            for state in [&bare, &homed] {
+                let task = crate::TaskHints {
+                    allowed,
+                    prev_cpu: Some(prev),
+                    util,
+                };
+                let answer = self.select_cpu(topo, state, &task);
+                if answer.cpu != Some(prev) {
+                    return Err(answer);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The busy counts at which cluster balance is active on `topo`, as the kernel side tests
     /// them.
     pub fn balance_range(&self, topo: &Topology) -> BalanceRange {
@@ -168,6 +203,17 @@ mod tests {
                 let task = TaskHints { allowed: &s.allowed, prev_cpu: Some(prev), util: s.util };
                 let answer = policy.select_cpu(&s.topology, &state, &task);
                 prop_assert_eq!(answer.cpu, Some(prev), "{:?} kept, the idle order says {:?}", entry, answer);
+            }
+        }
+
+        /// The live audit accepts every wake-up the table keeps.
+        #[test]
+        fn the_audit_accepts_what_the_table_keeps(s in arb_scenario()) {
+            let Some(prev) = s.prev_cpu else { return Ok(()) };
+            let policy = s.policy();
+            let range = policy.balance_range(&s.topology);
+            if policy.fast_wake(&s.topology, prev).keeps(&s.topology, &s.idle, &s.allowed, prev, range) {
+                prop_assert!(policy.check_fast_wake(&s.topology, &s.idle, &s.allowed, prev).is_ok());
             }
         }
 
@@ -241,5 +287,9 @@ mod tests {
             CpuId(6),
             range
         ));
+        // The audit is not vacuous: an E-core beside an idle P-core is not the idle order's
+        // answer for every task.
+        assert!(auto.check_fast_wake(&topo, &cpus(&[2, 4, 5]), &all, CpuId(2)).is_err());
+        assert!(auto.check_fast_wake(&topo, &cpus(&[6, 7]), &all, CpuId(6)).is_ok());
     }
 }

@@ -22,6 +22,8 @@
 
 mod dry_run;
 mod emit_topology;
+mod fast_audit;
+mod fast_wake;
 mod fifo;
 mod idle_snapshot;
 mod knobs;
@@ -241,7 +243,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
     watchdog::set_timeout_ms(opts.watchdog_timeout_ms);
-    let bpf = bpf::BpfScheduler::init(
+    let mut bpf = bpf::BpfScheduler::init(
         objects.sched,
         None,
         opts.exit_dump_len,
@@ -282,8 +284,22 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
         );
     }
 
+    let audit = if opts.audit_fast_wake {
+        if let Some(bss) = bpf.skel.maps.bss_data.as_deref_mut() {
+            bss.hl_fast_audit_on = 1;
+        }
+        info!("--audit-fast-wake: every wake-up the fast path keeps is checked against the policy");
+        Some(fast_audit::FastAudit::default())
+    } else {
+        None
+    };
     let sched = scheduler::Scheduler::new(
-        ops::Live { bpf, idle, events },
+        ops::Live {
+            bpf,
+            idle,
+            events,
+            audit,
+        },
         topo,
         placement,
         scheduler::LoopConfig {
@@ -300,6 +316,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
             },
             nr_possible,
             max_tasks: opts.max_tasks,
+            fast_wake: !opts.no_fast_wake,
         },
         control,
         nudger,

@@ -6,11 +6,13 @@
 #![forbid(unsafe_code)]
 
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
+use crate::fast_audit::{AuditCounts, FastAudit};
+use crate::fast_wake::FastWakeTable;
 use crate::idle_snapshot::{IdleSnapshot, Snapshot};
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
-use hybridland_policy::CpuId;
+use hybridland_policy::{CpuId, Policy, Topology};
 use libbpf_rs::ProgramInput;
 
 /// What the loop asks of the framework.
@@ -33,6 +35,13 @@ pub(crate) trait SchedOps {
     fn nr_queued(&mut self) -> u64;
     /// The framework's counters.
     fn counters(&mut self) -> Framework;
+    /// Installs the wake-up fast path's table in the kernel, or switches the fast path off.
+    fn set_fast_wake(&mut self, table: Option<&FastWakeTable>);
+    /// `--audit-fast-wake`: checks the wake-ups the fast path kept since the last call against
+    /// `policy`; the totals so far, `None` when not auditing.
+    fn audit_fast_wakes(&mut self, _topo: &Topology, _policy: &Policy) -> Option<AuditCounts> {
+        None
+    }
     /// Whether the scheduler is to stop (a signal, or the kernel ended it).
     fn exited(&mut self) -> bool;
     /// Hands the task events that arrived since the last call to `each` (a bounded number per
@@ -58,6 +67,15 @@ pub(crate) struct Live<'a, 'b> {
     /// `None` where the kernel refused the event source: the loop then runs as before it,
     /// pruning tasks by age.
     pub(crate) events: Option<TaskEventSource<'b>>,
+    /// `--audit-fast-wake`.
+    pub(crate) audit: Option<FastAudit>,
+}
+
+impl Live<'_, '_> {
+    /// The framework's BPF globals, where the fast path's table and counters live too.
+    fn bss(&self) -> Option<&crate::bpf_skel::types::bss> {
+        self.bpf.skel.maps.bss_data.as_deref()
+    }
 }
 
 impl SchedOps for Live<'_, '_> {
@@ -119,6 +137,19 @@ impl SchedOps for Live<'_, '_> {
             congested: *self.bpf.nr_sched_congested_mut(),
             running: *self.bpf.nr_running_mut(),
             queued: *self.bpf.nr_queued_mut(),
+            fast: self.bss().map_or(0, |b| b.hl_nr_fast_wakes),
+            fast_asked: self.bss().map_or(0, |b| b.hl_nr_fast_asked),
+        }
+    }
+
+    fn audit_fast_wakes(&mut self, topo: &Topology, policy: &Policy) -> Option<AuditCounts> {
+        let bss = self.bpf.skel.maps.bss_data.as_deref()?;
+        Some(self.audit.as_mut()?.drain(bss, topo, policy))
+    }
+
+    fn set_fast_wake(&mut self, table: Option<&FastWakeTable>) {
+        if let Some(bss) = self.bpf.skel.maps.bss_data.as_deref_mut() {
+            FastWakeTable::install(table, bss);
         }
     }
 

@@ -113,6 +113,20 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) fifo: bool,
 
+    /// Send every wake-up to user space. By default a wake-up whose answer the policy knows
+    /// without the task's history (its previous CPU's whole core idle, no CPU that could
+    /// serve it better idle, cluster balance inactive where load would decide) is dispatched
+    /// there in the kernel, without the round trip (the `fast` stats counter); the answer is
+    /// the one the loop would give.
+    #[arg(long)]
+    pub(crate) no_fast_wake: bool,
+
+    /// Hold every wake-up the fast path keeps against the policy's own answer for the idle
+    /// CPUs it was decided on, and log the count at exit (and the first disagreements as they
+    /// happen). For checking the kernel side; it costs a record per kept wake-up.
+    #[arg(long, conflicts_with_all = ["no_fast_wake", "fifo"])]
+    pub(crate) audit_fast_wake: bool,
+
     /// Give every task the full slice (`--slice-us`), as `--fifo` does, instead of dividing it
     /// by the number of waiting tasks: compares the policy's placement with `--fifo` under one
     /// slice rule (scripts/vm-bench.sh).

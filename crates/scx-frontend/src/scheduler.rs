@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{KnobChange, Watcher};
@@ -108,6 +109,8 @@ pub(crate) struct LoopConfig {
     pub(crate) nr_possible: u64,
     /// `--max-tasks`: the core's task storage, reserved at start.
     pub(crate) max_tasks: usize,
+    /// The wake-up fast path (not `--no-fast-wake`); it applies to hybridland's policy only.
+    pub(crate) fast_wake: bool,
 }
 
 impl LoopConfig {
@@ -278,7 +281,7 @@ impl<O: SchedOps> Scheduler<O> {
                 .context("the task storage")?,
         ));
         core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
-        Ok(Self {
+        let mut sched = Self {
             ops,
             core,
             cfg,
@@ -296,7 +299,37 @@ impl<O: SchedOps> Scheduler<O> {
             recorder: None,
             tail_reader: None,
             tails_pending: false,
-        })
+        };
+        sched.install_fast_wake(true);
+        Ok(sched)
+    }
+
+    /// Writes the wake-up fast path's table for the policy and knobs in force (after a knob
+    /// change too: the table depends on cluster balance), or switches it off where it does not
+    /// apply. `announce`: say so in the log.
+    fn install_fast_wake(&mut self, announce: bool) {
+        let table = match self.core.policy().hybridland() {
+            Some(policy) if self.cfg.fast_wake && self.cfg.mode == Mode::Policy => {
+                Some(FastWakeTable::new(
+                    self.core.topology(),
+                    policy,
+                    self.cfg.slice_ns,
+                    self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
+                ))
+            }
+            _ => None,
+        };
+        self.ops.set_fast_wake(table.as_ref());
+        if announce {
+            match &table {
+                Some(t) => info!(
+                    "wake-up fast path: a task woken with its previous CPU's core idle may stay there in the kernel on {} of {} CPUs (--no-fast-wake: off)",
+                    t.nr_keep(),
+                    self.core.topology().nr_cpus()
+                ),
+                None => info!("wake-up fast path: off"),
+            }
+        }
     }
 
     /// Keeps a decision log (`--record`): the core's inputs and what the loop sent, for
@@ -402,8 +435,15 @@ impl<O: SchedOps> Scheduler<O> {
 
     /// Runs until a signal or the kernel ends it, or the idle snapshot fails for good.
     pub(crate) fn run(&mut self) -> Result<()> {
+        let mut audit = None;
         while !self.ops.exited() {
             self.schedule_batch()?;
+            if let Some(policy) = self.core.policy().hybridland() {
+                audit = self
+                    .ops
+                    .audit_fast_wakes(self.core.topology(), policy)
+                    .or(audit);
+            }
             self.collect_tails();
             let now = now_ns();
             if self.core.poll_timeout().is_some_and(|at| now >= at) {
@@ -411,6 +451,12 @@ impl<O: SchedOps> Scheduler<O> {
             }
             self.poll_knob();
             self.answer_stats();
+        }
+        if let Some(a) = audit {
+            info!(
+                "fast-path audit: {} kept wake-ups checked against the policy, {} disagreed, {} lost",
+                a.checked, a.disagreed, a.lost
+            );
         }
         Ok(())
     }
@@ -466,6 +512,7 @@ impl<O: SchedOps> Scheduler<O> {
                     "cluster balance: {current} -> {mode} (from {})",
                     control.path().display()
                 );
+                self.install_fast_wake(false);
             }
             Some(KnobChange::Rejected) => {
                 warn!(
@@ -889,6 +936,8 @@ mod test {
         queued_cpus: CpuSet,
         /// `--fifo`'s idle picks, in order (none idle when none left).
         picks: VecDeque<Option<i32>>,
+        /// Every fast-path table installed (`None`: switched off), in order.
+        fast_wake: Vec<Option<FastWakeTable>>,
     }
 
     impl FakeOps {
@@ -906,6 +955,7 @@ mod test {
                 events: Vec::new(),
                 queued_cpus: CpuSet::EMPTY,
                 picks: VecDeque::new(),
+                fast_wake: Vec::new(),
             }
         }
 
@@ -948,6 +998,9 @@ mod test {
         }
         fn counters(&mut self) -> crate::stats::Framework {
             crate::stats::Framework::default()
+        }
+        fn set_fast_wake(&mut self, table: Option<&FastWakeTable>) {
+            self.fast_wake.push(table.cloned());
         }
         fn exited(&mut self) -> bool {
             false
@@ -995,6 +1048,7 @@ mod test {
             slice,
             nr_possible: 8,
             max_tasks: DEFAULT_MAX_TASKS,
+            fast_wake: true,
         }
     }
 
@@ -1024,6 +1078,55 @@ mod test {
 
     fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
         tasks.iter().map(|t| t.pid).collect()
+    }
+
+    #[test]
+    fn the_fast_path_gets_the_policys_table_and_a_new_one_when_the_knob_changes() {
+        let mut s = small(false);
+        let first = s
+            .ops
+            .fast_wake
+            .last()
+            .cloned()
+            .flatten()
+            .expect("a table at start");
+        assert!(first.nr_keep() > 0);
+        let before = first.balance();
+        assert_ne!(
+            before,
+            hybridland_policy::BalanceRange { from: 0, until: 0 }
+        );
+        assert!(
+            s.core
+                .set_cluster_balance(hybridland_policy::ClusterBalance::Off)
+        );
+        s.install_fast_wake(false);
+        let after = s
+            .ops
+            .fast_wake
+            .last()
+            .cloned()
+            .flatten()
+            .expect("a table after the change");
+        assert_eq!(
+            after.balance(),
+            hybridland_policy::BalanceRange { from: 0, until: 0 }
+        );
+    }
+
+    #[test]
+    fn no_fast_path_under_fifo_or_no_fast_wake() {
+        let s = small(true);
+        assert!(matches!(s.ops.fast_wake.as_slice(), [None]));
+        let s = sched_with(
+            64,
+            LoopConfig {
+                max_tasks: 256,
+                fast_wake: false,
+                ..config(Mode::Policy, SliceMode::Scaled)
+            },
+        );
+        assert!(matches!(s.ops.fast_wake.as_slice(), [None]));
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
 //!   nudge=0 kept=40 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
-//!   snapshot-us=800 decide-us=120 cpu-us=3900 | balance=auto | fw user=44 kernel=3 cancel=0
-//!   bounce=0 failed=0 congested=0 running=6 queued=0
+//!   snapshot-us=800 decide-us=120 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
+//!   fast-asked=60 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
@@ -34,7 +34,9 @@
 //!   buffer to the kernel was full), `backlog` (tasks in it now), `snapshot-errors` (failed idle
 //!   snapshots: that batch went to the shared queue), `dequeue-errors`, `affinity-errors`;
 //! - `fw`: scx_rustland_core's counters over the interval (user/kernel dispatches, cancelled,
-//!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges.
+//!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges;
+//!   among them `fast`, wake-ups the fast path kept on their previous CPU in the kernel (never
+//!   seen by the loop, so not in `placed`), of `fast-asked` it was asked about.
 
 #![forbid(unsafe_code)]
 
@@ -192,6 +194,10 @@ pub(crate) struct Framework {
     pub(crate) congested: u64,
     pub(crate) running: u64,
     pub(crate) queued: u64,
+    /// Wake-ups the fast path (src/bpf/fast_wake.bpf.h) dispatched in the kernel, and those
+    /// it was asked about.
+    pub(crate) fast: u64,
+    pub(crate) fast_asked: u64,
 }
 
 /// Busy and total jiffies of each CPU, from `/proc/stat`.
@@ -410,6 +416,14 @@ pub(crate) struct Metrics {
     pub(crate) fw_user: u64,
     #[stat(desc = "scx_rustland_core: tasks dispatched by the kernel directly")]
     pub(crate) fw_kernel: u64,
+    #[stat(
+        desc = "Wake-ups the fast path kept on their previous CPU in the kernel, without the loop"
+    )]
+    pub(crate) fw_fast: u64,
+    #[stat(
+        desc = "Wake-ups the fast path was asked about (it keeps only those the policy's table covers)"
+    )]
+    pub(crate) fw_fast_asked: u64,
     #[stat(desc = "scx_rustland_core: dispatches cancelled")]
     pub(crate) fw_cancel: u64,
     #[stat(desc = "scx_rustland_core: dispatches bounced to the task's previous CPU")]
@@ -468,6 +482,8 @@ impl Metrics {
             loop_cpu_us: now.loop_cpu_ns.saturating_sub(prev.loop_cpu_ns) / 1_000,
             fw_user: f.user.saturating_sub(p.user),
             fw_kernel: f.kernel.saturating_sub(p.kernel),
+            fw_fast: f.fast.saturating_sub(p.fast),
+            fw_fast_asked: f.fast_asked.saturating_sub(p.fast_asked),
             fw_cancel: f.cancel.saturating_sub(p.cancel),
             fw_bounce: f.bounce.saturating_sub(p.bounce),
             fw_failed: f.failed.saturating_sub(p.failed),
@@ -542,10 +558,12 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
+            self.fw_fast,
+            self.fw_fast_asked,
             self.fw_cancel,
             self.fw_bounce,
             self.fw_failed,
@@ -763,7 +781,7 @@ mod test {
              busy \
              performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
              snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
-             cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
+             fast=0 fast-asked=0 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
         );
         // The error figures appear only when there is something to say.
         let mut errs = now;
@@ -808,7 +826,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 38);
+        assert_eq!(meta.fields.len(), 40);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and
