@@ -81,7 +81,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
-EXPECTED=(loaded watchdog-timeout)
+EXPECTED=(loaded watchdog-timeout fast-wake)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)

@@ -129,6 +129,41 @@ fi
 stop_sched INT
 wait_state disabled 20
 
+# fast-wake: the wake-up fast path (src/bpf/fast_wake.bpf.h) decides wake-ups in the kernel,
+# and every one it keeps is the policy's own answer. A light frame task (30 fps) on an
+# otherwise idle machine wakes with its P-core idle, which the policy's table covers.
+# --audit-fast-wake holds each kept wake-up against Policy::check_fast_wake on the idle and
+# allowed CPUs the kernel side saw (for every utilisation and with or without homes). Passes
+# with at least 20 kept, every one checked, none disagreeing; the controls keep none:
+# --no-fast-wake (the counter counts the fast path and nothing else) and --fifo (no table).
+fast_sum() { awk '/stats: placed / { for (i = 1; i <= NF; i++) if ($i ~ /^fast=/) { sub("fast=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
+fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; sets FAST, AUDIT
+  FAST=-1; AUDIT=""
+  if start_sched "$@"; then
+    "$HL/frame-task" 30 "$FAST_ITERS" 3 f0 > /dev/null 2>&1
+    sleep 1.2  # the last interval's stats line
+    stop_sched INT
+    wait_state disabled 20
+    FAST=$(fast_sum)
+    AUDIT=$(sed -n 's/.*fast-path audit: //p' "$LOG" | tail -n 1)
+  fi
+}
+FAST_ITERS=$(( $("$HL/frame-task" calibrate) * 2 ))
+fast_run --audit-fast-wake; hl_fast=$FAST; hl_audit=$AUDIT
+say "fast-wake: policy kept $hl_fast; audit: ${hl_audit:-none}"
+grep "fast-path audit:" "$LOG" | head -n 6
+fast_run --no-fast-wake; off_fast=$FAST
+fast_run --fifo; fifo_fast=$FAST
+checked=$(echo "$hl_audit" | awk '{print $1}')
+disagreed=$(echo "$hl_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
+detail="kept $hl_fast (audit: ${hl_audit:-none}); --no-fast-wake kept $off_fast, --fifo $fifo_fast"
+if [ "$hl_fast" -ge 20 ] && [ "${checked:-0}" -ge "$hl_fast" ] && [ "$disagreed" = 0 ] &&
+   [ "$off_fast" = 0 ] && [ "$fifo_fast" = 0 ]; then
+  pass fast-wake "$detail"
+else
+  fail fast-wake "$detail"
+fi
+
 # --- placement checks ------------------------------------------------------------------------
 # Each check function runs one workload under whatever scheduler is loaded and ends with
 # `verdict CHECK PASS|FAIL DETAIL`; its comment says what the controls do and why the policy
