@@ -17,7 +17,7 @@
 use crate::cluster_balance;
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::cpu_state::CpuState;
-use crate::idle_order::Policy;
+use crate::idle_order::{Policy, Step};
 use crate::topology::{CoreKind, Topology};
 
 /// When a task that last ran on one CPU may be woken there without asking the core.
@@ -33,6 +33,8 @@ pub struct FastWake {
     /// Whether the CPU wins only on cluster load when several tie, so that it may be kept only
     /// while cluster balance is inactive.
     pub balance_matters: bool,
+    /// The step of the idle order that keeps it (for counting kept wake-ups by step).
+    pub step: Step,
 }
 
 /// The busy-CPU counts at which cluster balance is active: `from..until` (empty when never).
@@ -59,6 +61,7 @@ impl FastWake {
         core: CpuSet::EMPTY,
         beaten_if_idle: CpuSet::EMPTY,
         balance_matters: false,
+        step: Step::NoIdle,
     };
 
     /// Whether a task allowed on `allowed`, woken with `idle` CPUs idle, is kept on `prev`
@@ -111,6 +114,11 @@ impl Policy {
             // On a whole idle P-core the previous CPU comes before any tie-break; elsewhere
             // cluster load comes before it.
             balance_matters: !p_core,
+            step: if p_core {
+                Step::IdlePCore
+            } else {
+                Step::IdleECore
+            },
         }
     }
 
@@ -203,6 +211,8 @@ mod tests {
                 let task = TaskHints { allowed: &s.allowed, prev_cpu: Some(prev), util: s.util };
                 let answer = policy.select_cpu(&s.topology, &state, &task);
                 prop_assert_eq!(answer.cpu, Some(prev), "{:?} kept, the idle order says {:?}", entry, answer);
+                prop_assert_eq!(answer.step, entry.step);
+                prop_assert!(!answer.overflow);
             }
         }
 

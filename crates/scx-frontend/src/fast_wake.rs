@@ -73,6 +73,8 @@ impl FastWakeTable {
                     beaten: words(&e.beaten_if_idle),
                     keep: u32::from(e.keep),
                     balance_matters: u32::from(e.balance_matters),
+                    step: e.step.index() as u32,
+                    pad: 0,
                 })
                 .collect(),
             machine: words(&self.machine),
@@ -100,6 +102,8 @@ impl FastWakeTable {
             beaten: [0; WORDS],
             keep: 0,
             balance_matters: 0,
+            step: 0,
+            pad: 0,
         };
         for (i, slot) in bss.hl_fast_cpus.iter_mut().enumerate() {
             *slot = l.cpus.get(i).copied().unwrap_or(never);
@@ -161,12 +165,14 @@ mod tests {
             (p.core[0], p.beaten[0], p.keep, p.balance_matters),
             (0xc0, 0, 1, 0)
         );
+        assert_eq!(p.step as usize, hybridland_policy::Step::IdlePCore.index());
         // E-CPU 2: alone in its core, beaten by any idle P-CPU, load decides among E-cores.
         let e = &l.cpus[2];
         assert_eq!(
             (e.core[0], e.beaten[0], e.keep, e.balance_matters),
             (0x04, 0xf0, 1, 1)
         );
+        assert_eq!(e.step as usize, hybridland_policy::Step::IdleECore.index());
     }
 
     #[test]

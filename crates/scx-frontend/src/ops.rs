@@ -137,7 +137,7 @@ impl SchedOps for Live<'_, '_> {
             congested: *self.bpf.nr_sched_congested_mut(),
             running: *self.bpf.nr_running_mut(),
             queued: *self.bpf.nr_queued_mut(),
-            fast: self.bss().map_or(0, |b| b.hl_nr_fast_wakes),
+            fast: self.bss().map_or([0; 4], |b| b.hl_nr_fast_step),
             fast_asked: self.bss().map_or(0, |b| b.hl_nr_fast_asked),
         }
     }

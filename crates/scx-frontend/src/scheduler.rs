@@ -374,6 +374,7 @@ impl<O: SchedOps> Scheduler<O> {
         let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
             return;
         };
+        self.counters.fast = self.ops.counters().fast;
         let candidates = r.stop(now_ns(), &self.counters);
         match &self.tail_reader {
             Some(reader) => {

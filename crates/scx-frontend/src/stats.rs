@@ -89,6 +89,9 @@ pub(crate) struct Counters {
     pub(crate) events: EventCounts,
     /// What the loop's own rounds cost.
     pub(crate) rounds: RoundCounts,
+    /// Wake-ups the kernel's fast path kept, by step ([`Framework::fast`] as last read: the
+    /// loop refreshes it when a recording starts or stops, for the recording's step counts).
+    pub(crate) fast: [u64; Step::ALL.len()],
 }
 
 /// The loop's rounds (one `schedule_batch`: dequeue, decide, dispatch, `notify_complete`) and
@@ -179,6 +182,7 @@ impl Counters {
             affinity_errors: self.affinity_errors - prev.affinity_errors,
             events: self.events.delta(&prev.events),
             rounds: self.rounds.delta(&prev.rounds),
+            fast: core::array::from_fn(|i| self.fast[i].saturating_sub(prev.fast[i])),
         }
     }
 }
@@ -194,9 +198,9 @@ pub(crate) struct Framework {
     pub(crate) congested: u64,
     pub(crate) running: u64,
     pub(crate) queued: u64,
-    /// Wake-ups the fast path (src/bpf/fast_wake.bpf.h) dispatched in the kernel, and those
-    /// it was asked about.
-    pub(crate) fast: u64,
+    /// Wake-ups the fast path (src/bpf/fast_wake.bpf.h) dispatched in the kernel, by step of
+    /// the idle order, and those it was asked about.
+    pub(crate) fast: [u64; Step::ALL.len()],
     pub(crate) fast_asked: u64,
 }
 
@@ -482,7 +486,11 @@ impl Metrics {
             loop_cpu_us: now.loop_cpu_ns.saturating_sub(prev.loop_cpu_ns) / 1_000,
             fw_user: f.user.saturating_sub(p.user),
             fw_kernel: f.kernel.saturating_sub(p.kernel),
-            fw_fast: f.fast.saturating_sub(p.fast),
+            fw_fast: f
+                .fast
+                .iter()
+                .sum::<u64>()
+                .saturating_sub(p.fast.iter().sum()),
             fw_fast_asked: f.fast_asked.saturating_sub(p.fast_asked),
             fw_cancel: f.cancel.saturating_sub(p.cancel),
             fw_bounce: f.bounce.saturating_sub(p.bounce),

@@ -27,6 +27,9 @@ struct hl_fast_cpu {
 	u32 keep;
 	/* Ask user space while cluster balance is active (hl_balance_from..hl_balance_until). */
 	u32 balance_matters;
+	/* The idle order's step that keeps it (hybridland_policy::Step), for the counters. */
+	u32 step;
+	u32 pad;
 };
 
 struct hl_fast_cpu hl_fast_cpus[HL_MAX_CPUS];
@@ -38,8 +41,8 @@ u32 hl_balance_from, hl_balance_until;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
 volatile u32 hl_helper_pid;
 u64 hl_fast_slice_ns;
-/* Wake-ups dispatched here, and wake-ups the table was asked about. */
-volatile u64 hl_nr_fast_wakes, hl_nr_fast_asked;
+/* Wake-ups dispatched here by step, and wake-ups the table was asked about. */
+volatile u64 hl_nr_fast_step[4], hl_nr_fast_asked;
 
 /*
  * --audit-fast-wake: each kept wake-up with what it was decided on, for user space to hold
@@ -143,7 +146,7 @@ static bool hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 		return false;
 	scx_bpf_dsq_insert_vtime(p, cpu_to_dsq(prev_cpu), hl_fast_slice_ns,
 				 p->scx.dsq_vtime, 0);
-	__sync_fetch_and_add(&hl_nr_fast_wakes, 1);
+	__sync_fetch_and_add(&hl_nr_fast_step[e->step & 3], 1);
 	if (hl_fast_audit_on)
 		hl_audit(p, prev_cpu, idle_w, nr_cpus);
 	return true;
