@@ -299,7 +299,13 @@ mod tests {
         ));
         // The audit is not vacuous: an E-core beside an idle P-core is not the idle order's
         // answer for every task.
-        assert!(auto.check_fast_wake(&topo, &cpus(&[2, 4, 5]), &all, CpuId(2)).is_err());
-        assert!(auto.check_fast_wake(&topo, &cpus(&[6, 7]), &all, CpuId(6)).is_ok());
+        assert!(
+            auto.check_fast_wake(&topo, &cpus(&[2, 4, 5]), &all, CpuId(2))
+                .is_err()
+        );
+        assert!(
+            auto.check_fast_wake(&topo, &cpus(&[6, 7]), &all, CpuId(6))
+                .is_ok()
+        );
     }
 }

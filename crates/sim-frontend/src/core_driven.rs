@@ -7,8 +7,9 @@ use crate::sim_policy::{
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, PlacementPolicy, Policy, PolicyConfig,
-    Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
+    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, FastWake,
+    Placement, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology,
+    UtilSource, Waiting,
 };
 
 /// Where a core-driven policy comes from.
@@ -29,6 +30,44 @@ pub struct CoreDriven {
     prepared: Option<(Topology, Box<dyn PlacementPolicy>)>,
     /// Built by `reserve`.
     core: Option<Box<SimCore>>,
+    /// Whether to model the live scheduler's in-kernel wake-up fast path (hybridland only).
+    fast_wake: bool,
+    /// Its table, built by `reserve` when modelled.
+    fast: Option<FastTable>,
+}
+
+/// The live fast path's table (`scx_hybridland`'s `src/fast_wake.rs` writes the same one into
+/// the kernel): per CPU, when a waking task that last ran there stays there without the core.
+#[derive(Clone, Debug)]
+struct FastTable {
+    entries: Vec<FastWake>,
+    balance: BalanceRange,
+    slice_ns: u64,
+}
+
+impl FastTable {
+    fn new(topo: &Topology, policy: &Policy, slice_ns: u64) -> Self {
+        Self {
+            entries: (0..topo.cpus().span())
+                .map(|c| policy.fast_wake(topo, CpuId(c as u16)))
+                .collect(),
+            balance: policy.balance_range(topo),
+            slice_ns,
+        }
+    }
+
+    /// The placement the fast path makes for `task`, if it keeps it.
+    fn keeps(&self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Option<Placement> {
+        let prev = task.prev_cpu?;
+        let entry = self.entries.get(prev.index())?;
+        entry
+            .keeps(machine.topo, machine.idle, task.allowed, prev, self.balance)
+            .then_some(Placement {
+                cpu: Some(prev),
+                step: entry.step,
+                overflow: false,
+            })
+    }
 }
 
 impl CoreDriven {
@@ -67,7 +106,17 @@ impl CoreDriven {
             description,
             prepared: None,
             core: None,
+            fast_wake: true,
+            fast: None,
         }
+    }
+
+    /// Models the live scheduler's in-kernel wake-up fast path (`on`, the default, as live)
+    /// or sends every wake-up to the core (as `scx_hybridland --no-fast-wake`). Only
+    /// hybridland's policy has a fast path.
+    pub fn with_fast_wake(mut self, on: bool) -> Self {
+        self.fast_wake = on;
+        self
     }
 
     fn config_error(&self, reason: String) -> PolicyError {
@@ -117,6 +166,10 @@ impl SimPolicy for CoreDriven {
             ..CoreConfig::DEFAULT
         };
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
+        self.fast = policy
+            .hybridland()
+            .filter(|_| self.fast_wake)
+            .map(|p| FastTable::new(&topo, p, slice_ns));
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
         // Never handed a backlog (`handle_backlog`), the core keeps its initial 0. It divides the
@@ -133,6 +186,20 @@ impl SimPolicy for CoreDriven {
         let Some(core) = self.core.as_mut() else {
             return Decision::plain(Target::QueueShared);
         };
+        // Live, a wake-up the fast path keeps never reaches the core: it runs on its previous
+        // CPU with the base slice, and the core learns of it only through the task's later runs.
+        if task.reason == Reason::Wakeup {
+            if let Some(placement) = self.fast.as_ref().and_then(|f| f.keeps(machine, task)) {
+                return Decision {
+                    target: Target::Run(placement.cpu.unwrap_or(CpuId(0))),
+                    placement: Some(placement),
+                    slice_end: None,
+                    slice_ns: self.fast.as_ref().map(|f| f.slice_ns),
+                    vtime: None,
+                    util: None,
+                };
+            }
+        }
         let arrival = match task.reason {
             Reason::Wakeup => Arrival::Wakeup {
                 waker: task

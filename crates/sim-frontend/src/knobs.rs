@@ -27,6 +27,7 @@ pub const SIM_KEYS: &[&str] = &[
     "seed",
     "policy_seed",
     "util_source",
+    "fast_wake",
 ];
 
 /// What `hybrid-sim policies` says about each `--set` key: the values it takes and its default.
@@ -54,6 +55,11 @@ pub const KNOB_HELP: &[(&str, &str, &str)] = &[
         "the replay's seed",
     ),
     ("util_source", "estimator, hint", "estimator"),
+    (
+        "fast_wake",
+        "on, off: hybridland's in-kernel wake-up fast path, as scx_hybridland runs it (off: every wake-up to the core, as --no-fast-wake)",
+        "on",
+    ),
     (
         "kernel_asym_capacity",
         "auto (on when capacities differ), on, off: kernel-default's asymmetric-capacity wake-up",
@@ -153,6 +159,19 @@ impl Knobs {
                 key: "kernel_asym_capacity".to_owned(),
                 value: v.to_owned(),
                 reason: "expected auto, on or off".to_owned(),
+            }),
+        }
+    }
+
+    /// Whether hybridland's wake-up fast path is modelled (`fast_wake`, default on, as live).
+    pub fn fast_wake(&self) -> Result<bool, KnobError> {
+        match self.get("fast_wake") {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(v) => Err(KnobError::BadValue {
+                key: "fast_wake".to_owned(),
+                value: v.to_owned(),
+                reason: "expected on or off".to_owned(),
             }),
         }
     }

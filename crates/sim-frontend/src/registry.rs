@@ -164,7 +164,9 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
     Ok(match kind {
         PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),
         PolicyKind::SummedCapacity => Box::new(SummedCapacity),
-        PolicyKind::Hybridland => Box::new(CoreDriven::hybridland(knobs.policy_config()?)),
+        PolicyKind::Hybridland => Box::new(
+            CoreDriven::hybridland(knobs.policy_config()?).with_fast_wake(knobs.fast_wake()?),
+        ),
         PolicyKind::CapacityBlind => Box::new(CoreDriven::builtin(
             Builtin::CapacityBlind,
             Default::default(),
