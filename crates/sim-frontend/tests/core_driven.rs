@@ -15,27 +15,31 @@ const STUCK_ON_E: &str = r#"{"version": 1, "name": "stuck-on-e", "machine": "i7-
   {"name": "long", "start_ns": 10000000, "util": 1024, "phases": [{"run_ns": 1000000000}]}
 ]}"#;
 
-fn replay(policy: &str) -> (Report, u64, u64) {
-    let trace = Trace::from_json_str(STUCK_ON_E, "stuck-on-e").unwrap();
+/// `run` given `trace` (JSON) on the i7-13800H under `policy` with the `--set` items `knobs`.
+fn simulate<R>(trace: &str, policy: &str, knobs: &[&str], run: impl FnOnce(Simulation) -> R) -> R {
+    let trace = Trace::from_json_str(trace, "test").unwrap();
     let machine = presets::lookup("i7-13800h").unwrap();
-    let knobs = Knobs::parse::<&str>(&[]).unwrap();
-    let policy = policy_by_name(policy, &knobs).unwrap();
-    let sim = Simulation::new(
+    let policy = policy_by_name(policy, &Knobs::parse(knobs).unwrap()).unwrap();
+    run(Simulation::new(
         &machine.topology,
         &machine.model,
         &trace,
         policy,
         SimOptions::default(),
     )
-    .unwrap();
+    .unwrap())
+}
+
+fn replay(policy: &str) -> (Report, u64, u64) {
     let (mut slice_ends, mut preempted) = (0, 0);
-    let report = sim
-        .run_observed(&mut |r: &DecisionRecord<'_>| match r.reason {
+    let report = simulate(STUCK_ON_E, policy, &[], |sim| {
+        sim.run_observed(&mut |r: &DecisionRecord<'_>| match r.reason {
             Reason::SliceEnd => slice_ends += 1,
             Reason::Preempted => preempted += 1,
             Reason::Wakeup => {}
         })
-        .unwrap();
+        .unwrap()
+    });
     (report, slice_ends, preempted)
 }
 
@@ -84,20 +88,11 @@ fn the_slice_is_divided_by_tasks_awaiting_a_decision_not_by_the_shared_queue() {
     // the kernel's shared queue is not in it. Here each wake-up is decided as it happens, so
     // every slice is whole however long the shared queue is. Divided by that queue, the slice
     // fell to a fraction of 5 ms and the replay of a live hackbench migrated 25 times as often.
-    let trace = Trace::from_json_str(OVERLOADED, "overloaded").unwrap();
-    let machine = presets::lookup("i7-13800h").unwrap();
-    let knobs = Knobs::parse::<&str>(&[]).unwrap();
-    let sim = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy_by_name("hybridland", &knobs).unwrap(),
-        SimOptions::default(),
-    )
-    .unwrap();
     let mut slices = Vec::new();
-    sim.run_observed(&mut |r: &DecisionRecord<'_>| slices.push(r.decision.slice_ns))
-        .unwrap();
+    simulate(OVERLOADED, "hybridland", &[], |sim| {
+        sim.run_observed(&mut |r: &DecisionRecord<'_>| slices.push(r.decision.slice_ns))
+            .unwrap()
+    });
     assert!(slices.len() >= 40, "{}", slices.len());
     let full = SimOptions::default().slice_ns;
     assert!(
@@ -113,21 +108,10 @@ const LIGHT_PERIODIC: &str = r#"{"version": 1, "name": "light-periodic", "machin
 
 /// Wake-ups the core decided (`--set fast_wake=...`) and the report.
 fn replay_light(fast_wake: &str) -> (Report, u64) {
-    let trace = Trace::from_json_str(LIGHT_PERIODIC, "light-periodic").unwrap();
-    let machine = presets::lookup("i7-13800h").unwrap();
-    let knobs = Knobs::parse(&[format!("fast_wake={fast_wake}")]).unwrap();
-    let policy = policy_by_name("hybridland", &knobs).unwrap();
-    let sim = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy,
-        SimOptions::default(),
-    )
-    .unwrap();
+    let knob = format!("fast_wake={fast_wake}");
     let mut by_core = 0;
-    let report = sim
-        .run_observed(&mut |r: &DecisionRecord<'_>| {
+    let report = simulate(LIGHT_PERIODIC, "hybridland", &[&knob], |sim| {
+        sim.run_observed(&mut |r: &DecisionRecord<'_>| {
             // A kept wake-up carries no utilisation of the core's; the core's own decisions do.
             if r.reason == Reason::Wakeup && r.decision.util.is_some() {
                 by_core += 1;
@@ -136,7 +120,8 @@ fn replay_light(fast_wake: &str) -> (Report, u64) {
                 panic!("{v:?}");
             }
         })
-        .unwrap();
+        .unwrap()
+    });
     (report, by_core)
 }
 
