@@ -1,7 +1,8 @@
 //! Placement decisions on arbitrary valid machines, idle states, affinities, previous CPUs,
 //! utilisations and knobs, followed by a short run of wake-ups and departures: every decision
 //! is checked against the shared invariants (`testkit::check_placement`, which recomputes the
-//! single right answer), every state against `testkit::check_state`.
+//! single right answer), every state against `testkit::check_state`, and every wake-up the
+//! live fast path would keep (`Policy::fast_wake`) against the idle order's answer.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -104,6 +105,18 @@ fn wake(topo: &Topology, policy: &Policy, state: &mut CpuState, task: &Task, occ
             "{v}\n{topo:?}\n{state:?}\n{hints:?}\n{:?}\n{placement:?}",
             policy.config()
         );
+    }
+    // The live fast path keeps a wake-up on its previous CPU only where the idle order does.
+    if let Some(prev) = hints.prev_cpu {
+        let entry = policy.fast_wake(topo, prev);
+        let range = policy.balance_range(topo);
+        if entry.keeps(topo, state.idle(), &allowed, prev, range) {
+            assert_eq!(
+                (placement.cpu, placement.step),
+                (Some(prev), entry.step),
+                "fast path kept {prev}: {entry:?}\n{topo:?}\n{state:?}\n{hints:?}"
+            );
+        }
     }
     if occupy && let Some(cpu) = placement.cpu {
         assert!(state.occupy(topo, cpu), "chosen cpu {cpu} was not idle");
