@@ -120,7 +120,7 @@ expect_line "$T" '^ +loop thread \(its --stats\): cpu 0\.250 ms/batch, snapshots
 expect_line "$G" '^VMBENCH: hybridland void loop not in charge' "a void cost load voids the loop's figures too"
 expect_line "$T" '^hybridland +throughput / fifo: hackbench 1\.39 .*switch 0\.17' "the policy's throughput line uses its figures"
 expect_line "$T" '^hybridland-fixed +throughput / fifo: void' "a void throughput load voids its line"
-expect_line "$T" '^hybridland +cyclic-4hogs cyclic-8hogs: sched_ext state disabled \(ejected\)$' "the void list says which and why"
+expect_line "$T" '^hybridland +cyclic-4hogs cyclic-8hogs cyclic-alone: sched_ext state disabled \(ejected\)$' "the void list says which and why"
 expect_line "$T" '^hybridland +cost loop frame: not in charge when the load began' "later loads are listed with their own reason"
 expect_no_line "$T" '83000|40000' "no void latency figure reaches the table"
 

@@ -32,19 +32,20 @@ awk "$(cat "$(dirname "$0")/bench-median.awk")"'
   $3 == "switch" { add($2, "switch", $4) }
   $3 == "cyclic-4hogs" { add($2, "lat4_p50", kv("p50")); add($2, "lat4_p99", kv("p99")) }
   $3 == "cyclic-8hogs" { add($2, "lat8_p50", kv("p50")); add($2, "lat8_p99", kv("p99")) }
+  $3 == "cyclic-alone" { add($2, "lat0_p50", kv("p50")); add($2, "lat0_p99", kv("p99")) }
   function show(v) {
     if (v == "") return "-"
     if (v + 0 >= 1e12) return ">100000"
     return (v >= 100 || v == int(v)) ? sprintf("%d", v + 0.5) : sprintf("%.3g", v)
   }
   END {
-    split("fps p_share hackbench switch lat4_p50 lat4_p99 lat8_p50 lat8_p99", M, " ")
-    split("frame fps|frame work on P (%)|hackbench (s)|switch (ops/s)|latency beside 4 hogs, p50 (us)|latency beside 4 hogs, p99 (us)|latency beside 8 hogs, p50 (us)|latency beside 8 hogs, p99 (us)", L, "|")
+    NM = split("fps p_share hackbench switch lat4_p50 lat4_p99 lat8_p50 lat8_p99 lat0_p50 lat0_p99", M, " ")
+    split("frame fps|frame work on P (%)|hackbench (s)|switch (ops/s)|latency beside 4 hogs, p50 (us)|latency beside 4 hogs, p99 (us)|latency beside 8 hogs, p50 (us)|latency beside 8 hogs, p99 (us)|latency alone, p50 (us)|latency alone, p99 (us)", L, "|")
     hdr = "| figure: median of " NB " boots (each boot) [ratio to default] |"
     sep = "|---|"
     for (i = 1; i <= NS; i++) { hdr = hdr " " ORDER[i] " |"; sep = sep "---|" }
     print hdr; print sep
-    for (m = 1; m <= 8; m++) {
+    for (m = 1; m <= NM; m++) {
       row = "| " L[m] " |"
       for (i = 1; i <= NS; i++) {
         s = ORDER[i]; per = ""; shown = ""; n = 0

@@ -60,6 +60,8 @@ awk -v scheds="$BENCH_SCHEDS" "$AWK_LIB"'
     text("lat 4 hogs p99 us", "cyclic-4hogs", "p99", 1)
     text("lat 8 hogs p50 us", "cyclic-8hogs", "p50", 1)
     text("lat 8 hogs p99 us", "cyclic-8hogs", "p99", 1)
+    text("lat alone p50 us", "cyclic-alone", "p50", 1)
+    text("lat alone p99 us", "cyclic-alone", "p99", 1)
   }
   function cell(x, d,   r) {
     if (x == "") return "-"
@@ -190,6 +192,7 @@ if [[ -n $EXTRA_PAIRS ]]; then
       row("hackbench s", "M", "hackbench", ""); row("switch ops/s", "M", "switch", "")
       row("lat 4 hogs p50 us", "L", "cyclic-4hogs", "p50"); row("lat 4 hogs p99 us", "L", "cyclic-4hogs", "p99")
       row("lat 8 hogs p50 us", "L", "cyclic-8hogs", "p50"); row("lat 8 hogs p99 us", "L", "cyclic-8hogs", "p99")
+      row("lat alone p50 us", "L", "cyclic-alone", "p50"); row("lat alone p99 us", "L", "cyclic-alone", "p99")
       row("cost: cpu ms/batch", "C", "ms/batch", ""); row("cost: batches", "C", "batches", "")
       row("cost: bpf()/batch", "C", "bpf/batch", ""); row("cost: dispatches/batch", "C", "disp/batch", "")
     }

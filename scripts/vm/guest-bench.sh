@@ -42,8 +42,8 @@
 #   switch     stress-ng --switch 4 (pipe ping-pong), $BENCH_SWITCH_SECS s, $BENCH_REPS times:
 #              context switches per second (bogo ops/s, real time)
 #   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s beside 4 and
-#              beside 8 CPU hogs (stress-ng --cpu N): wake-up latency p50 / p99 / max in us,
-#              from cyclictest's histogram (1 us buckets up to 100 ms)
+#              beside 8 CPU hogs (stress-ng --cpu N), then alone: wake-up latency p50 / p99 /
+#              max in us, from cyclictest's histogram (1 us buckets up to 100 ms)
 #   cost       (every sched_ext scheduler) one more hackbench run, measured from outside: the
 #              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
 #              `fw user` counter in its stats lines) and its system calls by number (a
@@ -191,6 +191,9 @@ latency() {  # latency SCHED
     cyclic_run "$1" "cyclic-${nhogs}hogs"
     wait "$hogs"
   done
+  # Alone: every wake-up finds CPUs idle (where scx_hybridland's fast path applies).
+  sleep 1
+  cyclic_run "$1" cyclic-alone
 }
 
 # stat_sum KEY: the sum of KEY=N over the scheduler's stats lines (scx_hybridland's --stats 1).

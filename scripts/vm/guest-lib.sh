@@ -71,7 +71,7 @@ bench_metrics() {
   case "$1" in
     placement) echo lone spin4 spin6 ;;
     throughput) echo hackbench switch ;;
-    latency) echo cyclic-4hogs cyclic-8hogs ;;
+    latency) echo cyclic-4hogs cyclic-8hogs cyclic-alone ;;
     cost) echo cost loop ;;
     *) echo "$1" ;;
   esac
