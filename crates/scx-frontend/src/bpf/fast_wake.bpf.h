@@ -144,8 +144,13 @@ static bool hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 
 	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 		return false;
-	scx_bpf_dsq_insert_vtime(p, cpu_to_dsq(prev_cpu), hl_fast_slice_ns,
-				 p->scx.dsq_vtime, 0);
+	/*
+	 * The CPU's local queue, which it runs before it calls the framework's dispatch: there,
+	 * the user-space scheduler would go first whenever it has work, and the woken task
+	 * would wait behind it (measured: p50 wake-up latency 458 us alone in the VM against
+	 * 368 us without the fast path).
+	 */
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
 	__sync_fetch_and_add(&hl_nr_fast_step[e->step & 3], 1);
 	if (hl_fast_audit_on)
 		hl_audit(p, prev_cpu, idle_w, nr_cpus);
