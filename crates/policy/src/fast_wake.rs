@@ -122,6 +122,15 @@ impl Policy {
         }
     }
 
+    /// [`fast_wake`](Self::fast_wake) for every CPU id up to the machine's highest, in id order:
+    /// the table a fast path walks (entry `i` for CPU `i`).
+    pub fn fast_wake_table<'a>(
+        &'a self,
+        topo: &'a Topology,
+    ) -> impl Iterator<Item = FastWake> + 'a {
+        (0..topo.cpus().span()).map(move |c| self.fast_wake(topo, CpuId(c as u16)))
+    }
+
     /// Checks a wake-up a fast path kept on `prev` against the idle order, as the core would
     /// decide it with `idle` CPUs idle: for every utilisation that changes which CPUs fit, with
     /// no homes and with every core a home. `Err` holds the first answer that is not `prev`.

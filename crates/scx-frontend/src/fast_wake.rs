@@ -7,7 +7,7 @@
 
 use crate::bpf_skel::types::{bss, hl_fast_cpu};
 use core::sync::atomic::{Ordering, fence};
-use hybridland_policy::{BalanceRange, CpuId, CpuSet, Policy, Topology};
+use hybridland_policy::{BalanceRange, CpuSet, Policy, Topology};
 
 /// Words of a CPU mask the BPF side holds (`HL_MAX_WORDS`): 1,024 CPUs, the policy's limit.
 const WORDS: usize = 16;
@@ -33,9 +33,7 @@ impl FastWakeTable {
         slice_ns: u64,
         helper: Option<u32>,
     ) -> Self {
-        let entries = (0..topo.cpus().span())
-            .map(|c| policy.fast_wake(topo, CpuId(c as u16)))
-            .collect();
+        let entries = policy.fast_wake_table(topo).collect();
         Self {
             entries,
             machine: *topo.cpus(),

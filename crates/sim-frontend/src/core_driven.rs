@@ -48,9 +48,7 @@ struct FastTable {
 impl FastTable {
     fn new(topo: &Topology, policy: &Policy, slice_ns: u64) -> Self {
         Self {
-            entries: (0..topo.cpus().span())
-                .map(|c| policy.fast_wake(topo, CpuId(c as u16)))
-                .collect(),
+            entries: policy.fast_wake_table(topo).collect(),
             balance: policy.balance_range(topo),
             slice_ns,
         }
