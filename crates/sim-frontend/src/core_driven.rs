@@ -7,9 +7,8 @@ use crate::sim_policy::{
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, FastWake,
-    Placement, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology,
-    UtilSource, Waiting,
+    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Placement,
+    PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
 };
 
 /// Where a core-driven policy comes from.
@@ -54,16 +53,24 @@ impl FastTable {
         }
     }
 
-    /// The placement the fast path makes for `task`, if it keeps it.
-    fn keeps(&self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Option<Placement> {
+    /// The fast path's decision for woken `task`, if it keeps it: its previous CPU with the
+    /// base slice, as live.
+    fn keeps(&self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Option<Decision> {
         let prev = task.prev_cpu?;
         let entry = self.entries.get(prev.index())?;
         entry
             .keeps(machine.topo, machine.idle, task.allowed, prev, self.balance)
-            .then_some(Placement {
-                cpu: Some(prev),
-                step: entry.step,
-                overflow: false,
+            .then_some(Decision {
+                target: Target::Run(prev),
+                placement: Some(Placement {
+                    cpu: Some(prev),
+                    step: entry.step,
+                    overflow: false,
+                }),
+                slice_end: None,
+                slice_ns: Some(self.slice_ns),
+                vtime: None,
+                util: None,
             })
     }
 }
@@ -186,17 +193,10 @@ impl SimPolicy for CoreDriven {
         };
         // Live, a wake-up the fast path keeps never reaches the core: it runs on its previous
         // CPU with the base slice, and the core learns of it only through the task's later runs.
-        if task.reason == Reason::Wakeup {
-            if let Some(placement) = self.fast.as_ref().and_then(|f| f.keeps(machine, task)) {
-                return Decision {
-                    target: Target::Run(placement.cpu.unwrap_or(CpuId(0))),
-                    placement: Some(placement),
-                    slice_end: None,
-                    slice_ns: self.fast.as_ref().map(|f| f.slice_ns),
-                    vtime: None,
-                    util: None,
-                };
-            }
+        if task.reason == Reason::Wakeup
+            && let Some(kept) = self.fast.as_ref().and_then(|f| f.keeps(machine, task))
+        {
+            return kept;
         }
         let arrival = match task.reason {
             Reason::Wakeup => Arrival::Wakeup {
