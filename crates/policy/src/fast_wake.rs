@@ -147,9 +147,17 @@ impl Policy {
         for cpu in topo.cpus().iter() {
             homed.move_home(topo, None, cpu);
         }
-        let utils = core::iter::once(0)
-            .chain(topo.capacity_levels().iter().copied())
-            .chain(core::iter::once(1024));
+        // Which CPUs fit changes only where a level's capacity times the margin is crossed:
+        // the last utilisation that fits it and the first that does not cover every case.
+        let margin = u32::from(self.config().fit_margin_pct);
+        let utils = topo
+            .capacity_levels()
+            .iter()
+            .flat_map(|&l| {
+                let last = (u32::from(l) * margin / 100) as u16;
+                [last, last.saturating_add(1)]
+            })
+            .chain([0, 1024]);
         for util in utils {
             for state in [&bare, &homed] {
                 let task = crate::TaskHints {
