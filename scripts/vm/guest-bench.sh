@@ -66,7 +66,7 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, stat_sum
 # sample_majority SAMPLES INTERVAL: each task's most frequent CPU into $MAJ; P samples overall.
 sample_majority() {
   SAMPLES_P=0; SAMPLES_TOTAL=0
@@ -196,8 +196,6 @@ latency() {  # latency SCHED
   cyclic_run "$1" cyclic-alone
 }
 
-# stat_sum KEY: the sum of KEY=N over the scheduler's stats lines (scx_hybridland's --stats 1).
-stat_sum() { awk -v k="$1=" '/stats:/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) { sub(k, "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 cpu_ticks() {  # utime + stime of the whole process, in clock ticks
   read -r line < "/proc/$1/stat" 2>/dev/null || { echo 0; return; }

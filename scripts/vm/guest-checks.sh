@@ -29,7 +29,7 @@ SPIN=""
 say() { echo "$*"; }
 pass() { echo "VMCHECK: PASS $1: $2"; }
 fail() { echo "VMCHECK: FAIL $1: $2"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, runs_of, wait_state, spin_start, spin_stop
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, runs_of, wait_state, spin_start, spin_stop, stat_sum
 
 start_sched() {  # start_sched ARGS...; runs the scheduler on the CPUs of $SCHED_MASK (default all)
   : > "$LOG"
@@ -136,7 +136,6 @@ wait_state disabled 20
 # allowed CPUs the kernel side saw (for every utilisation and with or without homes). Passes
 # with at least 20 kept, every one checked, none disagreeing; the controls keep none:
 # --no-fast-wake (the counter counts the fast path and nothing else) and --fifo (no table).
-fast_sum() { awk '/stats: placed / { for (i = 1; i <= NF; i++) if ($i ~ /^fast=/) { sub("fast=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; sets FAST, AUDIT
   FAST=-1; AUDIT=""
   if start_sched "$@"; then
@@ -144,7 +143,7 @@ fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; se
     sleep 1.2  # the last interval's stats line
     stop_sched INT
     wait_state disabled 20
-    FAST=$(fast_sum)
+    FAST=$(stat_sum fast)
     AUDIT=$(sed -n 's/.*fast-path audit: //p' "$LOG" | tail -n 1)
   fi
 }

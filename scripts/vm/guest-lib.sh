@@ -87,3 +87,7 @@ run_phase() {  # run_phase SCHED LOAD: runs `LOAD SCHED`; prints `VMBENCH: SCHED
   for m in $(bench_metrics "$2"); do echo "VMBENCH: $1 void $m $WHY"; done
   return 1
 }
+
+# stat_sum KEY: the sum of KEY=N over the scheduler's stats lines in $LOG (scx_hybridland's
+# --stats 1).
+stat_sum() { awk -v k="$1=" '/stats:/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) { sub(k, "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
