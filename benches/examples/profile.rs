@@ -19,7 +19,6 @@ use core::hint::black_box;
 use hybridland_benches::{
     Case, CoreWakeups, Load, SIM_PRESET, balance_step2, large_trace_json, wakeup,
 };
-use hybridland_policy::Target;
 
 #[inline(never)]
 fn decide_many(case: &Case, n: u64) -> u64 {
@@ -37,10 +36,7 @@ fn core_many(case: &Case, n: u64) -> u64 {
     let mut wakeups = CoreWakeups::new(case);
     (0..n)
         .filter_map(|_| wakeups.step())
-        .map(|d| match d.target {
-            Target::Cpu(cpu) => u64::from(cpu.0),
-            Target::Shared => 0,
-        })
+        .map(|d| d.target.cpu().map_or(0, |c| u64::from(c.0)))
         .sum()
 }
 

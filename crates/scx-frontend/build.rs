@@ -1,7 +1,7 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` two,
-//! the wake-up fast path, see [`patch_scheduler`]) and the
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` three,
+//! the wake-up fast path and the preempting kick, see [`patch_scheduler`]) and the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -39,6 +39,13 @@ const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
 const FAST_WAKE_ANCHOR: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
 const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/* scx_hybridland: the wake-up fast path (src/bpf/fast_wake.bpf.h). */\n\tif (hl_fast_wake(p, prev_cpu, wake_flags))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
 
+/// The kick that ends scx_rustland_core 2.4.15's `dispatch_task` (a task user space sent to a
+/// CPU): it wakes the CPU if idle. A dispatch the core marks preempting (`Target::Preempt`,
+/// sent with the kernel's `SCX_ENQ_PREEMPT` bit, which the kernel honours only for a local
+/// queue and this one is the CPU's own queue) makes the task running there end its slice.
+const DISPATCH_KICK_ANCHOR: &str = "\t */\n\tscx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);\n\nout_release:";
+const DISPATCH_KICK: &str = "\t */\n\t/* scx_hybridland: a preempting dispatch (build.rs). */\n\tscx_bpf_kick_cpu(cpu, (task->flags & SCX_ENQ_PREEMPT) ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);\n\nout_release:";
+
 /// Replaces `anchor` in `text` by `with`, failing the build unless it is there exactly once:
 /// a framework upgrade must revisit the patch.
 fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
@@ -50,7 +57,8 @@ fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
     text.replace(anchor, with)
 }
 
-/// Adds the fast path to the framework's BPF scheduler `RustLandBuilder` just wrote.
+/// Adds the fast path and the preempting kick to the framework's BPF scheduler
+/// `RustLandBuilder` just wrote.
 fn patch_scheduler(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
     let text = replace_once(
@@ -60,6 +68,7 @@ fn patch_scheduler(path: &str) {
         &format!("{FAST_WAKE_INCLUDE}{SELECT_CPU_ANCHOR}"),
     );
     let text = replace_once(path, &text, FAST_WAKE_ANCHOR, FAST_WAKE_CALL);
+    let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
     std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }
 

@@ -15,6 +15,7 @@ pub(crate) fn log_decision(r: &DecisionRecord<'_>) {
         Target::Run(cpu) => format!("run on cpu {}", cpu.0),
         Target::QueueOn(cpu) => format!("queue on cpu {}", cpu.0),
         Target::QueueShared => "queue shared".to_owned(),
+        Target::Preempt(cpu) => format!("preempt cpu {}", cpu.0),
     };
     let step = r.decision.placement.map_or("-", |p| p.step.name());
     let prev = r

@@ -8,7 +8,7 @@ use common::{hybrid_sim, root};
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
     Affinity, Arrival, ClusterBalance, CpuId, CpuSet, LastRun, PolicyConfig, Queued, SchedCore,
-    Slot, Snapshot, Target, UtilSource, Waiting, Waker,
+    Slot, Snapshot, UtilSource, Waiting, Waker,
 };
 use hybridland_sim::machine_file::Machine;
 use hybridland_trace::decisions::{CoreSettings, DecisionLog, Entry, FORMAT, Header, VERSION};
@@ -111,17 +111,9 @@ fn live_like_log() -> DecisionLog {
             core.handle_recheck(&snap);
         }
         while let Some(d) = core.poll_dispatch() {
-            log.push(Entry::Sent {
-                task: d.task,
-                cpu: match d.target {
-                    Target::Cpu(c) => Some(c.0),
-                    Target::Shared => None,
-                },
-                slice_ns: d.slice_ns,
-                vtime: d.vtime,
-            });
-            if let (Target::Cpu(c), Some(slot)) = (
-                d.target,
+            log.push(Entry::sent(&d));
+            if let (Some(c), Some(slot)) = (
+                d.target.cpu(),
                 last_cpu.get_mut(d.task.wrapping_sub(100) as usize),
             ) {
                 *slot = Some(c);

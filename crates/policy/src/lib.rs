@@ -96,7 +96,7 @@ pub use policies::{Builtin, BuiltinPolicy};
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
     Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,
-    UtilSource, Waiting, Waker, Why,
+    UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
 pub use topology::{

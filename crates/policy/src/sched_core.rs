@@ -78,6 +78,30 @@ pub enum SliceMode {
     Fixed,
 }
 
+/// Whether a woken task that finds no CPU idle may take a busy one from the task there.
+///
+/// Without it such a task waits in the shared queue until some CPU's task ends its slice, and
+/// with every CPU busy live that is two waits: one for a CPU to run the user-space loop, one
+/// for a slice to end. The kernel's own scheduler preempts on wake-up when the woken task is
+/// owed time; this is that rule in vtime terms.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WakePreempt {
+    /// Never: the task waits in the shared queue. The default: measured in the VM
+    /// (BENCHMARKS.md, issue 23, session 8), preemption moved no latency figure beyond the
+    /// boots' spread and cost hackbench about 10%.
+    Off,
+    /// When the task the core last sent to an allowed busy CPU is, by the core's estimate, at
+    /// least a base slice ([`CoreConfig::slice_ns`]) of vtime ahead of the woken task, the
+    /// woken task goes to that CPU's queue and the task there is made to end its slice now
+    /// ([`Target::Preempt`]). A slice is the credit a sleeper keeps, so a task that slept
+    /// takes a CPU from one that has run for a while, and two busy tasks do not take turns
+    /// preempting each other. The estimate is the vtime the task was sent with plus the time
+    /// since (it ran all along, at nice 0): the core is not told of runs until a task comes
+    /// back. The woken task's previous CPU is taken when it qualifies (its cache), else the
+    /// CPU whose task is furthest ahead.
+    SliceAhead,
+}
+
 /// Whether the core looks for tasks to up-migrate between batches.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Nudging {
@@ -109,6 +133,8 @@ pub struct CoreConfig {
     pub helper_slice_ns: u64,
     /// A task not heard of for this long is forgotten (0: never).
     pub forget_after_ns: u64,
+    /// Wake-up preemption.
+    pub wake_preempt: WakePreempt,
 }
 
 impl CoreConfig {
@@ -123,6 +149,7 @@ impl CoreConfig {
         },
         helper_slice_ns: 50_000,
         forget_after_ns: 30_000_000_000,
+        wake_preempt: WakePreempt::Off,
     };
 
     /// How often the age prune runs.
@@ -157,6 +184,8 @@ pub struct CoreStats {
     /// Policy answers refused: a CPU that does not exist or that the task may not use (the
     /// task went to the shared queue instead).
     pub refused: u64,
+    /// Woken tasks that took a busy CPU ([`WakePreempt`]).
+    pub preempts: u64,
 }
 
 /// A task in the current batch, not yet decided.
@@ -194,6 +223,8 @@ struct Outgoing {
 struct PlacedTask {
     task: TaskId,
     util: u16,
+    /// The vtime it was sent with.
+    vtime: u64,
     /// Its allowed CPUs are in `SchedCore::placed_allowed` (else: every CPU). Most tasks may
     /// run anywhere, and a decision then writes a few bytes instead of a whole set.
     restricted: bool,
@@ -625,6 +656,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     fn set_placed(&mut self, cpu: CpuId, placed: PlacedTask) {
         self.placed[cpu.index()] = Some(placed);
         self.placed_cpus.insert(cpu);
+    }
+
+    /// The task the core last sent to `cpu`, while it counts it there.
+    #[cfg(test)]
+    fn placed_task(&self, cpu: CpuId) -> Option<TaskId> {
+        self.placed[cpu.index()].map(|p| p.task)
     }
 
     fn clear_placed(&mut self, cpu: CpuId) {

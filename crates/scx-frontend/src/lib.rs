@@ -267,20 +267,22 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
         );
     } else if !hybridland {
         info!(
-            "scx_hybridland running policy {} (seed {}): slice {} us, watchdog {} ms",
+            "scx_hybridland running policy {} (seed {}): slice {} us, watchdog {} ms, wake-up preemption {}",
             choice.name(),
             opts.seed,
             opts.slice_us,
-            watchdog::timeout_ms()
+            watchdog::timeout_ms(),
+            on_off(opts.wake_preempt)
         );
     } else {
         info!(
-            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms",
+            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms, wake-up preemption {}",
             config.primary_domain,
             policy.primary(),
             config.cluster_balance,
             opts.slice_us,
-            watchdog::timeout_ms()
+            watchdog::timeout_ms(),
+            on_off(opts.wake_preempt)
         );
     }
 
@@ -317,6 +319,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
             nr_possible,
             max_tasks: opts.max_tasks,
             fast_wake: !opts.no_fast_wake,
+            wake_preempt: opts.wake_preempt,
         },
         control,
         nudger,
@@ -582,4 +585,8 @@ pub fn main_with(policies: &[CustomPolicy]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on (--wake-preempt)" } else { "off" }
 }

@@ -8,7 +8,7 @@
 use crate::policy_choice::LivePolicy;
 use core::ops::Deref;
 use hybridland_policy::{
-    ClusterBalance, Dispatch, Nudge, Queued, SchedCore, Slot, Snapshot, Target, TaskId,
+    ClusterBalance, Dispatch, Nudge, Queued, SchedCore, Slot, Snapshot, TaskId,
 };
 use hybridland_trace::decisions::{DecisionLog, Entry};
 use std::path::PathBuf;
@@ -112,15 +112,7 @@ impl LoggedCore {
 
     /// The loop sent `d`.
     pub(crate) fn sent(&mut self, d: &Dispatch) {
-        self.log(|| Entry::Sent {
-            task: d.task,
-            cpu: match d.target {
-                Target::Cpu(cpu) => Some(cpu.0),
-                Target::Shared => None,
-            },
-            slice_ns: d.slice_ns,
-            vtime: d.vtime,
-        });
+        self.log(|| Entry::sent(d));
     }
 
     /// The loop carried out `n`.

@@ -121,6 +121,15 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) no_fast_wake: bool,
 
+    /// Preempt on wake-up: a woken task that finds no CPU idle takes a busy CPU whose task is
+    /// at least a base slice ahead of it in vtime (its previous CPU when that qualifies); it
+    /// goes first in that CPU's queue and the task there ends its slice at once (the `preempt`
+    /// stats counter). Without it, such a task waits in the shared queue for some CPU's slice
+    /// to end. Off by default: in the VM it moved no latency figure beyond the spread between
+    /// boots and cost hackbench about 10% (BENCHMARKS.md).
+    #[arg(long, conflicts_with = "fifo")]
+    pub(crate) wake_preempt: bool,
+
     /// Hold every wake-up the fast path keeps against the policy's own answer for the idle
     /// CPUs it was decided on, and log the count at exit (and the first disagreements as they
     /// happen). For checking the kernel side; it costs a record per kept wake-up.

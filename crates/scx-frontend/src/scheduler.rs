@@ -40,7 +40,7 @@ use anyhow::{Context, Result, bail};
 use hybridland_policy::{
     Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PlacementPolicy,
     PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target,
-    Topology, UtilSource, Waiting, Waker, Why,
+    Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Header};
 use std::collections::VecDeque;
@@ -50,6 +50,10 @@ use tracing::{debug, error, info, warn};
 
 /// Most tasks decided against one snapshot (the core's batch).
 pub(crate) const BATCH_MAX: usize = hybridland_policy::BATCH_MAX;
+
+/// The kernel's enqueue flag that asks for the CPU's current task to be preempted (from the
+/// kernel's BTF, as the BPF side sees it).
+const ENQ_PREEMPT: u64 = crate::bpf_skel::types::scx_enq_flags::SCX_ENQ_PREEMPT.0;
 
 /// Default `--max-tasks`: the kernel's default `pid_max`, so a machine that keeps the default
 /// never fills the core's task storage.
@@ -111,6 +115,8 @@ pub(crate) struct LoopConfig {
     pub(crate) max_tasks: usize,
     /// The wake-up fast path (not `--no-fast-wake`); it applies to hybridland's policy only.
     pub(crate) fast_wake: bool,
+    /// Wake-up preemption (`--wake-preempt`).
+    pub(crate) wake_preempt: bool,
 }
 
 impl LoopConfig {
@@ -124,6 +130,11 @@ impl LoopConfig {
                 CoreConfig::DEFAULT.nudging
             } else {
                 Nudging::Off
+            },
+            wake_preempt: if self.wake_preempt {
+                WakePreempt::SliceAhead
+            } else {
+                WakePreempt::Off
             },
             ..CoreConfig::DEFAULT
         }
@@ -827,10 +838,13 @@ impl<O: SchedOps> Scheduler<O> {
             let mut out = DispatchedTask::new(task);
             out.slice_ns = d.slice_ns;
             out.vtime = d.vtime;
-            out.cpu = match d.target {
-                Target::Cpu(cpu) => i32::from(cpu.0),
-                Target::Shared => RL_CPU_ANY,
-            };
+            out.cpu = d.target.cpu().map_or(RL_CPU_ANY, |c| i32::from(c.0));
+            // The bit is the kernel's "preempt the current task"; the kernel honours it only
+            // for a local queue, so the patched dispatch reads it and kicks the CPU itself.
+            out.flags &= !ENQ_PREEMPT;
+            if matches!(d.target, Target::Preempt(_)) {
+                out.flags |= ENQ_PREEMPT;
+            }
             debug!(
                 pid = task.pid,
                 prev = task.cpu,
@@ -863,6 +877,7 @@ impl<O: SchedOps> Scheduler<O> {
         c.overflow += u64::from(overflow);
         let kept = d.why.slice_end() == Some(SliceEnd::Keep);
         c.kept += u64::from(kept);
+        c.preempts += u64::from(matches!(d.target, Target::Preempt(_)));
         if let Some(r) = self.recorder.as_mut()
             && !matches!(d.why, Why::Helper | Why::Blind | Why::AffinityUnknown)
         {
@@ -1050,6 +1065,7 @@ mod test {
             nr_possible: 8,
             max_tasks: DEFAULT_MAX_TASKS,
             fast_wake: true,
+            wake_preempt: true,
         }
     }
 

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 kept=40 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
+//!   nudge=0 kept=40 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
@@ -19,6 +19,8 @@
 //!   shared queue instead;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
+//! - `preempt`: woken tasks that found no CPU idle and took a busy one from a task far ahead of
+//!   them in vtime (the core's wake-up preemption), the task there made to end its slice;
 //! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now, and
 //!   `tasks-max`, the most it held (its capacity is `--max-tasks`); `exit`,
 //!   threads that exited, `exit-tracked` of them in the table (they leave it at once); `waking`,
@@ -77,6 +79,8 @@ pub(crate) struct Counters {
     pub(crate) nudges: u64,
     /// Slice ends that kept their CPU (nothing strictly better idle, nobody waiting).
     pub(crate) kept: u64,
+    /// Woken tasks sent to preempt a busy CPU.
+    pub(crate) preempts: u64,
     /// Tasks a failed dispatch (user ring buffer full) put in the backlog, to be sent again.
     pub(crate) dispatch_retries: u64,
     /// Idle snapshots that failed (that batch went to the shared queue).
@@ -176,6 +180,7 @@ impl Counters {
             stale: self.stale - prev.stale,
             nudges: self.nudges - prev.nudges,
             kept: self.kept - prev.kept,
+            preempts: self.preempts - prev.preempts,
             dispatch_retries: self.dispatch_retries - prev.dispatch_retries,
             snapshot_errors: self.snapshot_errors - prev.snapshot_errors,
             dequeue_errors: self.dequeue_errors - prev.dequeue_errors,
@@ -351,6 +356,10 @@ pub(crate) struct Metrics {
     #[stat(desc = "Slice ends where the task kept its CPU (nothing strictly better idle)")]
     pub(crate) kept: u64,
     #[stat(
+        desc = "Woken tasks that found no CPU idle and took a busy one from a task far ahead in vtime"
+    )]
+    pub(crate) preempt: u64,
+    #[stat(
         desc = "Tasks a full ring buffer to the kernel left in the local backlog, to be sent again"
     )]
     pub(crate) dispatch_retries: u64,
@@ -457,6 +466,7 @@ impl Metrics {
             stale: d.stale,
             nudge: d.nudges,
             kept: d.kept,
+            preempt: d.preempts,
             dispatch_retries: d.dispatch_retries,
             backlog: now.backlog,
             snapshot_errors: d.snapshot_errors,
@@ -510,8 +520,8 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | overflow={} stale={} nudge={} kept={}",
-            self.overflow, self.stale, self.nudge, self.kept
+            " | overflow={} stale={} nudge={} kept={} preempt={}",
+            self.overflow, self.stale, self.nudge, self.kept, self.preempt
         );
         let errors = self.dispatch_retries
             + self.snapshot_errors
@@ -775,6 +785,7 @@ mod test {
             decide_ns: 40_000,
         };
         now.loop_cpu_ns = 3_000_000;
+        now.counters.preempts = 2;
         let m = Metrics::between(
             &prev,
             &now,
@@ -785,7 +796,7 @@ mod test {
         assert_eq!(
             m.line(),
             "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
-             nudge=0 kept=0 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
+             nudge=0 kept=0 preempt=2 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
              busy \
              performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
              snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
@@ -797,7 +808,7 @@ mod test {
         errs.backlog = 4;
         let line = Metrics::between(&prev, &errs, &[]).line();
         assert!(
-            line.contains(" kept=0 dispatch-retries=0 backlog=4 snapshot-errors=3 dequeue-errors=0 affinity-errors=0 | tasks=7 "),
+            line.contains(" kept=0 preempt=2 dispatch-retries=0 backlog=4 snapshot-errors=3 dequeue-errors=0 affinity-errors=0 | tasks=7 "),
             "{line}"
         );
         let mut lost = now;
@@ -834,7 +845,7 @@ mod test {
             text.contains("placed") && text.contains("{string:u64}"),
             "{text}"
         );
-        assert_eq!(meta.fields.len(), 40);
+        assert_eq!(meta.fields.len(), 41);
     }
 
     /// A server on a socket in a temporary directory, a fake loop answering its requests, and

@@ -9,6 +9,7 @@ pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Placement,
     PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
+    WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -33,6 +34,8 @@ pub struct CoreDriven {
     fast_wake: bool,
     /// Its table, built by `reserve` when modelled.
     fast: Option<FastTable>,
+    /// The core's wake-up preemption.
+    wake_preempt: bool,
 }
 
 /// The live fast path's table (`scx_hybridland`'s `src/fast_wake.rs` writes the same one into
@@ -113,6 +116,7 @@ impl CoreDriven {
             core: None,
             fast_wake: true,
             fast: None,
+            wake_preempt: false,
         }
     }
 
@@ -121,6 +125,13 @@ impl CoreDriven {
     /// hybridland's policy has a fast path.
     pub fn with_fast_wake(mut self, on: bool) -> Self {
         self.fast_wake = on;
+        self
+    }
+
+    /// The core's wake-up preemption on (as `scx_hybridland --wake-preempt`) or off (the
+    /// default, as live).
+    pub fn with_wake_preempt(mut self, on: bool) -> Self {
+        self.wake_preempt = on;
         self
     }
 
@@ -168,6 +179,11 @@ impl SimPolicy for CoreDriven {
             .ok_or_else(|| self.config_error("not bound to a machine".into()))?;
         let config = CoreConfig {
             slice_ns,
+            wake_preempt: if self.wake_preempt {
+                WakePreempt::SliceAhead
+            } else {
+                WakePreempt::Off
+            },
             ..CoreConfig::DEFAULT
         };
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
@@ -241,6 +257,7 @@ impl SimPolicy for CoreDriven {
                 // live in the CPU's local queue.
                 hybridland_policy::Target::Cpu(cpu) => Target::QueueOn(cpu),
                 hybridland_policy::Target::Shared => Target::QueueShared,
+                hybridland_policy::Target::Preempt(cpu) => Target::Preempt(cpu),
             },
             placement: d.why.placement(),
             slice_end: d.why.slice_end(),

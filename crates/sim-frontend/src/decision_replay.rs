@@ -8,10 +8,9 @@ use crate::machine_file::Machine;
 use crate::registry::custom_policies;
 use hybridland_machine::MachineError;
 use hybridland_policy::{
-    Builtin, CoreConfig, CpuId, CpuSet, Dispatch, PlacementPolicy, SchedCore, Slot, Snapshot,
-    Target,
+    Builtin, CoreConfig, CpuId, CpuSet, PlacementPolicy, SchedCore, Slot, Snapshot, Target,
 };
-use hybridland_trace::decisions::{DecisionLog, Entry};
+use hybridland_trace::decisions::{DecisionLog, Entry, sent_target};
 use std::collections::VecDeque;
 
 /// How many inputs before a difference the report shows.
@@ -75,19 +74,12 @@ pub enum DecisionReplayError {
     },
 }
 
-fn dispatch_text(d: &Dispatch) -> String {
-    let target = match d.target {
+fn dispatch_text(task: u32, target: Target, slice_ns: u64, vtime: u64) -> String {
+    let target = match target {
         Target::Cpu(c) => format!("cpu {c}"),
+        Target::Preempt(c) => format!("cpu {c}, preempting"),
         Target::Shared => "the shared queue".to_owned(),
     };
-    format!(
-        "task {} to {target}, slice {} ns, vtime {}",
-        d.task, d.slice_ns, d.vtime
-    )
-}
-
-fn logged_text(task: u32, cpu: Option<u16>, slice_ns: u64, vtime: u64) -> String {
-    let target = cpu.map_or_else(|| "the shared queue".to_owned(), |c| format!("cpu {c}"));
     format!("task {task} to {target}, slice {slice_ns} ns, vtime {vtime}")
 }
 
@@ -186,13 +178,14 @@ pub fn replay_decisions(
                 cpu,
                 slice_ns,
                 vtime,
+                preempt,
             } => {
-                let logged = logged_text(*task, *cpu, *slice_ns, *vtime);
+                let target = sent_target(*cpu, *preempt);
+                let logged = dispatch_text(*task, target, *slice_ns, *vtime);
                 match core.poll_dispatch() {
                     Some(d)
                         if d.task == *task
-                            && d.target
-                                == cpu.map_or(Target::Shared, |c| Target::Cpu(CpuId(c)))
+                            && d.target == target
                             && d.slice_ns == *slice_ns
                             && d.vtime == *vtime =>
                     {
@@ -205,7 +198,7 @@ pub fn replay_decisions(
                             now,
                             Some(*task),
                             logged,
-                            dispatch_text(&d),
+                            dispatch_text(d.task, d.target, d.slice_ns, d.vtime),
                         ));
                     }
                     None => {

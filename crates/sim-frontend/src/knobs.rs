@@ -28,6 +28,7 @@ pub const SIM_KEYS: &[&str] = &[
     "policy_seed",
     "util_source",
     "fast_wake",
+    "wake_preempt",
 ];
 
 /// What `hybrid-sim policies` says about each `--set` key: the values it takes and its default.
@@ -59,6 +60,11 @@ pub const KNOB_HELP: &[(&str, &str, &str)] = &[
         "fast_wake",
         "on, off: hybridland's in-kernel wake-up fast path, as scx_hybridland runs it (off: every wake-up to the core, as --no-fast-wake)",
         "on",
+    ),
+    (
+        "wake_preempt",
+        "on, off: the scheduler core's wake-up preemption, as scx_hybridland --wake-preempt runs it (a woken task with nothing idle takes a busy CPU whose task is a slice ahead in vtime)",
+        "off",
     ),
     (
         "kernel_asym_capacity",
@@ -165,11 +171,21 @@ impl Knobs {
 
     /// Whether hybridland's wake-up fast path is modelled (`fast_wake`, default on, as live).
     pub fn fast_wake(&self) -> Result<bool, KnobError> {
-        match self.get("fast_wake") {
-            None | Some("on") => Ok(true),
+        self.on_off("fast_wake", true)
+    }
+
+    /// Whether the scheduler core preempts on wake-up (`wake_preempt`, default off, as live).
+    pub fn wake_preempt(&self) -> Result<bool, KnobError> {
+        self.on_off("wake_preempt", false)
+    }
+
+    fn on_off(&self, key: &str, default: bool) -> Result<bool, KnobError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some("on") => Ok(true),
             Some("off") => Ok(false),
             Some(v) => Err(KnobError::BadValue {
-                key: "fast_wake".to_owned(),
+                key: key.to_owned(),
                 value: v.to_owned(),
                 reason: "expected on or off".to_owned(),
             }),

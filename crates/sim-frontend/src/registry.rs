@@ -154,27 +154,27 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
     }
     let Some(kind) = PolicyKind::from_name(base) else {
         return match custom_policies().iter().find(|c| c.name == base) {
-            Some(c) => Ok(Box::new(CoreDriven::custom(*c))),
+            Some(c) => Ok(Box::new(
+                CoreDriven::custom(*c).with_wake_preempt(knobs.wake_preempt()?),
+            )),
             None => Err(PolicyError::UnknownPolicy {
                 name: base.to_owned(),
                 known: known_names().join(", "),
             }),
         };
     };
+    let preempt = knobs.wake_preempt()?;
+    let core = |kind| CoreDriven::builtin(kind, Default::default()).with_wake_preempt(preempt);
     Ok(match kind {
         PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),
         PolicyKind::SummedCapacity => Box::new(SummedCapacity),
         PolicyKind::Hybridland => Box::new(
-            CoreDriven::hybridland(knobs.policy_config()?).with_fast_wake(knobs.fast_wake()?),
+            CoreDriven::hybridland(knobs.policy_config()?)
+                .with_fast_wake(knobs.fast_wake()?)
+                .with_wake_preempt(preempt),
         ),
-        PolicyKind::CapacityBlind => Box::new(CoreDriven::builtin(
-            Builtin::CapacityBlind,
-            Default::default(),
-        )),
-        PolicyKind::CountCluster => Box::new(CoreDriven::builtin(
-            Builtin::CountCluster,
-            Default::default(),
-        )),
-        PolicyKind::Spread => Box::new(CoreDriven::builtin(Builtin::Spread, Default::default())),
+        PolicyKind::CapacityBlind => Box::new(core(Builtin::CapacityBlind)),
+        PolicyKind::CountCluster => Box::new(core(Builtin::CountCluster)),
+        PolicyKind::Spread => Box::new(core(Builtin::Spread)),
     })
 }

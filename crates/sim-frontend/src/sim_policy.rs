@@ -79,6 +79,9 @@ pub enum Target {
     /// Wait in the shared queue (like sched_ext's shared DSQ) until an allowed CPU frees up.
     /// Only valid when no allowed CPU is idle.
     QueueShared,
+    /// Take this allowed CPU: the task goes to the front of its queue and the task running
+    /// there ends its slice now (live: a preempting kick). On an idle CPU, as [`Self::QueueOn`].
+    Preempt(CpuId),
 }
 
 /// A policy's answer.

@@ -5,7 +5,8 @@
 mod util;
 
 use hybridland_sim::{
-    DecisionRecord, Knobs, Reason, Report, SimOptions, Simulation, Trace, policy_by_name, presets,
+    DecisionRecord, Knobs, Reason, Report, SimOptions, Simulation, Target, Trace, policy_by_name,
+    presets,
 };
 
 /// Six short hogs fill the six P-cores of the i7-13800H; a long one arriving 10 ms later goes
@@ -137,4 +138,49 @@ fn the_fast_path_keeps_wakeups_on_an_idle_core_as_the_core_would() {
     let counts = |r: &Report| r.steps.iter().map(|s| s.count).collect::<Vec<_>>();
     assert_eq!(counts(&fast), counts(&slow));
     assert_eq!(fast.summary.migrations, slow.summary.migrations);
+}
+
+/// Twenty hogs on the i7-13800H's twenty CPUs for 300 ms, and a light task that wakes every
+/// 2 ms from 20 ms on, when the hogs have run a slice and more.
+const LIGHT_AMONG_HOGS: &str = r#"{"version": 1, "name": "light-among-hogs", "machine": "i7-13800h", "tasks": [
+  {"name": "hog", "copies": 20, "util": 1024, "phases": [{"run_ns": 300000000}]},
+  {"name": "light", "start_ns": 20000000, "phases": [{"loop": {"times": 50, "phases": [{"run_ns": 200000}, {"sleep_ns": 2000000}]}}]}
+]}"#;
+
+/// The report and the wake-ups the core sent to preempt a busy CPU (`--set wake_preempt=...`).
+fn replay_among_hogs(wake_preempt: &str) -> (Report, u64) {
+    let knob = format!("wake_preempt={wake_preempt}");
+    let mut preempting = 0;
+    let report = simulate(LIGHT_AMONG_HOGS, "hybridland", &[&knob], |sim| {
+        sim.run_observed(&mut |r: &DecisionRecord<'_>| {
+            if matches!(r.decision.target, Target::Preempt(_)) {
+                preempting += 1;
+                assert_eq!(r.reason, Reason::Wakeup, "only a wake-up preempts");
+            }
+            if let Err(v) = util::check_record(r) {
+                panic!("{v:?}");
+            }
+        })
+        .unwrap()
+    });
+    (report, preempting)
+}
+
+/// With every CPU busy, a woken task takes a CPU from a hog a slice ahead of it rather than
+/// wait in the shared queue for some hog's slice to end.
+#[test]
+fn a_woken_task_preempts_a_hog_a_slice_ahead() {
+    let (on, preempting) = replay_among_hogs("on");
+    let (off, none) = replay_among_hogs("off");
+    assert_eq!(none, 0);
+    // Each hog's CPU is taken once: after that the core's estimate for the CPU is the light
+    // task's (the last it sent there), not the hog's that came back from the shared queue.
+    assert!(preempting >= 20, "{preempting} of 50 wake-ups preempted");
+    let (l_on, l_off) = (&on.wake_latency, &off.wake_latency);
+    assert!(
+        l_on.mean_ns * 2 <= l_off.mean_ns,
+        "mean {} ns with preemption, {} ns without",
+        l_on.mean_ns,
+        l_off.mean_ns
+    );
 }

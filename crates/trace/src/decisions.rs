@@ -10,8 +10,8 @@
 //! ([`Header::truncated`]); a replay then compares what was kept. `docs/decision-log.md` describes every field.
 
 use hybridland_policy::{
-    Affinity, Arrival, ClusterBalance, CoreConfig, CpuId, CpuSet, LastRun, Nudging, PolicyConfig,
-    Queued, SliceMode, Snapshot, UtilSource, Waiting, Waker,
+    Affinity, Arrival, ClusterBalance, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging,
+    PolicyConfig, Queued, SliceMode, Snapshot, Target, UtilSource, Waiting, WakePreempt, Waker,
 };
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +77,9 @@ pub struct CoreSettings {
     pub helper_slice_ns: u64,
     /// The age prune's limit.
     pub forget_after_ns: u64,
+    /// Wake-up preemption (logs written before it existed say nothing: it was off).
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub wake_preempt: bool,
 }
 
 impl From<&CoreConfig> for CoreSettings {
@@ -93,6 +96,7 @@ impl From<&CoreConfig> for CoreSettings {
             nudge_gap_ns,
             helper_slice_ns: c.helper_slice_ns,
             forget_after_ns: c.forget_after_ns,
+            wake_preempt: c.wake_preempt == WakePreempt::SliceAhead,
         }
     }
 }
@@ -116,6 +120,11 @@ impl From<&CoreSettings> for CoreConfig {
             },
             helper_slice_ns: s.helper_slice_ns,
             forget_after_ns: s.forget_after_ns,
+            wake_preempt: if s.wake_preempt {
+                WakePreempt::SliceAhead
+            } else {
+                WakePreempt::Off
+            },
         }
     }
 }
@@ -211,6 +220,9 @@ pub enum Entry {
         slice_ns: u64,
         /// Vtime.
         vtime: u64,
+        /// It takes `cpu` from the task there ([`hybridland_policy::Target::Preempt`]).
+        #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+        preempt: bool,
     },
     /// A nudge the loop carried out, as the core polled it out.
     Nudged {
@@ -233,7 +245,28 @@ pub enum WaitingRec {
     SharedQueue,
 }
 
+/// The target an [`Entry::Sent`] names: `cpu` (absent: the shared queue), taken from the task
+/// there when `preempt`.
+pub fn sent_target(cpu: Option<u16>, preempt: bool) -> Target {
+    match cpu.map(CpuId) {
+        None => Target::Shared,
+        Some(c) if preempt => Target::Preempt(c),
+        Some(c) => Target::Cpu(c),
+    }
+}
+
 impl Entry {
+    /// The entry for dispatch `d`, sent.
+    pub fn sent(d: &Dispatch) -> Self {
+        Self::Sent {
+            task: d.task,
+            cpu: d.target.cpu().map(|c| c.0),
+            slice_ns: d.slice_ns,
+            vtime: d.vtime,
+            preempt: matches!(d.target, Target::Preempt(_)),
+        }
+    }
+
     /// The entry for `handle_queued(now, q)`.
     pub fn queued(now: u64, q: &Queued<'_>) -> Self {
         let (waker_cpu, slice_end) = match q.arrival {
@@ -610,12 +643,21 @@ mod test {
                 cpu: None,
                 slice_ns: 5_000_000,
                 vtime: 0,
+                preempt: false,
             },
             Entry::Sent {
                 task: 4,
                 cpu: Some(6),
                 slice_ns: 1,
                 vtime: u64::MAX,
+                preempt: false,
+            },
+            Entry::Sent {
+                task: 5,
+                cpu: Some(7),
+                slice_ns: 2,
+                vtime: 3,
+                preempt: true,
             },
             Entry::Nudged { cpu: 2, task: 9 },
         ]

@@ -3,7 +3,7 @@
 use super::slots::Record;
 use super::{
     Allowed, Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode,
-    Slot, Target, UtilSource, Why,
+    Slot, Target, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::Placement;
@@ -111,6 +111,22 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             let placement = self.policy.wakeup(&view(&self.state, false));
             let placement = self.checked(placement, allowed);
             d.why = Why::Placed(placement);
+            if placement.cpu.is_none()
+                && let Some(cpu) = self.preempt_victim(p, vtime, allowed, taken)
+            {
+                self.stats.preempts += 1;
+                taken.insert(cpu);
+                d.target = Target::Preempt(cpu);
+                self.mark_sent(
+                    cpu,
+                    d.task,
+                    restricted.then_some(allowed),
+                    d.util,
+                    vtime,
+                    p.now_ns,
+                );
+                return self.send(d, None);
+            }
             return self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
         };
         // The task was running on `own` until now: the policy is asked about the machine with
@@ -134,7 +150,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 taken.insert(own);
                 d.target = Target::Cpu(own);
                 d.why = Why::Kept;
-                self.mark_sent(own, p.task, restricted.then_some(allowed), util, p.now_ns);
+                self.mark_sent(
+                    own,
+                    p.task,
+                    restricted.then_some(allowed),
+                    util,
+                    vtime,
+                    p.now_ns,
+                );
                 self.send(d, None);
             }
             SliceEnd::Move(placement) => {
@@ -176,19 +199,69 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.state.occupy(&self.topo, cpu);
         taken.insert(cpu);
         d.target = Target::Cpu(cpu);
-        self.mark_sent(cpu, d.task, restricted, d.util, now_ns);
+        self.mark_sent(cpu, d.task, restricted, d.util, d.vtime, now_ns);
         let check = (Some(cpu) != self.caller_cpu).then_some(cpu);
         self.send(d, check);
     }
 
-    /// Notes that `task` was sent to `cpu`, for the claim window and the up-migration scan;
-    /// `restricted` is its allowed set when that is fewer than every CPU.
+    /// The busy CPU a woken task with `vtime` that found nothing idle takes, if
+    /// [`WakePreempt`] allows one: an allowed CPU the core sent a task to that is a base slice
+    /// ahead by its estimate, not given to another task of this batch, with nothing queued,
+    /// and not the caller's own (it frees that one right after the batch). Its previous CPU if
+    /// that qualifies, else the one furthest ahead (the lowest id on a tie).
+    fn preempt_victim(
+        &self,
+        p: &Pending,
+        vtime: u64,
+        allowed: &CpuSet,
+        taken: &CpuSet,
+    ) -> Option<CpuId> {
+        if self.config.wake_preempt == WakePreempt::Off {
+            return None;
+        }
+        let need = vtime.saturating_add(self.config.slice_ns);
+        let ahead = |cpu: CpuId| -> Option<u64> {
+            if taken.contains(cpu)
+                || self.queued_cpus.contains(cpu)
+                || self.caller_cpu == Some(cpu)
+                || self.state.is_idle(cpu)
+                || !allowed.contains(cpu)
+            {
+                return None;
+            }
+            let placed = self.placed[cpu.index()]?;
+            let since = p
+                .now_ns
+                .saturating_sub(self.last_sent[cpu.index()].unwrap_or(p.now_ns));
+            let now = placed.vtime.saturating_add(since);
+            (now >= need).then_some(now)
+        };
+        if let Some(prev) = p.cpu
+            && ahead(prev).is_some()
+        {
+            return Some(prev);
+        }
+        let mut best: Option<(u64, CpuId)> = None;
+        for cpu in self.placed_cpus.iter() {
+            if let Some(v) = ahead(cpu)
+                && best.is_none_or(|(b, _)| v > b)
+            {
+                best = Some((v, cpu));
+            }
+        }
+        best.map(|(_, cpu)| cpu)
+    }
+
+    /// Notes that `task` (dispatched with `vtime`) was sent to `cpu`, for the claim window,
+    /// the up-migration scan and wake-up preemption; `restricted` is its allowed set when that
+    /// is fewer than every CPU.
     fn mark_sent(
         &mut self,
         cpu: CpuId,
         task: u32,
         restricted: Option<&CpuSet>,
         util: u16,
+        vtime: u64,
         now_ns: u64,
     ) {
         self.last_sent[cpu.index()] = Some(now_ns);
@@ -200,6 +273,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             PlacedTask {
                 task,
                 util,
+                vtime,
                 restricted: restricted.is_some(),
             },
         );

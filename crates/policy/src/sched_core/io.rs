@@ -129,6 +129,19 @@ pub enum Target {
     Cpu(CpuId),
     /// The shared queue, in vtime order, taken by whichever allowed CPU frees up first.
     Shared,
+    /// This busy CPU's own queue, and the task running there ends its slice now so the CPU
+    /// takes it next ([`WakePreempt`](super::WakePreempt)).
+    Preempt(CpuId),
+}
+
+impl Target {
+    /// The CPU it names, if any.
+    pub const fn cpu(self) -> Option<CpuId> {
+        match self {
+            Self::Cpu(c) | Self::Preempt(c) => Some(c),
+            Self::Shared => None,
+        }
+    }
 }
 
 /// Why a dispatch goes where it goes.

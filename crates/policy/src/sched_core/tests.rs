@@ -111,6 +111,7 @@ fn a_wakeup_follows_the_idle_order() {
                     prop_assert!(!c.state().is_idle(cpu));
                 }
                 Target::Shared => prop_assert_eq!(p.step, Step::NoIdle),
+                Target::Preempt(_) => return Err(TestCaseError::fail("a new core knows of no task to preempt")),
             }
             testkit::check_state(&s.topology, c.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
             prop_assert!(c.poll_dispatch().is_none());
@@ -210,12 +211,7 @@ fn cpus(ids: &[u16]) -> CpuSet {
 }
 
 fn targets(ds: &[Dispatch]) -> Vec<Option<u16>> {
-    ds.iter()
-        .map(|d| match d.target {
-            Target::Cpu(c) => Some(c.0),
-            Target::Shared => None,
-        })
-        .collect()
+    ds.iter().map(|d| d.target.cpu().map(|c| c.0)).collect()
 }
 
 #[test]
@@ -619,4 +615,78 @@ fn a_batch_holds_at_most_batch_max_tasks_and_bad_storage_is_refused() {
             slots: 100
         }))
     ));
+}
+
+/// The VM machine with every CPU given a new task at 1 ns (vtime 0), and CPU 3's task told at
+/// 3 ms that its slice ended with nobody waiting (kept there: sent again at 3 ms).
+fn all_busy(config: CoreConfig) -> Core {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), config, 64);
+    c.handle_snapshot(1, &snapshot(&all));
+    for id in 0..8 {
+        c.handle_queued(1, &wakeup(id, None, &all)).unwrap();
+    }
+    assert!(poll_all(&mut c).iter().all(|d| d.target.cpu().is_some()));
+    let on_3 = (0..8)
+        .find(|id| c.placed_task(CpuId(3)) == Some(*id))
+        .unwrap();
+    c.handle_queued(3_000_000, &slice_end(on_3, CpuId(3), Waiting::Nobody, &all))
+        .unwrap();
+    c.handle_snapshot(3_000_000, &snapshot(&CpuSet::EMPTY));
+    assert_eq!(poll_all(&mut c)[0].target, Target::Cpu(CpuId(3)));
+    c
+}
+
+/// A woken task that finds every CPU busy takes one whose task is a base slice ahead of it by the core's estimate (sent with vtime 0, running since): its previous
+/// CPU when that qualifies, else the one furthest ahead; never a CPU sent to within the lead,
+/// one given to an earlier task of the batch, or one with tasks queued; never with it off.
+#[test]
+fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
+    let all = *vm_machine().cpus();
+    let on = CoreConfig {
+        wake_preempt: WakePreempt::SliceAhead,
+        ..CoreConfig::DEFAULT
+    };
+    let lead = on.slice_ns;
+    let later = 1 + lead + 1_000_000;
+    let decide = |c: &mut Core, at: u64, prevs: &[Option<u16>], queued: &CpuSet| {
+        for (n, prev) in prevs.iter().enumerate() {
+            c.handle_queued(at, &wakeup(100 + n as u32, prev.map(CpuId), &all))
+                .unwrap();
+        }
+        let snap = Snapshot {
+            idle: &CpuSet::EMPTY,
+            queued: Some(queued),
+            caller_cpu: None,
+        };
+        c.handle_snapshot(at, &snap);
+        poll_all(c).iter().map(|d| d.target).collect::<Vec<_>>()
+    };
+    let none = CpuSet::EMPTY;
+    let p = |c: u16| Target::Preempt(CpuId(c));
+
+    let mut c = all_busy(on);
+    assert_eq!(decide(&mut c, later, &[Some(5)], &none), [p(5)]);
+    assert_eq!(c.stats().preempts, 1);
+    // The woken task runs there next: the CPU is not taken from it again at once.
+    assert_eq!(c.placed_task(CpuId(5)), Some(100));
+
+    // CPU 3's task was sent again at 3 ms: not a lead ahead yet. Then the furthest ahead (all
+    // others equal: the lowest id), and a second task of the batch takes the next one.
+    let mut c = all_busy(on);
+    assert_eq!(
+        decide(&mut c, later, &[Some(3), Some(3)], &none),
+        [p(0), p(1)]
+    );
+    // A CPU with tasks queued is passed over.
+    let mut c = all_busy(on);
+    assert_eq!(decide(&mut c, later, &[None], &cpus(&[0])), [p(1)]);
+    // Within the lead, or with preemption off: the shared queue.
+    let mut c = all_busy(on);
+    assert_eq!(decide(&mut c, lead, &[Some(5)], &none), [Target::Shared]);
+    assert_eq!(c.stats().preempts, 0);
+    assert_eq!(CoreConfig::DEFAULT.wake_preempt, WakePreempt::Off);
+    let mut c = all_busy(CoreConfig::DEFAULT);
+    assert_eq!(decide(&mut c, later, &[Some(5)], &none), [Target::Shared]);
 }

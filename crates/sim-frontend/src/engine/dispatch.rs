@@ -85,7 +85,7 @@ impl<'a> Simulation<'a> {
         task.slice_ns = decision.slice_ns;
         task.placed_by = match decision.target {
             Target::Run(_) => decision.placement.map(|p| p.step),
-            Target::QueueOn(_) | Target::QueueShared => None,
+            Target::QueueOn(_) | Target::QueueShared | Target::Preempt(_) => None,
         };
         let invalid = |cpu: CpuId, reason: &'static str, s: &Self| SimError::InvalidDecision {
             policy: s.policy.name().to_owned(),
@@ -116,16 +116,26 @@ impl<'a> Simulation<'a> {
                 }
                 self.start(t, cpu);
             }
-            Target::QueueOn(cpu) => {
+            Target::QueueOn(cpu) | Target::Preempt(cpu) => {
                 if self.topo.info(cpu).is_none() {
                     return Err(invalid(cpu, "no such CPU", self));
                 }
                 if !allowed.contains(cpu) {
                     return Err(invalid(cpu, "not allowed for the task", self));
                 }
-                self.enqueue_local(t, cpu);
-                if self.idle.contains(cpu) {
-                    self.dispatch(cpu)?;
+                let preempt = matches!(decision.target, Target::Preempt(_));
+                if preempt && Some(cpu) != vacated && !self.idle.contains(cpu) {
+                    // First in line, and the task there stops now: its slice end re-places
+                    // it with the CPU contended, then the CPU takes this one.
+                    self.enqueue_local(t, cpu);
+                    let local = &mut self.cpus[cpu.index()].local;
+                    local.rotate_right(1);
+                    self.slice_end(cpu, observer)?;
+                } else {
+                    self.enqueue_local(t, cpu);
+                    if self.idle.contains(cpu) {
+                        self.dispatch(cpu)?;
+                    }
                 }
             }
             Target::QueueShared => {

@@ -153,9 +153,10 @@ pub(super) fn encode(e: &Entry, buf: &mut [u8; MAX_ENTRY_BYTES]) -> usize {
             cpu,
             slice_ns,
             vtime,
+            preempt,
         } => {
             w.byte(8);
-            w.byte(u8::from(cpu.is_some()));
+            w.byte(u8::from(cpu.is_some()) | u8::from(*preempt) << 1);
             w.num(u64::from(*task));
             if let Some(c) = cpu {
                 w.num(u64::from(*c));
@@ -292,14 +293,15 @@ pub(super) fn decode(bytes: &[u8]) -> Option<(Entry, usize)> {
             },
         },
         8 => {
-            let has_cpu = r.byte()? & 1 != 0;
+            let flags = r.byte()?;
             let task = r.small()?;
-            let cpu = r.opt(has_cpu, Reader::small)?;
+            let cpu = r.opt(flags & 1 != 0, Reader::small)?;
             Entry::Sent {
                 task,
                 cpu,
                 slice_ns: r.num()?,
                 vtime: r.num()?,
+                preempt: flags & 2 != 0,
             }
         }
         9 => Entry::Nudged {
