@@ -768,6 +768,7 @@ impl<O: SchedOps> Scheduler<O> {
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
+        let shared_waiting = snap.as_ref().and_then(|s| s.shared).is_some_and(|n| n > 0);
         self.core.handle_backlog(self.ops.nr_queued());
         let batch = core::mem::take(&mut self.queued);
         for task in &batch {
@@ -795,7 +796,13 @@ impl<O: SchedOps> Scheduler<O> {
                 None
             };
             self.counters.events.waker_to_core += u64::from(waker.is_some());
-            let queued = queued_input(task, allowed.as_ref(), queued_cpus.as_ref(), waker);
+            let queued = queued_input(
+                task,
+                allowed.as_ref(),
+                queued_cpus.as_ref(),
+                shared_waiting,
+                waker,
+            );
             // Cannot fail: a batch holds at most BATCH_MAX tasks and was polled empty.
             let _ = self.core.handle_queued(now, &queued);
         }
@@ -887,11 +894,16 @@ impl<O: SchedOps> Scheduler<O> {
 }
 
 /// A queued task in the core's terms. At a slice end, who waits is what the snapshot shows:
-/// tasks in the CPU's own queue, or nobody the loop can see.
+/// tasks in the CPU's own queue, else tasks in the shared queue (`shared_waiting`: the loop
+/// cannot tell which CPUs they may use, and counts them as waiting for this one, as the
+/// simulator does for those that may), else nobody. Without the shared queue a task whose
+/// slice ended was kept on its CPU ahead of a woken task waiting there, since the framework
+/// serves a CPU's own queue first.
 fn queued_input<'a>(
     task: &QueuedTask,
     allowed: Option<&'a CpuSet>,
     queued_cpus: Option<&CpuSet>,
+    shared_waiting: bool,
     waker: Option<Waker>,
 ) -> Queued<'a> {
     let ran = task.start_ts != 0;
@@ -903,6 +915,8 @@ fn queued_input<'a>(
         Arrival::SliceEnd {
             waiting: if own {
                 Waiting::OwnQueue
+            } else if shared_waiting {
+                Waiting::SharedQueue
             } else {
                 Waiting::Nobody
             },
@@ -950,6 +964,8 @@ mod test {
         events: Vec<Result<TaskEvent, RawEventError>>,
         /// CPUs whose own queue holds tasks, in every snapshot.
         queued_cpus: CpuSet,
+        /// Tasks in the shared queue, in every snapshot.
+        shared: u32,
         /// `--fifo`'s idle picks, in order (none idle when none left).
         picks: VecDeque<Option<i32>>,
         /// Every fast-path table installed (`None`: switched off), in order.
@@ -970,6 +986,7 @@ mod test {
                 own: None,
                 events: Vec::new(),
                 queued_cpus: CpuSet::EMPTY,
+                shared: 0,
                 picks: VecDeque::new(),
                 fast_wake: Vec::new(),
             }
@@ -1002,6 +1019,7 @@ mod test {
                     idle,
                     idle_smt: idle,
                     queued: Some(self.queued_cpus),
+                    shared: Some(self.shared),
                 }),
                 Err(()) => bail!("snapshot failed"),
             }
@@ -1402,6 +1420,39 @@ mod test {
             "sleeper {} hog {}",
             sleeper.vtime,
             hog.vtime
+        );
+    }
+
+    /// A slice end with tasks in the shared queue and none in its CPU's own: the task does
+    /// not keep its CPU ahead of them (the framework serves a CPU's own queue first), it
+    /// yields to the shared queue, where the sleeper's lower vtime comes first.
+    #[test]
+    fn a_slice_end_yields_to_tasks_in_the_shared_queue() {
+        let outcome = |shared: u32| {
+            let mut s = small(false);
+            let now = now_ns();
+            s.ops.snapshots.push_back(Ok(s.ops.all));
+            s.ops.incoming.push_back(Ok(wakeup(1)));
+            s.schedule_batch().unwrap();
+            let cpu = s.ops.ring[0].cpu;
+            s.ops.consume();
+            let mut back = wakeup(1);
+            back.flags = 0;
+            back.cpu = cpu;
+            back.start_ts = now - 6_000_000;
+            back.stop_ts = now - 1_000_000;
+            s.ops.shared = shared;
+            s.ops.snapshots.push_back(Ok(CpuSet::EMPTY));
+            s.ops.incoming.push_back(Ok(back));
+            s.schedule_batch().unwrap();
+            let sent = s.ops.ring[0].cpu;
+            (sent == cpu, sent == RL_CPU_ANY, s.counters.kept)
+        };
+        assert_eq!(outcome(0), (true, false, 1), "nobody waits: kept");
+        assert_eq!(
+            outcome(2),
+            (false, true, 0),
+            "two wait: to the shared queue"
         );
     }
 
