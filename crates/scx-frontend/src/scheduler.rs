@@ -1387,11 +1387,9 @@ mod test {
         assert_eq!(s.counters.events, e);
     }
 
-    /// Beside hogs no CPU is idle: the shared queue, which the framework keeps in vtime order
-    /// (`scx_bpf_dsq_insert_vtime`), gets each task with the core's vtime, so a task that
-    /// slept goes ahead of a hog back from a 20 ms run.
-    #[test]
-    fn the_shared_queue_gets_the_cores_vtime_a_sleeper_before_a_hog() {
+    /// Task 1 placed on an idle machine and taken by the kernel, then back from its CPU at a
+    /// slice end after running `ran_ns` (until 1 ms ago): the scheduler and that slice end.
+    fn placed_then_slice_end(ran_ns: u64) -> (Scheduler<FakeOps>, QueuedTask) {
         let mut s = small(false);
         let now = now_ns();
         s.ops.snapshots.push_back(Ok(s.ops.all));
@@ -1399,13 +1397,22 @@ mod test {
         s.schedule_batch().unwrap();
         let cpu = s.ops.ring[0].cpu;
         s.ops.consume();
-        // It ran 20 ms; others wait on its CPU and nothing is idle.
         let mut back = wakeup(1);
         back.flags = 0;
         back.cpu = cpu;
-        back.start_ts = now - 21_000_000;
+        back.start_ts = now - ran_ns - 1_000_000;
         back.stop_ts = now - 1_000_000;
-        back.exec_runtime = 20_000_000;
+        back.exec_runtime = ran_ns;
+        (s, back)
+    }
+
+    /// Beside hogs no CPU is idle: the shared queue, which the framework keeps in vtime order
+    /// (`scx_bpf_dsq_insert_vtime`), gets each task with the core's vtime, so a task that
+    /// slept goes ahead of a hog back from a 20 ms run.
+    #[test]
+    fn the_shared_queue_gets_the_cores_vtime_a_sleeper_before_a_hog() {
+        // It ran 20 ms; others wait on its CPU and nothing is idle.
+        let (mut s, back) = placed_then_slice_end(20_000_000);
         s.ops.queued_cpus = s.ops.all;
         s.ops
             .snapshots
@@ -1429,18 +1436,8 @@ mod test {
     #[test]
     fn a_slice_end_yields_to_tasks_in_the_shared_queue() {
         let outcome = |shared: u32| {
-            let mut s = small(false);
-            let now = now_ns();
-            s.ops.snapshots.push_back(Ok(s.ops.all));
-            s.ops.incoming.push_back(Ok(wakeup(1)));
-            s.schedule_batch().unwrap();
-            let cpu = s.ops.ring[0].cpu;
-            s.ops.consume();
-            let mut back = wakeup(1);
-            back.flags = 0;
-            back.cpu = cpu;
-            back.start_ts = now - 6_000_000;
-            back.stop_ts = now - 1_000_000;
+            let (mut s, back) = placed_then_slice_end(5_000_000);
+            let cpu = back.cpu;
             s.ops.shared = shared;
             s.ops.snapshots.push_back(Ok(CpuSet::EMPTY));
             s.ops.incoming.push_back(Ok(back));
