@@ -152,18 +152,16 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
     for item in parts {
         knobs.set_item(item)?;
     }
+    let preempt = knobs.wake_preempt()?;
     let Some(kind) = PolicyKind::from_name(base) else {
         return match custom_policies().iter().find(|c| c.name == base) {
-            Some(c) => Ok(Box::new(
-                CoreDriven::custom(*c).with_wake_preempt(knobs.wake_preempt()?),
-            )),
+            Some(c) => Ok(Box::new(CoreDriven::custom(*c).with_wake_preempt(preempt))),
             None => Err(PolicyError::UnknownPolicy {
                 name: base.to_owned(),
                 known: known_names().join(", "),
             }),
         };
     };
-    let preempt = knobs.wake_preempt()?;
     let core = |kind| CoreDriven::builtin(kind, Default::default()).with_wake_preempt(preempt);
     Ok(match kind {
         PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),

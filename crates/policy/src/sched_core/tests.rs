@@ -638,9 +638,10 @@ fn all_busy(config: CoreConfig) -> Core {
     c
 }
 
-/// A woken task that finds every CPU busy takes one whose task is a base slice ahead of it by the core's estimate (sent with vtime 0, running since): its previous
-/// CPU when that qualifies, else the one furthest ahead; never a CPU sent to within the lead,
-/// one given to an earlier task of the batch, or one with tasks queued; never with it off.
+/// A woken task that finds every CPU busy takes one whose task is a base slice ahead of it by
+/// the core's estimate (sent with vtime 0, running since): its previous CPU when that
+/// qualifies, else the one furthest ahead; never a CPU sent to within the lead, one given to an
+/// earlier task of the batch, or one with tasks queued; never with it off.
 #[test]
 fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
     let all = *vm_machine().cpus();
