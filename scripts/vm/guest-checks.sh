@@ -506,7 +506,9 @@ fi
 # and what the loop sent); `hybrid-sim decisions` (here the example's my-policy-sim, which also
 # knows little-first) feeds it through the same core again, and every dispatch and nudge must
 # come out the same. For hybridland (with its nudge helper and the cluster-balance knob changed
-# at run time through the control file) and for the example's little-first.
+# at run time through the control file), for the example's little-first, and for hybridland
+# with --wake-preempt, which must have sent preempting dispatches (hackbench beside three
+# spinners leaves no CPU idle at times) that the replay gives the same.
 replay_run() {  # replay_run LABEL BIN ARGS... -> appends to $REPLAYED / $NOT_REPLAYED
   label=$1; keep=$SCX; SCX=$2; shift 2
   rm -f /run/dec.json*
@@ -523,10 +525,12 @@ replay_run() {  # replay_run LABEL BIN ARGS... -> appends to $REPLAYED / $NOT_RE
     rc=$?
     sent=$(sed -n 's/^dispatches sent: \([0-9]*\), replayed identically: \([0-9]*\)$/\1 \2/p' /run/replay.out)
     set -- $sent
-    if [ $rc -eq 0 ] && [ "${1:-0}" -ge 100 ] && [ "$1" = "$2" ]; then
-      REPLAYED="$REPLAYED $label($2 of $1 dispatches, $(sed -n 's/^nudges carried out: \(.*\)$/nudges \1/p' /run/replay.out))"
+    preempts=$(grep -c '"preempt":true' /run/dec.json.decisions.jsonl 2>/dev/null)
+    if [ $rc -eq 0 ] && [ "${1:-0}" -ge 100 ] && [ "$1" = "$2" ] &&
+      { [ "$label" != wake-preempt ] || [ "${preempts:-0}" -ge 1 ]; }; then
+      REPLAYED="$REPLAYED $label($2 of $1 dispatches, ${preempts:-0} preempting, $(sed -n 's/^nudges carried out: \(.*\)$/nudges \1/p' /run/replay.out))"
     else
-      NOT_REPLAYED="$NOT_REPLAYED $label(exit $rc: $(head -n 8 /run/replay.out | tr '\n' ' '))"
+      NOT_REPLAYED="$NOT_REPLAYED $label(exit $rc, ${preempts:-0} preempting: $(head -n 8 /run/replay.out | tr '\n' ' '))"
     fi
   else
     NOT_REPLAYED="$NOT_REPLAYED $label(did not load)"
@@ -536,6 +540,7 @@ replay_run() {  # replay_run LABEL BIN ARGS... -> appends to $REPLAYED / $NOT_RE
 REPLAYED=""; NOT_REPLAYED=""
 replay_run hybridland "$SCX" --cluster-balance on
 replay_run little-first "$MY" --policy little-first
+replay_run wake-preempt "$SCX" --wake-preempt
 if [ -z "$NOT_REPLAYED" ]; then
   pass decision-replay "every dispatch replayed identically:$REPLAYED"
 else
