@@ -24,8 +24,6 @@ pub(crate) struct Snapshot {
     /// CPUs whose scx_rustland_core queue holds tasks not started yet, when the kernel lets the
     /// program read queue lengths (`None` otherwise).
     pub(crate) queued: Option<CpuSet>,
-    /// Tasks waiting in scx_rustland_core's shared queue, likewise.
-    pub(crate) shared: Option<u32>,
 }
 
 /// The loaded idle-snapshot program.
@@ -109,11 +107,6 @@ impl<'obj> IdleSnapshot<'obj> {
             idle: CpuSet::from_words(idle),
             idle_smt: CpuSet::from_words(idle_smt),
             queued: self.full.then(|| CpuSet::from_words(queued)),
-            // Negative: the kernel refused the read.
-            shared: self
-                .full
-                .then(|| u32::try_from(bss.shared_queued).ok())
-                .flatten(),
         })
     }
 }

@@ -42,9 +42,9 @@ pub enum Waiting {
     Nobody,
     /// Tasks wait in that CPU's own queue.
     OwnQueue,
-    /// Tasks wait in the shared queue that this CPU serves (the simulator sees which may use
-    /// it; the live loop sees only that the shared queue holds tasks, and passes this when it
-    /// does and the CPU's own queue is empty).
+    /// Tasks wait in the shared queue that this CPU serves (the simulator sees it; the live
+    /// loop cannot tell which CPU a shared-queue task waits for, and passes what it sees: its
+    /// own queue, or nobody).
     SharedQueue,
 }
 
