@@ -3,7 +3,9 @@
 use crate::failure::Failure;
 use crate::inputs;
 use crate::opts::DecisionsArgs;
-use hybridland_sim::decision_replay::{DecisionReplayError, replay_decisions};
+use hybridland_sim::decision_replay::{
+    DecisionReplayError, ReplayedDispatch, replay_decisions_observed,
+};
 use hybridland_sim::input_file;
 use hybridland_trace::decisions::{DecisionLog, MAX_FILE_BYTES};
 
@@ -16,7 +18,14 @@ pub(crate) fn run(args: &DecisionsArgs) -> Result<String, Failure> {
     let log = DecisionLog::read_from(text.as_bytes())
         .map_err(|e| Failure::Input(anyhow::anyhow!("{name}: {e}")))?;
     let knobs = inputs::knobs(&args.set)?;
-    let report = replay_decisions(&log, &knobs).map_err(|e| match e {
+    // -vv: a line per dispatch; the check keeps a plain replay free of the formatting.
+    let verbose = tracing::enabled!(tracing::Level::DEBUG);
+    let mut observe = |r: &ReplayedDispatch<'_>| {
+        if verbose {
+            crate::decision_log::log_replayed(r);
+        }
+    };
+    let report = replay_decisions_observed(&log, &knobs, &mut observe).map_err(|e| match e {
         DecisionReplayError::Knob(_) => Failure::Input(e.into()),
         _ => Failure::Input(anyhow::anyhow!("{name}: {e}")),
     })?;

@@ -186,6 +186,31 @@ fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("parts from the log at line"));
 }
 
+/// `-vv` shows each dispatch the core decides again (what `--help` promises), `-vvv` the idle
+/// CPUs behind it; a plain run logs none.
+#[test]
+fn verbose_runs_log_a_line_per_replayed_dispatch() {
+    let log = live_like_log();
+    let sent = log
+        .iter()
+        .filter(|e| matches!(e, Entry::Sent { .. }))
+        .count();
+    let path = write(&log, "verbose.decisions.jsonl");
+    let file = path.to_str().unwrap();
+    let lines = |args: &[&str], what: &str| {
+        let out = hybrid_sim(args);
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains(what))
+            .count()
+    };
+    assert_eq!(lines(&["decisions", file], " ns task "), 0);
+    assert_eq!(lines(&["decisions", "-vv", file], " ns task "), sent);
+    assert_eq!(lines(&["decisions", "-vv", file], "idle cpus:"), 0);
+    assert_eq!(lines(&["decisions", "-vvv", file], "idle cpus:"), sent);
+}
+
 #[test]
 fn a_broken_log_is_refused_with_its_line() {
     let path = write(&live_like_log(), "broken.decisions.jsonl");

@@ -8,7 +8,8 @@ use crate::machine_file::Machine;
 use crate::registry::custom_policies;
 use hybridland_machine::MachineError;
 use hybridland_policy::{
-    Builtin, CoreConfig, CpuId, CpuSet, PlacementPolicy, SchedCore, Slot, Snapshot, Target,
+    Builtin, CoreConfig, CpuId, CpuSet, Dispatch, PlacementPolicy, SchedCore, Slot, Snapshot,
+    Target,
 };
 use hybridland_trace::decisions::{DecisionLog, Entry, sent_target};
 use std::collections::VecDeque;
@@ -88,6 +89,28 @@ pub fn replay_decisions(
     log: &DecisionLog,
     knobs: &Knobs,
 ) -> Result<DecisionReport, DecisionReplayError> {
+    replay_decisions_observed(log, knobs, &mut |_| {})
+}
+
+/// One dispatch the replayed core polled out, handed to the observer of
+/// [`replay_decisions_observed`] before it is compared with the log.
+#[derive(Copy, Clone, Debug)]
+pub struct ReplayedDispatch<'a> {
+    /// The latest time the log carried.
+    pub now_ns: Option<u64>,
+    /// What the core decided.
+    pub dispatch: &'a Dispatch,
+    /// The idle CPUs of the latest snapshot the core was handed.
+    pub idle: Option<&'a CpuSet>,
+}
+
+/// [`replay_decisions`], showing `observe` each dispatch the core polls out (`hybrid-sim
+/// decisions -vv` logs them).
+pub fn replay_decisions_observed(
+    log: &DecisionLog,
+    knobs: &Knobs,
+    observe: &mut dyn FnMut(&ReplayedDispatch<'_>),
+) -> Result<DecisionReport, DecisionReplayError> {
     let h = log.header();
     let machine = Machine::from_toml_str(&h.machine, "the decision log's machine")?;
     let topo = *machine.topology;
@@ -131,6 +154,7 @@ pub fn replay_decisions(
         difference: None,
     };
     let mut now = None;
+    let mut idle_seen: Option<CpuSet> = None;
     // The last entries before the current one, for the report of a difference.
     let mut recent: VecDeque<Entry> = VecDeque::with_capacity(CONTEXT + 1);
     let differ =
@@ -160,7 +184,10 @@ pub fn replay_decisions(
                 idle,
                 queued,
                 caller,
-            } => core.handle_snapshot(*now, &snapshot(idle, queued.as_ref(), *caller)),
+            } => {
+                idle_seen = Some(*idle);
+                core.handle_snapshot(*now, &snapshot(idle, queued.as_ref(), *caller));
+            }
             Entry::SnapshotFailed { now } => core.handle_snapshot_failed(*now),
             Entry::Recheck { idle, queued } => {
                 core.handle_recheck(&snapshot(idle, queued.as_ref(), None));
@@ -182,7 +209,15 @@ pub fn replay_decisions(
             } => {
                 let target = sent_target(*cpu, *preempt);
                 let logged = dispatch_text(*task, target, *slice_ns, *vtime);
-                match core.poll_dispatch() {
+                let polled = core.poll_dispatch();
+                if let Some(d) = &polled {
+                    observe(&ReplayedDispatch {
+                        now_ns: now,
+                        dispatch: d,
+                        idle: idle_seen.as_ref(),
+                    });
+                }
+                match polled {
                     Some(d)
                         if d.task == *task
                             && d.target == target
