@@ -295,10 +295,15 @@ check_powersave() {
 # every CPU wakes on the other cluster (CPU 0 or 2) with balance on and stays on CPU 3 with it
 # off: at each wake-up the idle order's cluster step picks the least busy cluster when balance
 # is on, and keeps the idle previous CPU when it is off. Two wake-ups after the release, five
-# samples. There are eight rounds of each mode, alternating, and at least 14 of the 16 must be
+# samples. There are twelve rounds of each mode, alternating, and at least 20 of the 24 must be
 # right. The default scheduler and --fifo have no control file, so the mode cannot change what
-# they do: each round is then right with probabilities b (on) and z (off), b + z <= 1, and 14 of
-# 16 happens at most 137/65536 = 0.21% of the time (at b = z = 1/2).
+# they do: each round is then right with probabilities b (on) and z (off), b + z <= 1, and 20 of
+# 24 happens at most 12951/2^24 = 0.08% of the time (at b = z = 1/2).
+# Why 4 wrong rounds are allowed: an off round goes wrong when its CPU is busy at one of its
+# wake-ups (a per-CPU kernel thread, which cannot be moved away): the task then wakes on the
+# lowest idle E-core and stays there. Measured in three runs (two beside a host `yes` loop, one
+# in CI): 2 of 24 off rounds wrong, 0 of 24 on rounds. At 1 off round in 12 to 1 in 8, more
+# than 2 wrong of 16 happens in 2-7% of runs, more than 4 wrong of 24 in 0.2-1.1%.
 # Why a task that starts on CPU 3 and not a new task placed from scratch: "off" has no rule that
 # prefers one idle E-core over another, only the lowest-id tie-break; staying on an idle previous
 # CPU is the rule "off" does have.
@@ -354,7 +359,7 @@ check_knob() {
   hog=$!
   sleep 0.5
   got=""; ok=0
-  for mode in on off on off on off on off on off on off on off on off; do
+  for mode in on off on off on off on off on off on off on off on off on off on off on off; do
     knob_round $mode
     got="$got $mode:$KNOB_CPU"
     case "$mode:$(cluster_of "$KNOB_CPU")" in
@@ -367,10 +372,10 @@ check_knob() {
   pin_shell 0xff
   if [ ! -w "$CTL" ]; then
     verdict knob-runtime FAIL "no control file $CTL; beside a hog on cpu 1:$got"
-  elif [ $ok -ge 14 ]; then
-    verdict knob-runtime PASS "beside a hog on cpu 1, from cpu 3:$got (on: cluster {0,2}; off: stays on 3; $ok of 16 right)"
+  elif [ $ok -ge 20 ]; then
+    verdict knob-runtime PASS "beside a hog on cpu 1, from cpu 3:$got (on: cluster {0,2}; off: stays on 3; $ok of 24 right)"
   else
-    verdict knob-runtime FAIL "beside a hog on cpu 1, from cpu 3:$got; want on: 0 or 2, off: 3, in 14 of 16 rounds ($ok)"
+    verdict knob-runtime FAIL "beside a hog on cpu 1, from cpu 3:$got; want on: 0 or 2, off: 3, in 20 of 24 rounds ($ok)"
   fi
 }
 
