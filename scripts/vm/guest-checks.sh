@@ -300,8 +300,9 @@ check_powersave() {
 # they do: each round is then right with probabilities b (on) and z (off), b + z <= 1, and 20 of
 # 24 happens at most 12951/2^24 = 0.08% of the time (at b = z = 1/2).
 # Why 4 wrong rounds are allowed: an off round goes wrong when its CPU is busy at one of its
-# wake-ups (a per-CPU kernel thread, which cannot be moved away): the task then wakes on the
-# lowest idle E-core and stays there. Measured in three runs (two beside a host `yes` loop, one
+# wake-ups: the task then wakes on the lowest idle E-core and stays there. What is left on the
+# E-cores to make it busy are per-CPU kernel threads, which cannot be moved (the wrong rounds'
+# decision logs were not kept, so which thread is not known). Measured in three runs (two beside a host `yes` loop, one
 # in CI): 2 of 24 off rounds wrong, 0 of 24 on rounds. At 1 off round in 12 to 1 in 8, more
 # than 2 wrong of 16 happens in 2-7% of runs, more than 4 wrong of 24 in 0.2-1.1%.
 # Why a task that starts on CPU 3 and not a new task placed from scratch: "off" has no rule that
