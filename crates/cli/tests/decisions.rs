@@ -139,6 +139,13 @@ fn live_like_log() -> DecisionLog {
     log
 }
 
+/// The dispatches the log says the loop sent.
+fn sent_count(log: &DecisionLog) -> usize {
+    log.iter()
+        .filter(|e| matches!(e, Entry::Sent { .. }))
+        .count()
+}
+
 fn write(log: &DecisionLog, name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("hybridland-decisions-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -150,10 +157,7 @@ fn write(log: &DecisionLog, name: &str) -> std::path::PathBuf {
 #[test]
 fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
     let log = live_like_log();
-    let sent = log
-        .iter()
-        .filter(|e| matches!(e, Entry::Sent { .. }))
-        .count();
+    let sent = sent_count(&log);
     assert!(sent > 500, "{sent}");
     let path = write(&log, "run.decisions.jsonl");
     let file = path.to_str().unwrap();
@@ -191,10 +195,7 @@ fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
 #[test]
 fn verbose_runs_log_a_line_per_replayed_dispatch() {
     let log = live_like_log();
-    let sent = log
-        .iter()
-        .filter(|e| matches!(e, Entry::Sent { .. }))
-        .count();
+    let sent = sent_count(&log);
     let path = write(&log, "verbose.decisions.jsonl");
     let file = path.to_str().unwrap();
     let lines = |args: &[&str], what: &str| {
