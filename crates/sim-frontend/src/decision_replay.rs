@@ -100,7 +100,7 @@ pub struct ReplayedDispatch<'a> {
     pub now_ns: Option<u64>,
     /// What the core decided.
     pub dispatch: &'a Dispatch,
-    /// The idle CPUs of the latest snapshot the core was handed.
+    /// The idle CPUs of the snapshot the core decided against (`None` after a failed one).
     pub idle: Option<&'a CpuSet>,
 }
 
@@ -188,7 +188,10 @@ pub fn replay_decisions_observed(
                 idle_seen = Some(*idle);
                 core.handle_snapshot(*now, &snapshot(idle, queued.as_ref(), *caller));
             }
-            Entry::SnapshotFailed { now } => core.handle_snapshot_failed(*now),
+            Entry::SnapshotFailed { now } => {
+                idle_seen = None;
+                core.handle_snapshot_failed(*now);
+            }
             Entry::Recheck { idle, queued } => {
                 core.handle_recheck(&snapshot(idle, queued.as_ref(), None));
             }
