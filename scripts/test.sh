@@ -10,14 +10,25 @@
 #      started by systemd with the shipped unit (scripts/vm-systemd.sh), and beside a thread
 #      storm (scripts/vm-storm.sh);
 #   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
-# Build dependencies (a clang >= 18, libbpf's, qemu, the guest kernel) are installed when missing by
-# scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
+# Before all of them, build dependencies (a clang >= 18, libbpf's, qemu, cpio, the guest kernel)
+# are installed when missing by scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
 # HYBRIDLAND_SKIP="vm fuzz" (space-separated names: scripts workspace nostd vm fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 skip() { [[ " ${HYBRIDLAND_SKIP:-} " == *" $1 "* ]]; }
 phase() { printf '\n==> %s\n' "$*"; }
+
+# First, so that every later phase finds its tools: the VM scripts' interrupt test starts the
+# real scripts (with a stub qemu), which build an initrd with cpio before they boot.
+if [[ -x scripts/install-scx-deps.sh ]] && ! { skip scripts && skip workspace && skip vm; }; then
+  phase "installing build dependencies that are missing"
+  scripts/install-scx-deps.sh
+fi
+if [[ -f scripts/env.sh ]]; then
+  # Environment for building the BPF side (clang path, libclang) set by the installer.
+  source scripts/env.sh
+fi
 
 if ! skip scripts; then
   phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, medians of boots, unit score"
@@ -30,14 +41,6 @@ if ! skip scripts; then
   scripts/tests/unit-security.sh
 fi
 
-if [[ -x scripts/install-scx-deps.sh ]] && ! { skip workspace && skip vm; }; then
-  phase "installing build dependencies that are missing"
-  scripts/install-scx-deps.sh
-fi
-if [[ -f scripts/env.sh ]]; then
-  # Environment for building the BPF side (clang path, libclang) set by the installer.
-  source scripts/env.sh
-fi
 
 if ! skip workspace; then
   phase "cargo test --workspace"
