@@ -33,7 +33,9 @@ pub(crate) fn run(args: &DecisionsArgs) -> Result<String, Failure> {
     if report.all_agree() {
         Ok(text)
     } else {
-        print!("{text}");
+        // The report says where the core parted: it must reach the reader before the failure
+        // does, and a write that fails is an output failure (exit 3), as for every command.
+        crate::output::write_stdout(&text)?;
         Err(Failure::Internal(anyhow::anyhow!(
             "the replayed core parts from the log at line {}",
             report.difference.as_ref().map_or(0, |d| d.line)

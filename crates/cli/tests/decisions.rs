@@ -3,7 +3,7 @@
 //! one knob changed parts at a named line; a broken file is refused with its line.
 
 mod common;
-use common::{hybrid_sim, root};
+use common::{hybrid_sim, hybrid_sim_to_full, root};
 
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
@@ -188,6 +188,16 @@ fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
         "{text}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("parts from the log at line"));
+
+    // Either report lost to a full disk is an output failure (exit 3), as for every command.
+    for extra in [&[][..], &["--set", "primary_domain=powersave"][..]] {
+        let mut args = vec!["decisions", file];
+        args.extend_from_slice(extra);
+        let out = hybrid_sim_to_full(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?} > /dev/full: {err}");
+        assert!(err.contains("standard output: cannot write"), "{err}");
+    }
 }
 
 /// `-vv` shows each dispatch the core decides again (what `--help` promises), `-vvv` the idle
