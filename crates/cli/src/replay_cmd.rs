@@ -282,8 +282,9 @@ pub(crate) fn policies() -> String {
              that registered it runs it live.\n";
     out += "\nKnobs for --set (hybridland's, then the replay's):\n";
     let mut t = Table::new(vec!["key".into(), "values".into(), "default".into()]);
-    for (key, values, default) in hybridland_sim::knobs::KNOB_HELP {
-        t.row(vec![(*key).into(), (*values).into(), (*default).into()]);
+    for (key, values) in hybridland_sim::knobs::KNOB_HELP {
+        let default = hybridland_sim::knobs::knob_default(key).unwrap_or_default();
+        t.row(vec![(*key).into(), (*values).into(), default]);
     }
     out += &t.render();
     out += "\nModel overrides (default: the machine's own values, `hybrid-sim topology show`): ";

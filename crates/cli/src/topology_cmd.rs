@@ -48,12 +48,12 @@ pub(crate) fn fill_order(topo: &Topology, config: &PolicyConfig) -> Result<Vec<O
     for p in &order[..n] {
         let Some(cpu) = p.cpu else { continue };
         match runs.last_mut() {
-            Some(run) if run.step == p.step.name() && run.overflow == p.overflow => {
+            Some(run) if run.step == p.step.name() && run.overflow == p.is_overflow() => {
                 run.cpus.push(cpu.0)
             }
             _ => runs.push(OrderRun {
                 step: p.step.name(),
-                overflow: p.overflow,
+                overflow: p.is_overflow(),
                 cpus: vec![cpu.0],
             }),
         }

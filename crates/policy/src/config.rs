@@ -192,17 +192,20 @@ pub struct PolicyConfig {
 
 impl Default for PolicyConfig {
     fn default() -> Self {
-        Self {
-            primary_domain: PrimaryDomain::All,
-            cluster_balance: ClusterBalance::Auto,
-            auto_low_busy_pct: 0,
-            auto_high_busy_pct: 75,
-            fit_margin_pct: 80,
-        }
+        Self::DEFAULT
     }
 }
 
 impl PolicyConfig {
+    /// The knobs' defaults: both frontends' options and help texts take them from here.
+    pub const DEFAULT: Self = Self {
+        primary_domain: PrimaryDomain::All,
+        cluster_balance: ClusterBalance::Auto,
+        auto_low_busy_pct: 0,
+        auto_high_busy_pct: 75,
+        fit_margin_pct: 80,
+    };
+
     /// Checks the numeric knobs against each other.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.auto_high_busy_pct > 100 || self.auto_low_busy_pct > self.auto_high_busy_pct {

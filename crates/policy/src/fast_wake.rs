@@ -229,7 +229,7 @@ mod tests {
                 let answer = policy.select_cpu(&s.topology, &state, &task);
                 prop_assert_eq!(answer.cpu, Some(prev), "{:?} kept, the idle order says {:?}", entry, answer);
                 prop_assert_eq!(answer.step, entry.step);
-                prop_assert!(!answer.overflow);
+                prop_assert!(!answer.is_overflow());
             }
         }
 

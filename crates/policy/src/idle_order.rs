@@ -82,8 +82,24 @@ pub struct Placement {
     pub cpu: Option<CpuId>,
     /// The rule that chose it.
     pub step: Step,
-    /// Whether the CPU lies outside the primary domain (none of the domain was idle).
-    pub overflow: bool,
+    /// Where the CPU lies against the primary domain.
+    pub reach: Reach,
+}
+
+/// Where a placement's CPU lies against the primary domain.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Inside the primary domain, or no CPU was chosen.
+    Primary,
+    /// Outside it: none of the primary domain's allowed CPUs was idle (an *overflow*).
+    Overflow,
+}
+
+impl Placement {
+    /// The CPU lies outside the primary domain.
+    pub fn is_overflow(&self) -> bool {
+        self.reach == Reach::Overflow
+    }
 }
 
 impl Placement {
@@ -91,7 +107,7 @@ impl Placement {
     pub const NO_IDLE: Self = Self {
         cpu: None,
         step: Step::NoIdle,
-        overflow: false,
+        reach: Reach::Primary,
     };
 }
 
@@ -191,10 +207,10 @@ impl Policy {
             return Placement::NO_IDLE;
         }
         let in_primary = candidates.and(&self.primary.head());
-        let (pool, overflow) = if in_primary.is_empty() {
-            (candidates, true)
+        let (pool, reach) = if in_primary.is_empty() {
+            (candidates, Reach::Overflow)
         } else {
-            (in_primary, false)
+            (in_primary, Reach::Primary)
         };
         let fits = topo.fitting(task.util, self.config.fit_margin_pct);
         let fitting = pool.and(&fits.head());
@@ -214,7 +230,7 @@ impl Policy {
         Placement {
             cpu: Some(cpu),
             step,
-            overflow,
+            reach,
         }
     }
 }

@@ -87,7 +87,7 @@ pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use fast_wake::{BalanceRange, FastWake};
-pub use idle_order::{Placement, Policy, Step, TaskHints};
+pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
 pub use placement_policy::{BuildPolicy, CustomPolicy};
@@ -98,7 +98,9 @@ pub use sched_core::{
     Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,
     UtilSource, Waiting, WakePreempt, Waker, Why,
 };
-pub use task_state::{MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, TaskState, VtimeClock, slice_ns};
+pub use task_state::{
+    MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,
+};
 pub use topology::{
     CoreKind, CpuInfo, GroupLevel, MAX_CAPACITY, MAX_CAPACITY_LEVELS, MAX_LOAD_LEVELS, Topology,
     TopologyBuilder, TopologyError, UnknownCoreKind,

@@ -103,9 +103,9 @@ impl Policy {
         // A busy sibling shares its core, so its capacity overstates what the task gets there:
         // the idle order's own ranking decides alone.
         let faster_or_equal = own_step == Step::BusySibling || to_info.capacity >= own.capacity;
-        let up = p.step < own_step && faster_or_equal && !(p.overflow && in_primary);
+        let up = p.step < own_step && faster_or_equal && !(p.is_overflow() && in_primary);
         // Not an overflow: the idle order found `to` inside the primary domain.
-        let to_primary = !p.overflow;
+        let to_primary = !p.is_overflow();
         let back_to_primary = !in_primary && to_primary;
         let rebalance = p.step == own_step
             && to_info.capacity == own.capacity

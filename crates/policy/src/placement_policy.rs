@@ -33,7 +33,7 @@
 
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::cpu_state::CpuState;
-use crate::idle_order::{Placement, Policy, TaskHints};
+use crate::idle_order::{Placement, Policy, Reach, TaskHints};
 use crate::migration::{SliceEnd, step_of};
 use crate::topology::Topology;
 
@@ -113,7 +113,7 @@ impl<'a> View<'a> {
             Some(cpu) => Placement {
                 cpu: Some(cpu),
                 step: step_of(self.topo, self.state, cpu),
-                overflow: false,
+                reach: Reach::Primary,
             },
             None => Placement::NO_IDLE,
         }

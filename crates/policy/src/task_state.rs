@@ -85,14 +85,14 @@ impl TaskState {
 
     /// The task ran `run`: the estimate decays over the gap before it and rises over the run
     /// by the capacity of its CPU; vtime is charged the run's length scaled by weight.
-    /// Returns `false` (changing nothing) for the run counted last, one that starts before
-    /// that run stopped, or one that ends before it starts.
-    pub fn on_run(&mut self, run: &Run) -> bool {
+    /// [`RunAccount::Ignored`] (changing nothing) for the run counted last, one that starts
+    /// before that run stopped, or one that ends before it starts.
+    pub fn on_run(&mut self, run: &Run) -> RunAccount {
         let seen = self.last_run_ns.is_some_and(|(start, stop)| {
             (run.start_ns, run.stop_ns) == (start, stop) || run.start_ns < stop
         });
         if run.stop_ns < run.start_ns || seen {
-            return false;
+            return RunAccount::Ignored;
         }
         self.util.advance(run.start_ns, 0);
         self.util.advance(run.stop_ns, run.capacity);
@@ -102,8 +102,17 @@ impl TaskState {
         );
         self.last_cpu = Some(run.cpu);
         self.last_run_ns = Some((run.start_ns, run.stop_ns));
-        true
+        RunAccount::Counted
     }
+}
+
+/// What [`TaskState::on_run`] made of a run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunAccount {
+    /// Charged to the estimate and vtime.
+    Counted,
+    /// Already counted, overlapping the last counted run, or ending before it starts.
+    Ignored,
 }
 
 /// The shared queue's clock: the highest vtime that has started running. A task queued with a
@@ -167,30 +176,38 @@ mod test {
     #[test]
     fn runs_count_once_and_charge_by_weight() {
         let mut t = TaskState::new();
-        assert!(t.on_run(&run(1_000, 5_000, 1024, 100)));
+        assert_eq!(t.on_run(&run(1_000, 5_000, 1024, 100)), RunAccount::Counted);
         assert_eq!(t.vtime(), 4_000);
-        assert!(
-            !t.on_run(&run(1_000, 5_000, 1024, 100)),
+        assert_eq!(
+            t.on_run(&run(1_000, 5_000, 1024, 100)),
+            RunAccount::Ignored,
             "the same run again"
         );
-        assert!(
-            !t.on_run(&run(9_000, 8_000, 1024, 100)),
+        assert_eq!(
+            t.on_run(&run(9_000, 8_000, 1024, 100)),
+            RunAccount::Ignored,
             "ends before it starts"
         );
-        assert!(
-            !t.on_run(&run(4_000, 6_000, 1024, 100)),
+        assert_eq!(
+            t.on_run(&run(4_000, 6_000, 1024, 100)),
+            RunAccount::Ignored,
             "overlaps the last run"
         );
-        assert!(
+        assert_eq!(
             t.on_run(&run(5_000, 5_000, 1024, 100)),
+            RunAccount::Counted,
             "an empty run right after"
         );
-        assert!(
+        assert_eq!(
             t.on_run(&run(5_000, 6_000, 1024, 100)),
+            RunAccount::Counted,
             "and a real one at the same start"
         );
         assert_eq!(t.vtime(), 5_000);
-        assert!(t.on_run(&run(6_000, 10_000, 1024, 200)));
+        assert_eq!(
+            t.on_run(&run(6_000, 10_000, 1024, 200)),
+            RunAccount::Counted
+        );
         assert_eq!(t.vtime(), 7_000);
         assert_eq!(t.last_cpu(), Some(CpuId(3)));
     }

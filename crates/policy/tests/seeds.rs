@@ -170,8 +170,16 @@ fn primary_domain_keeps_tasks_until_it_is_busy() {
     };
     let (p, _) = place(&topo, &config, 14);
     // All 12 P CPUs (siblings included) before any E-core, then overflow.
-    assert!(p[..12].iter().all(|x| !x.overflow && x.cpu.unwrap().0 < 12));
-    assert!(p[12..].iter().all(|x| x.overflow && x.cpu.unwrap().0 >= 12));
+    assert!(
+        p[..12]
+            .iter()
+            .all(|x| !x.is_overflow() && x.cpu.unwrap().0 < 12)
+    );
+    assert!(
+        p[12..]
+            .iter()
+            .all(|x| x.is_overflow() && x.cpu.unwrap().0 >= 12)
+    );
     let powersave = PolicyConfig {
         primary_domain: PrimaryDomain::Powersave,
         ..balanced()

@@ -122,7 +122,7 @@ pub(crate) fn report(
     let mut rows: Vec<(Step, bool, Vec<CpuId>)> = Vec::new();
     for p in &order[..n] {
         let Some(cpu) = p.cpu else { break };
-        let key = (p.step, p.overflow);
+        let key = (p.step, p.is_overflow());
         match rows.last_mut() {
             Some(last) if (last.0, last.1) == key => last.2.push(cpu),
             _ => rows.push((key.0, key.1, vec![cpu])),

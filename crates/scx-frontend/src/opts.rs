@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use clap::Parser;
-use hybridland_policy::{ClusterBalance, PrimaryDomain};
+use hybridland_policy::{ClusterBalance, CoreConfig, PolicyConfig, PrimaryDomain};
 use std::path::PathBuf;
 
 /// scx_hybridland: a sched_ext scheduler for hybrid CPUs (P-cores with SMT, E-core clusters,
@@ -22,24 +22,24 @@ pub(crate) struct Opts {
     /// power-profiles-daemon: performance -> P-cores, power-saver -> E-cores, else all), a CPU
     /// list (`0-5,12`) or a hex mask (`0xff000`). Other CPUs are used only when none of these
     /// is idle.
-    #[arg(short = 'm', long, default_value = "all")]
+    #[arg(short = 'm', long, default_value_t = DomainArg::Policy(PolicyConfig::DEFAULT.primary_domain))]
     pub(crate) primary_domain: DomainArg,
 
     /// Spread work across L2 clusters: `off`, `on`, or `auto` (only at moderate load). Can be
     /// changed at run time through the control file.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value_t = PolicyConfig::DEFAULT.cluster_balance)]
     pub(crate) cluster_balance: ClusterBalance,
 
     /// `auto` cluster balance stops once this percentage of CPUs is busy.
-    #[arg(long, default_value_t = 75, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, default_value_t = PolicyConfig::DEFAULT.auto_high_busy_pct, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub(crate) auto_high_busy_pct: u8,
 
     /// A task fits a CPU when its utilisation is at most this percentage of the CPU's capacity.
-    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(1..=100))]
+    #[arg(long, default_value_t = PolicyConfig::DEFAULT.fit_margin_pct, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub(crate) fit_margin_pct: u8,
 
     /// Maximum time slice in microseconds; shortened when many tasks wait.
-    #[arg(short = 's', long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    #[arg(short = 's', long, default_value_t = CoreConfig::DEFAULT.slice_ns / 1_000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub(crate) slice_us: u64,
 
     /// Read the machine from this TOML file instead of sysfs (see the crate README).
@@ -214,6 +214,15 @@ pub(crate) enum DomainArg {
     Auto,
     /// A domain the policy names itself (`turbo` and `none` included).
     Policy(PrimaryDomain),
+}
+
+impl core::fmt::Display for DomainArg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Policy(domain) => domain.fmt(f),
+        }
+    }
 }
 
 impl core::str::FromStr for DomainArg {

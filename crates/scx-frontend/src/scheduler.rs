@@ -873,7 +873,7 @@ impl<O: SchedOps> Scheduler<O> {
         if let Some(step) = d.why.step() {
             c.steps.add(step);
         }
-        let overflow = d.why.placement().is_some_and(|p| p.overflow);
+        let overflow = d.why.placement().is_some_and(|p| p.is_overflow());
         c.overflow += u64::from(overflow);
         let kept = d.why.slice_end() == Some(SliceEnd::Keep);
         c.kept += u64::from(kept);

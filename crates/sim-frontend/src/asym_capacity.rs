@@ -36,7 +36,8 @@ impl AsymCapacity {
         }
     }
 
-    pub(crate) const fn name(self) -> &'static str {
+    /// The name `kernel_asym_capacity=` takes.
+    pub const fn name(self) -> &'static str {
         match self {
             Self::Auto => "auto",
             Self::On => "on",

@@ -8,8 +8,8 @@ use crate::sim_policy::{
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Placement,
-    PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Topology, UtilSource, Waiting,
-    WakePreempt,
+    PlacementPolicy, Policy, PolicyConfig, Queued, Reach, SchedCore, Slot, Topology, UtilSource,
+    Waiting, WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -68,7 +68,7 @@ impl FastTable {
                 placement: Some(Placement {
                     cpu: Some(prev),
                     step: entry.step,
-                    overflow: false,
+                    reach: Reach::Primary,
                 }),
                 slice_end: None,
                 slice_ns: Some(self.slice_ns),

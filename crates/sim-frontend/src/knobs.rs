@@ -4,7 +4,9 @@
 use crate::asym_capacity::AsymCapacity;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{SimOptions, UtilSource};
-use hybridland_policy::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain};
+use hybridland_policy::{
+    ClusterBalance, ConfigError, CoreConfig, PolicyConfig, PrimaryDomain, WakePreempt,
+};
 use std::collections::BTreeMap;
 
 /// Keys for the hybridland policy.
@@ -31,47 +33,69 @@ pub const SIM_KEYS: &[&str] = &[
     "wake_preempt",
 ];
 
-/// What `hybrid-sim policies` says about each `--set` key: the values it takes and its default.
-pub const KNOB_HELP: &[(&str, &str, &str)] = &[
+/// What `hybrid-sim policies` says about each `--set` key: the values it takes (its default is
+/// [`knob_default`]'s, read from the code that applies it).
+pub const KNOB_HELP: &[(&str, &str)] = &[
     (
         "primary_domain",
         "all (or none), performance, powersave, turbo, or CPUs as a list (0-7) or a mask (0xff)",
-        "all",
     ),
-    ("cluster_balance", "off, on, auto", "auto"),
-    (
-        "auto_low_busy_pct",
-        "0..=100, at most auto_high_busy_pct",
-        "0",
-    ),
-    ("auto_high_busy_pct", "0..=100", "75"),
-    ("fit_margin_pct", "1..=100", "80"),
-    ("slice_us", "1..=1000000000", "5000"),
-    ("balance_interval_us", "1..=1000000000", "4000"),
-    ("fps_window_ms", "1..=1000000000", "1000"),
-    ("seed", "0..=18446744073709551615", "the trace's seed"),
+    ("cluster_balance", "off, on, auto"),
+    ("auto_low_busy_pct", "0..=100, at most auto_high_busy_pct"),
+    ("auto_high_busy_pct", "0..=100"),
+    ("fit_margin_pct", "1..=100"),
+    ("slice_us", "1..=1000000000"),
+    ("balance_interval_us", "1..=1000000000"),
+    ("fps_window_ms", "1..=1000000000"),
+    ("seed", "0..=18446744073709551615"),
     (
         "policy_seed",
         "0..=18446744073709551615: the policy's own draws only (compare: the live --seed)",
-        "the replay's seed",
     ),
-    ("util_source", "estimator, hint", "estimator"),
+    ("util_source", "estimator, hint"),
     (
         "fast_wake",
         "on, off: hybridland's in-kernel wake-up fast path, as scx_hybridland runs it (off: every wake-up to the core, as --no-fast-wake)",
-        "on",
     ),
     (
         "wake_preempt",
         "on, off: the scheduler core's wake-up preemption, as scx_hybridland --wake-preempt runs it (a woken task with nothing idle takes a busy CPU whose task is a slice ahead in vtime)",
-        "off",
     ),
     (
         "kernel_asym_capacity",
         "auto (on when capacities differ), on, off: kernel-default's asymmetric-capacity wake-up",
-        "auto",
     ),
 ];
+
+/// The value a `--set` key has when it is not given, as `hybrid-sim policies` shows it: taken
+/// from the defaults themselves ([`PolicyConfig::DEFAULT`], [`SimOptions::default`], the
+/// scheduler core's [`CoreConfig::DEFAULT`]), so the help cannot drift from them.
+pub fn knob_default(key: &str) -> Option<String> {
+    let c = PolicyConfig::DEFAULT;
+    let o = SimOptions::default();
+    let on_off = |on: bool| if on { "on" } else { "off" }.to_owned();
+    Some(match key {
+        "primary_domain" => c.primary_domain.to_string(),
+        "cluster_balance" => c.cluster_balance.to_string(),
+        "auto_low_busy_pct" => c.auto_low_busy_pct.to_string(),
+        "auto_high_busy_pct" => c.auto_high_busy_pct.to_string(),
+        "fit_margin_pct" => c.fit_margin_pct.to_string(),
+        "slice_us" => (o.slice_ns / 1_000).to_string(),
+        "balance_interval_us" => (o.balance_interval_ns / 1_000).to_string(),
+        "fps_window_ms" => (o.fps_window_ns / 1_000_000).to_string(),
+        "seed" => "the trace's seed".to_owned(),
+        "policy_seed" => "the replay's seed".to_owned(),
+        "util_source" => o.util_source.name().to_owned(),
+        "fast_wake" => on_off(FAST_WAKE_DEFAULT),
+        "wake_preempt" => on_off(CoreConfig::DEFAULT.wake_preempt != WakePreempt::Off),
+        "kernel_asym_capacity" => AsymCapacity::default().name().to_owned(),
+        _ => return None,
+    })
+}
+
+/// hybridland's in-kernel wake-up fast path is on unless turned off, live
+/// (`scx_hybridland --no-fast-wake`) as in a replay.
+const FAST_WAKE_DEFAULT: bool = true;
 
 /// A bad `--set` item.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -171,12 +195,15 @@ impl Knobs {
 
     /// Whether hybridland's wake-up fast path is modelled (`fast_wake`, default on, as live).
     pub fn fast_wake(&self) -> Result<bool, KnobError> {
-        self.on_off("fast_wake", true)
+        self.on_off("fast_wake", FAST_WAKE_DEFAULT)
     }
 
     /// Whether the scheduler core preempts on wake-up (`wake_preempt`, default off, as live).
     pub fn wake_preempt(&self) -> Result<bool, KnobError> {
-        self.on_off("wake_preempt", false)
+        self.on_off(
+            "wake_preempt",
+            CoreConfig::DEFAULT.wake_preempt != WakePreempt::Off,
+        )
     }
 
     fn on_off(&self, key: &str, default: bool) -> Result<bool, KnobError> {
@@ -373,8 +400,8 @@ mod test {
     }
 
     #[test]
-    fn every_key_has_help_with_the_default_the_code_uses() {
-        let keys: Vec<&str> = KNOB_HELP.iter().map(|(k, _, _)| *k).collect();
+    fn every_key_has_help_and_a_default_that_changes_nothing() {
+        let keys: Vec<&str> = KNOB_HELP.iter().map(|(k, _)| *k).collect();
         let mut all: Vec<&str> = POLICY_KEYS
             .iter()
             .chain(BASELINE_KEYS)
@@ -385,31 +412,36 @@ mod test {
         let mut sorted = keys.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, all);
-        let c = PolicyConfig::default();
-        let o = SimOptions::default();
-        let default = |key: &str| KNOB_HELP.iter().find(|(k, _, _)| *k == key).unwrap().2;
-        assert_eq!(default("fit_margin_pct"), c.fit_margin_pct.to_string());
-        assert_eq!(
-            default("auto_low_busy_pct"),
-            c.auto_low_busy_pct.to_string()
-        );
-        assert_eq!(
-            default("auto_high_busy_pct"),
-            c.auto_high_busy_pct.to_string()
-        );
-        assert_eq!(default("slice_us"), (o.slice_ns / 1_000).to_string());
-        assert_eq!(
-            default("balance_interval_us"),
-            (o.balance_interval_ns / 1_000).to_string()
-        );
-        assert_eq!(
-            default("fps_window_ms"),
-            (o.fps_window_ns / 1_000_000).to_string()
-        );
-        assert_eq!(default("util_source"), o.util_source.name());
-        assert_eq!(
-            AsymCapacity::parse(default("kernel_asym_capacity")),
-            Some(AsymCapacity::default())
-        );
+        let defaults = Knobs::new();
+        for key in keys {
+            let value = knob_default(key).unwrap_or_else(|| panic!("{key} has no default"));
+            if key.ends_with("seed") {
+                continue; // not a value: the trace's or the replay's own seed
+            }
+            let mut given = Knobs::new();
+            given.set(key, &value).unwrap();
+            assert_eq!(
+                given.policy_config(),
+                defaults.policy_config(),
+                "{key}={value}"
+            );
+            let base = SimOptions::default();
+            assert_eq!(
+                given.sim_options(&base),
+                defaults.sim_options(&base),
+                "{key}={value}"
+            );
+            assert_eq!(given.fast_wake(), defaults.fast_wake(), "{key}={value}");
+            assert_eq!(
+                given.wake_preempt(),
+                defaults.wake_preempt(),
+                "{key}={value}"
+            );
+            assert_eq!(
+                given.kernel_asym_capacity(),
+                defaults.kernel_asym_capacity(),
+                "{key}={value}"
+            );
+        }
     }
 }

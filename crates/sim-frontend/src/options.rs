@@ -56,7 +56,7 @@ impl UtilSource {
 impl Default for SimOptions {
     fn default() -> Self {
         Self {
-            slice_ns: 5_000_000,
+            slice_ns: hybridland_policy::CoreConfig::DEFAULT.slice_ns,
             balance_interval_ns: 4_000_000,
             fps_window_ns: 1_000_000_000,
             seed: None,

@@ -202,7 +202,7 @@ pub fn check_placement(
                 format!("no CPU returned while allowed cpu {idle} is idle"),
             );
         }
-        if placement.step != Step::NoIdle || placement.overflow {
+        if placement.step != Step::NoIdle || placement.is_overflow() {
             return fail("no-idle", format!("no CPU but labelled {placement:?}"));
         }
         return Ok(());
@@ -223,12 +223,12 @@ pub fn check_placement(
         .filter(|c| policy.primary().contains(*c))
         .collect();
     let overflow = primary.is_empty();
-    if placement.overflow != overflow {
+    if placement.is_overflow() != overflow {
         return fail(
             "primary-domain",
             format!(
                 "overflow flag {} but idle primary CPUs are {primary:?}",
-                placement.overflow
+                placement.is_overflow()
             ),
         );
     }

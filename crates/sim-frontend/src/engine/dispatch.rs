@@ -167,7 +167,7 @@ impl<'a> Simulation<'a> {
             Step::NoIdle => 3,
         };
         self.steps[i][0] += 1;
-        self.steps[i][1] += u64::from(p.overflow);
+        self.steps[i][1] += u64::from(p.is_overflow());
     }
 
     pub(super) fn enqueue_local(&mut self, t: usize, cpu: CpuId) {
