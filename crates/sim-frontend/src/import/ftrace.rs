@@ -132,11 +132,15 @@ pub fn import(
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
-        if is_header(line) {
+        if is_comment(line) {
             continue;
         }
+        // An event line is tried first: a comm may look like a header (trace-cmd's own
+        // threads, `trace-cmd-815`, QEMU's `CPU 0/KVM`) or be all hex digits (`dd`).
         let Some(ev) = parse_line(line) else {
-            // A comm may be all hex digits (`dd`), so an event line is tried first.
+            if is_header(line) {
+                continue;
+            }
             if after_event && raw.starts_with(char::is_whitespace) && is_stack_frame(line) {
                 continue;
             }
@@ -259,14 +263,34 @@ pub fn import(
     })
 }
 
+/// An empty line or a `#` comment (tracefs's and perf script's headers).
+fn is_comment(line: &str) -> bool {
+    line.is_empty() || line.starts_with('#')
+}
+
+/// A line trace-cmd or tracefs prints besides the events, tried only on a line that is not an
+/// event line: `cpus=2`, `version = 6`, `CPU 1 is empty`, `CPU:1 [LOST 12 EVENTS]` or
+/// `CPU:1 [EVENTS DROPPED]`, `##### CPU 1 buffer started ####` (a comment), and trace-cmd's
+/// own notes (`trace-cmd: ...`).
 fn is_header(line: &str) -> bool {
-    line.is_empty()
-        || line.starts_with('#')
-        || line.starts_with("cpus=")
-        || line.starts_with("version")
-        || line.starts_with("CPU ")
-        || line.starts_with("CPU:")
-        || line.starts_with("trace-cmd")
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(n) = line.strip_prefix("cpus=") {
+        return number(n.trim());
+    }
+    if let Some(v) = line.strip_prefix("version") {
+        return v.trim_start().strip_prefix('=').is_some_and(|n| number(n.trim()));
+    }
+    if let Some(rest) = line.strip_prefix("CPU ") {
+        return rest
+            .strip_suffix(" is empty")
+            .is_some_and(|n| number(n.trim()));
+    }
+    if let Some(rest) = line.strip_prefix("CPU:") {
+        return rest.split_once(' ').is_some_and(|(n, note)| {
+            number(n) && note.starts_with('[') && note.ends_with(']') && note.contains("EVENTS")
+        });
+    }
+    line.starts_with("trace-cmd: ")
 }
 
 /// `COMM-PID [ (TGID)] [CPU] [FLAGS] SECONDS: EVENT: FIELDS`, or perf's
@@ -504,6 +528,7 @@ fn is_stack_frame(line: &str) -> bool {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::trace::Phase;
 
     #[test]
     fn numeric_states_follow_task_report() {
@@ -557,6 +582,56 @@ mod test {
         )
         .unwrap();
         assert_eq!((l.current, l.in_interrupt), (Some(159), false));
+    }
+
+    /// A task whose comm starts like a header is an event line like any other: trace-cmd's
+    /// own threads are in every `trace-cmd record`, QEMU names its vCPU threads `CPU 0/KVM`.
+    /// The headers themselves are skipped only in their exact shapes.
+    #[test]
+    fn tasks_named_like_headers_are_events() {
+        let rec = "\
+cpus=2
+version = 6
+CPU 1 is empty
+CPU:0 [LOST 12 EVENTS]
+CPU:0 [EVENTS DROPPED]
+       trace-cmd-815   [000]   648.000000: sched_switch:         trace-cmd:815 [120] R ==> CPU 0/KVM:900 [120]
+       CPU 0/KVM-900   [000]   648.001000: sched_switch:         CPU 0/KVM:900 [120] S ==> trace-cmd:815 [120]
+       trace-cmd-815   [000]   648.003000: sched_switch:         trace-cmd:815 [120] S ==> version:7 [120]
+       version-7       [000]   648.004000: sched_switch:         version:7 [120] S ==> swapper/0:0 [120]
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        let runs: Vec<(&str, &[Phase])> = imp
+            .trace
+            .tasks
+            .iter()
+            .map(|t| (t.name.as_str(), t.phases.as_slice()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("version-7", &[Phase::RunNs(1_000_000)][..]),
+                ("trace-cmd-815", &[Phase::RunNs(2_000_000)][..]),
+                ("CPU_0/KVM-900", &[Phase::RunNs(1_000_000)][..]),
+            ]
+        );
+        for (header, ok) in [
+            ("cpus=2", true),
+            ("version = 6", true),
+            ("CPU 3 is empty", true),
+            ("CPU:3 [LOST 7 EVENTS]", true),
+            ("trace-cmd: No such file or directory", true),
+            ("cpus=two", false),
+            ("versions of it", false),
+            ("CPU 0/KVM is here", false),
+            ("CPU:3 something", false),
+        ] {
+            assert_eq!(is_header(header), ok, "{header}");
+        }
+        let e = import("cpus=2\nCPU 0/KVM is here\n", "r", "r", &machine.topology, false)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("r:2: not an event line"), "{e}");
     }
 
     #[test]
