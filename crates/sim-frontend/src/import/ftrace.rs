@@ -30,6 +30,14 @@
 //! and become its `allowed_cpus` only when asked, since a recording cannot tell a pinned task
 //! from one that never moved.
 //!
+//! A recording may lack a switch (real trace-cmd and perf recordings of a 6.18 kernel do, with
+//! no lost-events mark and no overrun counted): a `sched_switch` on a CPU whose `prev` is not
+//! the task last switched in there. The task switched in there left at some time between the last line that showed
+//! it running there and this switch, and `prev` came in then; both are taken at that last
+//! line, which gives the leaving task only the time it was seen running and the CPU no gap it
+//! did not show, and the leaving task sleeps until its next wake-up (or switch-in). They are
+//! counted ([`FtraceImport::missed_switches`]).
+//!
 //! Lines: `#` comments and the tools' headers are skipped; an event line with an event this
 //! importer does not use is skipped and counted ([`FtraceImport::skipped`]); a line of neither
 //! shape, or one of the used events whose fields do not parse, is an error naming its line.
@@ -61,6 +69,9 @@ pub struct FtraceImport {
     pub migrations: u64,
     /// Wake-ups by another task kept as wake-up relations in the trace.
     pub relations: u64,
+    /// Switches the recording lacks: a `sched_switch` on a CPU whose `prev` is not the task
+    /// last switched in there (see the module documentation for how each is taken).
+    pub missed_switches: u64,
 }
 
 /// Why a recording cannot be imported.
@@ -98,6 +109,13 @@ const USED: [&str; 6] = [
     "sched_process_exit",
 ];
 
+/// The task last switched in on a CPU, and the last time a line showed it running there.
+struct OnCpu {
+    pid: u32,
+    comm: String,
+    seen_ns: u64,
+}
+
 /// One parsed event line.
 struct Line<'a> {
     cpu: u16,
@@ -127,6 +145,8 @@ pub fn import(
     let mut timeline = TimelineBuilder::new(topo);
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_ns = 0u64;
+    let mut on_cpu: BTreeMap<u16, OnCpu> = BTreeMap::new();
+    let mut missed_switches = 0u64;
     // Whether the line before was an event: only then may an indented line be a call chain.
     let mut after_event = false;
     for (i, raw) in text.lines().enumerate() {
@@ -176,6 +196,11 @@ pub fn import(
         let now = ev.ts_ns;
         timeline.mark(now);
         last_ns = now;
+        if let Some(o) = on_cpu.get_mut(&ev.cpu) {
+            if ev.current == Some(o.pid) {
+                o.seen_ns = now;
+            }
+        }
         match ev.event {
             "sched_switch" => {
                 let (prev, next) = parse_switch(ev.fields).ok_or_else(|| {
@@ -194,12 +219,32 @@ pub fn import(
                         ),
                     )
                 })?;
+                // A switch the recording lacks: the task last switched in here left unseen,
+                // and `prev` came in unseen. Both are taken at the last line that showed the
+                // task leaving running here, the one left asleep until its next wake-up.
+                if let Some(o) = on_cpu.get(&ev.cpu).filter(|o| o.pid != prev.pid) {
+                    missed_switches += 1;
+                    if o.pid != 0 {
+                        timeline.switch_out(o.pid, &o.comm, o.seen_ns, false);
+                    }
+                    if prev.pid != 0 {
+                        timeline.switch_in(prev.pid, &prev.comm, o.seen_ns, ev.cpu);
+                    }
+                }
                 if prev.pid != 0 {
                     timeline.switch_out(prev.pid, &prev.comm, now, runnable);
                 }
                 if next.pid != 0 {
                     timeline.switch_in(next.pid, &next.comm, now, ev.cpu);
                 }
+                on_cpu.insert(
+                    ev.cpu,
+                    OnCpu {
+                        pid: next.pid,
+                        comm: next.comm,
+                        seen_ns: now,
+                    },
+                );
             }
             "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
                 let Some((comm, pid)) = parse_wakeup(ev.fields) else {
@@ -260,6 +305,7 @@ pub fn import(
         busy_ns: built.busy_ns,
         migrations: built.migrations,
         relations: built.relations,
+        missed_switches,
     })
 }
 
@@ -632,6 +678,43 @@ CPU:0 [EVENTS DROPPED]
         let e = import("cpus=2\nCPU 0/KVM is here\n", "r", "r", &machine.topology, false)
             .unwrap_err();
         assert!(e.to_string().starts_with("r:2: not an event line"), "{e}");
+    }
+
+    /// A switch the recording lacks (b back to a, between 1.003 and 1.010): b ran until the
+    /// last line that showed it running (1.003), a from then; b sleeps until it is woken.
+    #[test]
+    fn a_missed_switch_is_taken_at_the_last_line_that_showed_the_task() {
+        let rec = "\
+ a-1 [000] 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] 1.002000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] 1.003000: sched_waking: comm=c pid=3 prio=120 target_cpu=001
+ a-1 [000] 1.010000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ <idle>-0 [001] 1.020000: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ <idle>-0 [000] 1.020000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] 1.021000: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.missed_switches, 1);
+        let phases = |name: &str| {
+            imp.trace
+                .tasks
+                .iter()
+                .find(|t| t.name == name)
+                .unwrap_or_else(|| panic!("no {name}"))
+                .phases
+                .clone()
+        };
+        assert_eq!(phases("a-1"), [Phase::RunNs(2_000_000 + 7_000_000)]);
+        assert_eq!(
+            phases("b-2"),
+            [
+                Phase::RunNs(1_000_000),
+                Phase::SleepNs(17_000_000),
+                Phase::RunNs(1_000_000)
+            ]
+        );
+        assert_eq!(imp.busy_ns[&0], 11_000_000, "no CPU time counted twice");
     }
 
     #[test]
