@@ -74,6 +74,33 @@ pub struct FtraceImport {
     pub missed_switches: u64,
 }
 
+impl FtraceImport {
+    /// What the trace does not carry exactly as recorded, one line per item: each folded task,
+    /// and the switches the recording lacks. Empty when the trace is the recording as it is.
+    pub fn note_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .folded
+            .iter()
+            .map(|task| {
+                format!(
+                    "task \"{task}\": more bursts than a trace task holds ({} phases), folded \
+                     into a loop of its average run and sleep (the same totals)",
+                    crate::trace::MAX_PHASES
+                )
+            })
+            .collect();
+        if self.missed_switches > 0 {
+            lines.push(format!(
+                "{} sched_switch(es) missing from the recording (a sched_switch whose prev is \
+                 not the task last switched in on that CPU): each taken at the last line that \
+                 showed the task leaving running there",
+                self.missed_switches
+            ));
+        }
+        lines
+    }
+}
+
 /// Why a recording cannot be imported.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FtraceError {
