@@ -474,9 +474,16 @@ fn check_real(f: &str, imp: &hybridland_sim::import::ftrace::FtraceImport) {
     assert!(t.tasks.len() > 10, "{f}: {} tasks", t.tasks.len());
     assert!(imp.relations > 10, "{f}: {} relations", imp.relations);
     let duration = t.duration_ns.unwrap();
-    assert_eq!(imp.busy_ns.keys().copied().collect::<Vec<_>>(), [0, 1], "{f}");
+    assert_eq!(
+        imp.busy_ns.keys().copied().collect::<Vec<_>>(),
+        [0, 1],
+        "{f}"
+    );
     for (cpu, busy) in &imp.busy_ns {
-        assert!(*busy <= duration, "{f}: cpu {cpu} busy {busy} of {duration} ns");
+        assert!(
+            *busy <= duration,
+            "{f}: cpu {cpu} busy {busy} of {duration} ns"
+        );
     }
     let work: u64 = t.tasks.iter().map(|t| run_ns(&t.phases)).sum();
     assert_eq!(work, imp.busy_ns.values().sum::<u64>(), "{f}");

@@ -351,7 +351,10 @@ fn is_header(line: &str) -> bool {
         return number(n.trim());
     }
     if let Some(v) = line.strip_prefix("version") {
-        return v.trim_start().strip_prefix('=').is_some_and(|n| number(n.trim()));
+        return v
+            .trim_start()
+            .strip_prefix('=')
+            .is_some_and(|n| number(n.trim()));
     }
     if let Some(rest) = line.strip_prefix("CPU ") {
         return rest
@@ -702,8 +705,14 @@ CPU:0 [EVENTS DROPPED]
         ] {
             assert_eq!(is_header(header), ok, "{header}");
         }
-        let e = import("cpus=2\nCPU 0/KVM is here\n", "r", "r", &machine.topology, false)
-            .unwrap_err();
+        let e = import(
+            "cpus=2\nCPU 0/KVM is here\n",
+            "r",
+            "r",
+            &machine.topology,
+            false,
+        )
+        .unwrap_err();
         assert!(e.to_string().starts_with("r:2: not an event line"), "{e}");
     }
 
