@@ -209,7 +209,8 @@ pub(crate) enum ImportCommand {
     /// Other events are skipped and counted; a line that cannot be read is an error naming
     /// its number and what was expected. What the trace does not carry exactly as recorded
     /// (a task with more bursts than a trace task holds, folded into a loop; a sched_switch
-    /// the recording lacks) is printed on standard error, whatever RUST_LOG says.
+    /// the recording lacks; the tracer's lost-events marks) is printed on standard error,
+    /// whatever RUST_LOG says.
     Ftrace(ImportFtraceArgs),
 }
 

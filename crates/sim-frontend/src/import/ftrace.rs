@@ -72,6 +72,9 @@ pub struct FtraceImport {
     /// Switches the recording lacks: a `sched_switch` on a CPU whose `prev` is not the task
     /// last switched in there (see the module documentation for how each is taken).
     pub missed_switches: u64,
+    /// The tracer's lost-events marks (`CPU:1 [LOST 12 EVENTS]` in tracefs,
+    /// `CPU:1 [12 EVENTS DROPPED]` in trace-cmd): the events it dropped there are missing.
+    pub lost_marks: u64,
 }
 
 impl FtraceImport {
@@ -95,6 +98,13 @@ impl FtraceImport {
                  not the task last switched in on that CPU): each taken at the last line that \
                  showed the task leaving running there",
                 self.missed_switches
+            ));
+        }
+        if self.lost_marks > 0 {
+            lines.push(format!(
+                "{} lost-events mark(s) (`CPU:N [LOST ...]`, `CPU:N [... DROPPED]`): the events \
+                 the tracer dropped there are missing",
+                self.lost_marks
             ));
         }
         lines
@@ -174,6 +184,7 @@ pub fn import(
     let mut last_ns = 0u64;
     let mut on_cpu: BTreeMap<u16, OnCpu> = BTreeMap::new();
     let mut missed_switches = 0u64;
+    let mut lost_marks = 0u64;
     // Whether the line before was an event: only then may an indented line be a call chain.
     let mut after_event = false;
     for (i, raw) in text.lines().enumerate() {
@@ -186,6 +197,7 @@ pub fn import(
         // threads, `trace-cmd-815`, QEMU's `CPU 0/KVM`) or be all hex digits (`dd`).
         let Some(ev) = parse_line(line) else {
             if is_header(line) {
+                lost_marks += u64::from(line.starts_with("CPU:"));
                 continue;
             }
             if after_event && raw.starts_with(char::is_whitespace) && is_stack_frame(line) {
@@ -333,6 +345,7 @@ pub fn import(
         migrations: built.migrations,
         relations: built.relations,
         missed_switches,
+        lost_marks,
     })
 }
 
@@ -566,7 +579,9 @@ fn parse_wakeup(s: &str) -> Option<(String, u32)> {
 /// Whether a switched-out task stays runnable (was preempted) rather than blocking.
 ///
 /// Letters as the kernel prints them: `R` and `R+` (preempted) are runnable, every other state
-/// (`S`, `D`, `I`, `T`, `X`, `Z`, ... and combinations such as `D|K`) blocks. A number is the
+/// (`S`, `D`, `I`, `T`, `X`, `Z`, ... and combinations such as `D|K`) blocks. trace-cmd's sched
+/// plugin (libtraceevent) prints its own table's letters, all of them sleeps here too: `W` for
+/// the kernel's `I`, `X` and `Z` swapped, and `R` for `R+`. A number is the
 /// raw field (`trace-cmd report -R`, old kernels): its low 8 bits are the kernel's reported
 /// states (TASK_REPORT: 1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P, 128 I); with none of them set
 /// the task was running, whatever preemption flag is above them (256, TASK_REPORT_MAX, since
@@ -678,6 +693,14 @@ CPU:0 [EVENTS DROPPED]
 ";
         let machine = crate::presets::lookup("symmetric").unwrap();
         let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.lost_marks, 2);
+        assert!(
+            imp.note_lines()
+                .iter()
+                .any(|l| l.starts_with("2 lost-events mark(s)")),
+            "{:?}",
+            imp.note_lines()
+        );
         let runs: Vec<(&str, &[Phase])> = imp
             .trace
             .tasks
@@ -751,6 +774,32 @@ CPU:0 [EVENTS DROPPED]
             ]
         );
         assert_eq!(imp.busy_ns[&0], 11_000_000, "no CPU time counted twice");
+    }
+
+    /// `perf script --header` opens with `#` comments (what was recorded, on what); the sched
+    /// plugin's `W` (the kernel's `I`) is a sleep.
+    #[test]
+    fn perf_header_comments_and_plugin_letters() {
+        let rec = "\
+# ========
+# captured on    : Tue Nov 24 21:40:00 2026
+# cmdline : /usr/bin/perf record -a -g -e sched:sched_switch
+# ========
+#
+           perf  2889 [000]   608.000000:       sched:sched_switch: kworker/0:1:9 [120] R ==> perf:2889 [120]
+           perf  2889 [000]   608.001000:       sched:sched_switch: perf:2889 [120] W ==> kworker/0:1:9 [120]
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        let perf = imp
+            .trace
+            .tasks
+            .iter()
+            .find(|t| t.name == "perf-2889")
+            .unwrap();
+        assert_eq!(perf.phases, [Phase::RunNs(1_000_000)]);
+        assert_eq!(state_is_runnable("W"), Some(false));
+        assert!(imp.note_lines().is_empty(), "{:?}", imp.note_lines());
     }
 
     #[test]
