@@ -183,6 +183,8 @@ pub fn import(
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_ns = 0u64;
     let mut on_cpu: BTreeMap<u16, OnCpu> = BTreeMap::new();
+    // Per task: the CPU it was switched in on and not switched out of since.
+    let mut cpu_of: BTreeMap<u32, u16> = BTreeMap::new();
     let mut missed_switches = 0u64;
     let mut lost_marks = 0u64;
     // Whether the line before was an event: only then may an indented line be a call chain.
@@ -263,8 +265,11 @@ pub fn import(
                 // task leaving running here, the one left asleep until its next wake-up.
                 if let Some(o) = on_cpu.get(&ev.cpu).filter(|o| o.pid != prev.pid) {
                     missed_switches += 1;
-                    if o.pid != 0 {
+                    // Unless it has been switched in elsewhere since (that switch-in ended
+                    // its stretch here).
+                    if o.pid != 0 && cpu_of.get(&o.pid) == Some(&ev.cpu) {
                         timeline.switch_out(o.pid, &o.comm, o.seen_ns, false);
+                        cpu_of.remove(&o.pid);
                     }
                     if prev.pid != 0 {
                         timeline.switch_in(prev.pid, &prev.comm, o.seen_ns, ev.cpu);
@@ -272,9 +277,11 @@ pub fn import(
                 }
                 if prev.pid != 0 {
                     timeline.switch_out(prev.pid, &prev.comm, now, runnable);
+                    cpu_of.remove(&prev.pid);
                 }
                 if next.pid != 0 {
                     timeline.switch_in(next.pid, &next.comm, now, ev.cpu);
+                    cpu_of.insert(next.pid, ev.cpu);
                 }
                 on_cpu.insert(
                     ev.cpu,
@@ -774,6 +781,42 @@ CPU:0 [EVENTS DROPPED]
             ]
         );
         assert_eq!(imp.busy_ns[&0], 11_000_000, "no CPU time counted twice");
+    }
+
+    /// Two switches missing on two CPUs: x moved from CPU 0 to CPU 1 unseen (in place of y)
+    /// and z came in on CPU 0 unseen. When CPU 0's gap shows (1.010), x is running on CPU 1
+    /// again, so it is not switched out there: its preemption stays a preemption and its run
+    /// goes on to 1.020.
+    #[test]
+    fn a_missed_switch_leaves_a_task_that_moved_on_alone() {
+        let rec = "\
+ <idle>-0 [000] 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=1 next_prio=120
+ <idle>-0 [001] 1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=y next_pid=2 next_prio=120
+ x-1 [001] 1.004000: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] 1.006000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=1 next_prio=120
+ z-3 [000] 1.010000: sched_switch: prev_comm=z prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ x-1 [001] 1.020000: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.missed_switches, 2);
+        let runs: Vec<(&str, &[Phase])> = imp
+            .trace
+            .tasks
+            .iter()
+            .map(|t| (t.name.as_str(), t.phases.as_slice()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("x-1", &[Phase::RunNs(18_000_000)][..]),
+                ("z-3", &[Phase::RunNs(10_000_000)][..]),
+            ]
+        );
+        assert_eq!(
+            imp.busy_ns,
+            BTreeMap::from([(0, 10_000_000), (1, 18_000_000)])
+        );
     }
 
     /// `perf script --header` opens with `#` comments (what was recorded, on what); the sched
