@@ -245,13 +245,21 @@ pub(crate) fn rt_app_sources(
                 lines.join("\n  ")
             )));
         }
-        // Not a log line: a reader of the replay must see it whatever RUST_LOG says.
-        eprintln!(
-            "rt-app import: what the model cannot carry exactly, per task:\n  {}",
-            lines.join("\n  ")
+        print_import_notes(
+            "rt-app import: what the model cannot carry exactly, per task",
+            &lines,
         );
     }
     Ok(imported.trace)
+}
+
+/// What an importer could not carry exactly, as `HEADING:` and one indented line per item, on
+/// standard error. Not a log line: a reader of the import or the replay must see it whatever
+/// RUST_LOG says. Nothing when there is nothing to say.
+pub(crate) fn print_import_notes(heading: &str, lines: &[String]) {
+    if !lines.is_empty() {
+        eprintln!("{heading}:\n  {}", lines.join("\n  "));
+    }
 }
 
 /// Reads the files of `import rt-app` (one workload, possibly split over several files).

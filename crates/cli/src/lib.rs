@@ -117,6 +117,7 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
         args.pin_observed,
     )
     .map_err(|e| Failure::Input(e.into()))?;
+    let notes = imported.note_lines();
     let mut trace = imported.trace;
     // A trace names its machine file relative to its own directory (`replay` reads it so).
     // A trace may name only a preset or a machine file beside it (`replay` refuses any other
@@ -146,14 +147,10 @@ fn import_ftrace(args: &opts::ImportFtraceArgs) -> Result<String, Failure> {
     } else {
         skipped.join(", ")
     };
-    if !imported.folded.is_empty() {
-        tracing::warn!(
-            "{name}: more bursts than a trace task holds ({} phases), folded into a loop of \
-             their average run and sleep: {}",
-            hybridland_sim::trace::MAX_PHASES,
-            imported.folded.join(", ")
-        );
-    }
+    inputs::print_import_notes(
+        &format!("ftrace import of {name}: what the trace does not carry exactly as recorded"),
+        &notes,
+    );
     if let Some(path) = &args.live {
         let (kinds, clusters) =
             hybridland_sim::live::busy_by_kind_and_cluster(&machine.topology, &imported.busy_ns);

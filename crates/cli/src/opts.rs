@@ -207,7 +207,10 @@ pub(crate) enum ImportCommand {
     /// wake-up reported from another running task (not the idle task, not an interrupt where
     /// the flags column says so) is a wait for that task (the trace's wake-up relation).
     /// Other events are skipped and counted; a line that cannot be read is an error naming
-    /// its number and what was expected.
+    /// its number and what was expected. What the trace does not carry exactly as recorded
+    /// (a task with more bursts than a trace task holds, folded into a loop; a sched_switch
+    /// the recording lacks; the tracer's lost-events marks) is printed on standard error,
+    /// whatever RUST_LOG says.
     Ftrace(ImportFtraceArgs),
 }
 

@@ -30,6 +30,14 @@
 //! and become its `allowed_cpus` only when asked, since a recording cannot tell a pinned task
 //! from one that never moved.
 //!
+//! A recording may lack a switch (real trace-cmd and perf recordings of a 6.18 kernel do, with
+//! no lost-events mark and no overrun counted): a `sched_switch` on a CPU whose `prev` is not
+//! the task last switched in there. The task switched in there left at some time between the last line that showed
+//! it running there and this switch, and `prev` came in then; both are taken at that last
+//! line, which gives the leaving task only the time it was seen running and the CPU no gap it
+//! did not show, and the leaving task sleeps until its next wake-up (or switch-in). They are
+//! counted ([`FtraceImport::missed_switches`]).
+//!
 //! Lines: `#` comments and the tools' headers are skipped; an event line with an event this
 //! importer does not use is skipped and counted ([`FtraceImport::skipped`]); a line of neither
 //! shape, or one of the used events whose fields do not parse, is an error naming its line.
@@ -61,6 +69,46 @@ pub struct FtraceImport {
     pub migrations: u64,
     /// Wake-ups by another task kept as wake-up relations in the trace.
     pub relations: u64,
+    /// Switches the recording lacks: a `sched_switch` on a CPU whose `prev` is not the task
+    /// last switched in there (see the module documentation for how each is taken).
+    pub missed_switches: u64,
+    /// The tracer's lost-events marks (`CPU:1 [LOST 12 EVENTS]` in tracefs,
+    /// `CPU:1 [12 EVENTS DROPPED]` in trace-cmd): the events it dropped there are missing.
+    pub lost_marks: u64,
+}
+
+impl FtraceImport {
+    /// What the trace does not carry exactly as recorded, one line per item: each folded task,
+    /// and the switches the recording lacks. Empty when the trace is the recording as it is.
+    pub fn note_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .folded
+            .iter()
+            .map(|task| {
+                format!(
+                    "task \"{task}\": more bursts than a trace task holds ({} phases), folded \
+                     into a loop of its average run and sleep (the same totals)",
+                    crate::trace::MAX_PHASES
+                )
+            })
+            .collect();
+        if self.missed_switches > 0 {
+            lines.push(format!(
+                "{} sched_switch(es) missing from the recording (a sched_switch whose prev is \
+                 not the task last switched in on that CPU): each taken at the last line that \
+                 showed the task leaving running there",
+                self.missed_switches
+            ));
+        }
+        if self.lost_marks > 0 {
+            lines.push(format!(
+                "{} lost-events mark(s) (`CPU:N [LOST ...]`, `CPU:N [... DROPPED]`): the events \
+                 the tracer dropped there are missing",
+                self.lost_marks
+            ));
+        }
+        lines
+    }
 }
 
 /// Why a recording cannot be imported.
@@ -98,6 +146,13 @@ const USED: [&str; 6] = [
     "sched_process_exit",
 ];
 
+/// The task last switched in on a CPU, and the last time a line showed it running there.
+struct OnCpu {
+    pid: u32,
+    comm: String,
+    seen_ns: u64,
+}
+
 /// One parsed event line.
 struct Line<'a> {
     cpu: u16,
@@ -127,16 +182,26 @@ pub fn import(
     let mut timeline = TimelineBuilder::new(topo);
     let mut skipped: BTreeMap<String, u64> = BTreeMap::new();
     let mut last_ns = 0u64;
+    let mut on_cpu: BTreeMap<u16, OnCpu> = BTreeMap::new();
+    // Per task: the CPU it was switched in on and not switched out of since.
+    let mut cpu_of: BTreeMap<u32, u16> = BTreeMap::new();
+    let mut missed_switches = 0u64;
+    let mut lost_marks = 0u64;
     // Whether the line before was an event: only then may an indented line be a call chain.
     let mut after_event = false;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
-        if is_header(line) {
+        if is_comment(line) {
             continue;
         }
+        // An event line is tried first: a comm may look like a header (trace-cmd's own
+        // threads, `trace-cmd-815`, QEMU's `CPU 0/KVM`) or be all hex digits (`dd`).
         let Some(ev) = parse_line(line) else {
-            // A comm may be all hex digits (`dd`), so an event line is tried first.
+            if is_header(line) {
+                lost_marks += u64::from(line.starts_with("CPU:"));
+                continue;
+            }
             if after_event && raw.starts_with(char::is_whitespace) && is_stack_frame(line) {
                 continue;
             }
@@ -172,6 +237,11 @@ pub fn import(
         let now = ev.ts_ns;
         timeline.mark(now);
         last_ns = now;
+        if let Some(o) = on_cpu.get_mut(&ev.cpu) {
+            if ev.current == Some(o.pid) {
+                o.seen_ns = now;
+            }
+        }
         match ev.event {
             "sched_switch" => {
                 let (prev, next) = parse_switch(ev.fields).ok_or_else(|| {
@@ -190,12 +260,37 @@ pub fn import(
                         ),
                     )
                 })?;
+                // A switch the recording lacks: the task last switched in here left unseen,
+                // and `prev` came in unseen. Both are taken at the last line that showed the
+                // task leaving running here, the one left asleep until its next wake-up.
+                if let Some(o) = on_cpu.get(&ev.cpu).filter(|o| o.pid != prev.pid) {
+                    missed_switches += 1;
+                    // Unless it has been switched in elsewhere since (that switch-in ended
+                    // its stretch here).
+                    if o.pid != 0 && cpu_of.get(&o.pid) == Some(&ev.cpu) {
+                        timeline.switch_out(o.pid, &o.comm, o.seen_ns, false);
+                        cpu_of.remove(&o.pid);
+                    }
+                    if prev.pid != 0 {
+                        timeline.switch_in(prev.pid, &prev.comm, o.seen_ns, ev.cpu);
+                    }
+                }
                 if prev.pid != 0 {
                     timeline.switch_out(prev.pid, &prev.comm, now, runnable);
+                    cpu_of.remove(&prev.pid);
                 }
                 if next.pid != 0 {
                     timeline.switch_in(next.pid, &next.comm, now, ev.cpu);
+                    cpu_of.insert(next.pid, ev.cpu);
                 }
+                on_cpu.insert(
+                    ev.cpu,
+                    OnCpu {
+                        pid: next.pid,
+                        comm: next.comm,
+                        seen_ns: now,
+                    },
+                );
             }
             "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
                 let Some((comm, pid)) = parse_wakeup(ev.fields) else {
@@ -256,17 +351,42 @@ pub fn import(
         busy_ns: built.busy_ns,
         migrations: built.migrations,
         relations: built.relations,
+        missed_switches,
+        lost_marks,
     })
 }
 
+/// An empty line or a `#` comment (tracefs's and perf script's headers).
+fn is_comment(line: &str) -> bool {
+    line.is_empty() || line.starts_with('#')
+}
+
+/// A line trace-cmd or tracefs prints besides the events, tried only on a line that is not an
+/// event line: `cpus=2`, `version = 6`, `CPU 1 is empty`, `CPU:1 [LOST 12 EVENTS]` or
+/// `CPU:1 [EVENTS DROPPED]`, `##### CPU 1 buffer started ####` (a comment), and trace-cmd's
+/// own notes (`trace-cmd: ...`).
 fn is_header(line: &str) -> bool {
-    line.is_empty()
-        || line.starts_with('#')
-        || line.starts_with("cpus=")
-        || line.starts_with("version")
-        || line.starts_with("CPU ")
-        || line.starts_with("CPU:")
-        || line.starts_with("trace-cmd")
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(n) = line.strip_prefix("cpus=") {
+        return number(n.trim());
+    }
+    if let Some(v) = line.strip_prefix("version") {
+        return v
+            .trim_start()
+            .strip_prefix('=')
+            .is_some_and(|n| number(n.trim()));
+    }
+    if let Some(rest) = line.strip_prefix("CPU ") {
+        return rest
+            .strip_suffix(" is empty")
+            .is_some_and(|n| number(n.trim()));
+    }
+    if let Some(rest) = line.strip_prefix("CPU:") {
+        return rest.split_once(' ').is_some_and(|(n, note)| {
+            number(n) && note.starts_with('[') && note.ends_with(']') && note.contains("EVENTS")
+        });
+    }
+    line.starts_with("trace-cmd: ")
 }
 
 /// `COMM-PID [ (TGID)] [CPU] [FLAGS] SECONDS: EVENT: FIELDS`, or perf's
@@ -466,7 +586,9 @@ fn parse_wakeup(s: &str) -> Option<(String, u32)> {
 /// Whether a switched-out task stays runnable (was preempted) rather than blocking.
 ///
 /// Letters as the kernel prints them: `R` and `R+` (preempted) are runnable, every other state
-/// (`S`, `D`, `I`, `T`, `X`, `Z`, ... and combinations such as `D|K`) blocks. A number is the
+/// (`S`, `D`, `I`, `T`, `X`, `Z`, ... and combinations such as `D|K`) blocks. trace-cmd's sched
+/// plugin (libtraceevent) prints its own table's letters, all of them sleeps here too: `W` for
+/// the kernel's `I`, `X` and `Z` swapped, and `R` for `R+`. A number is the
 /// raw field (`trace-cmd report -R`, old kernels): its low 8 bits are the kernel's reported
 /// states (TASK_REPORT: 1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P, 128 I); with none of them set
 /// the task was running, whatever preemption flag is above them (256, TASK_REPORT_MAX, since
@@ -504,6 +626,7 @@ fn is_stack_frame(line: &str) -> bool {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::trace::Phase;
 
     #[test]
     fn numeric_states_follow_task_report() {
@@ -557,6 +680,169 @@ mod test {
         )
         .unwrap();
         assert_eq!((l.current, l.in_interrupt), (Some(159), false));
+    }
+
+    /// A task whose comm starts like a header is an event line like any other: trace-cmd's
+    /// own threads are in every `trace-cmd record`, QEMU names its vCPU threads `CPU 0/KVM`.
+    /// The headers themselves are skipped only in their exact shapes.
+    #[test]
+    fn tasks_named_like_headers_are_events() {
+        let rec = "\
+cpus=2
+version = 6
+CPU 1 is empty
+CPU:0 [LOST 12 EVENTS]
+CPU:0 [EVENTS DROPPED]
+       trace-cmd-815   [000]   648.000000: sched_switch:         trace-cmd:815 [120] R ==> CPU 0/KVM:900 [120]
+       CPU 0/KVM-900   [000]   648.001000: sched_switch:         CPU 0/KVM:900 [120] S ==> trace-cmd:815 [120]
+       trace-cmd-815   [000]   648.003000: sched_switch:         trace-cmd:815 [120] S ==> version:7 [120]
+       version-7       [000]   648.004000: sched_switch:         version:7 [120] S ==> swapper/0:0 [120]
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.lost_marks, 2);
+        assert!(
+            imp.note_lines()
+                .iter()
+                .any(|l| l.starts_with("2 lost-events mark(s)")),
+            "{:?}",
+            imp.note_lines()
+        );
+        let runs: Vec<(&str, &[Phase])> = imp
+            .trace
+            .tasks
+            .iter()
+            .map(|t| (t.name.as_str(), t.phases.as_slice()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("version-7", &[Phase::RunNs(1_000_000)][..]),
+                ("trace-cmd-815", &[Phase::RunNs(2_000_000)][..]),
+                ("CPU_0/KVM-900", &[Phase::RunNs(1_000_000)][..]),
+            ]
+        );
+        for (header, ok) in [
+            ("cpus=2", true),
+            ("version = 6", true),
+            ("CPU 3 is empty", true),
+            ("CPU:3 [LOST 7 EVENTS]", true),
+            ("trace-cmd: No such file or directory", true),
+            ("cpus=two", false),
+            ("versions of it", false),
+            ("CPU 0/KVM is here", false),
+            ("CPU:3 something", false),
+        ] {
+            assert_eq!(is_header(header), ok, "{header}");
+        }
+        let e = import(
+            "cpus=2\nCPU 0/KVM is here\n",
+            "r",
+            "r",
+            &machine.topology,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("r:2: not an event line"), "{e}");
+    }
+
+    /// A switch the recording lacks (b back to a, between 1.003 and 1.010): b ran until the
+    /// last line that showed it running (1.003), a from then; b sleeps until it is woken.
+    #[test]
+    fn a_missed_switch_is_taken_at_the_last_line_that_showed_the_task() {
+        let rec = "\
+ a-1 [000] 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] 1.002000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] 1.003000: sched_waking: comm=c pid=3 prio=120 target_cpu=001
+ a-1 [000] 1.010000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ <idle>-0 [001] 1.020000: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ <idle>-0 [000] 1.020000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] 1.021000: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.missed_switches, 1);
+        let phases = |name: &str| {
+            imp.trace
+                .tasks
+                .iter()
+                .find(|t| t.name == name)
+                .unwrap_or_else(|| panic!("no {name}"))
+                .phases
+                .clone()
+        };
+        assert_eq!(phases("a-1"), [Phase::RunNs(2_000_000 + 7_000_000)]);
+        assert_eq!(
+            phases("b-2"),
+            [
+                Phase::RunNs(1_000_000),
+                Phase::SleepNs(17_000_000),
+                Phase::RunNs(1_000_000)
+            ]
+        );
+        assert_eq!(imp.busy_ns[&0], 11_000_000, "no CPU time counted twice");
+    }
+
+    /// Two switches missing on two CPUs: x moved from CPU 0 to CPU 1 unseen (in place of y)
+    /// and z came in on CPU 0 unseen. When CPU 0's gap shows (1.010), x is running on CPU 1
+    /// again, so it is not switched out there: its preemption stays a preemption and its run
+    /// goes on to 1.020.
+    #[test]
+    fn a_missed_switch_leaves_a_task_that_moved_on_alone() {
+        let rec = "\
+ <idle>-0 [000] 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=1 next_prio=120
+ <idle>-0 [001] 1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=y next_pid=2 next_prio=120
+ x-1 [001] 1.004000: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] 1.006000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=1 next_prio=120
+ z-3 [000] 1.010000: sched_switch: prev_comm=z prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+ x-1 [001] 1.020000: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(imp.missed_switches, 2);
+        let runs: Vec<(&str, &[Phase])> = imp
+            .trace
+            .tasks
+            .iter()
+            .map(|t| (t.name.as_str(), t.phases.as_slice()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("x-1", &[Phase::RunNs(18_000_000)][..]),
+                ("z-3", &[Phase::RunNs(10_000_000)][..]),
+            ]
+        );
+        assert_eq!(
+            imp.busy_ns,
+            BTreeMap::from([(0, 10_000_000), (1, 18_000_000)])
+        );
+    }
+
+    /// `perf script --header` opens with `#` comments (what was recorded, on what); the sched
+    /// plugin's `W` (the kernel's `I`) is a sleep.
+    #[test]
+    fn perf_header_comments_and_plugin_letters() {
+        let rec = "\
+# ========
+# captured on    : Tue Nov 24 21:40:00 2026
+# cmdline : /usr/bin/perf record -a -g -e sched:sched_switch
+# ========
+#
+           perf  2889 [000]   608.000000:       sched:sched_switch: kworker/0:1:9 [120] R ==> perf:2889 [120]
+           perf  2889 [000]   608.001000:       sched:sched_switch: perf:2889 [120] W ==> kworker/0:1:9 [120]
+";
+        let machine = crate::presets::lookup("symmetric").unwrap();
+        let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
+        let perf = imp
+            .trace
+            .tasks
+            .iter()
+            .find(|t| t.name == "perf-2889")
+            .unwrap();
+        assert_eq!(perf.phases, [Phase::RunNs(1_000_000)]);
+        assert_eq!(state_is_runnable("W"), Some(false));
+        assert!(imp.note_lines().is_empty(), "{:?}", imp.note_lines());
     }
 
     #[test]
