@@ -93,6 +93,8 @@ pub use migration::SliceEnd;
 pub use placement_policy::{BuildPolicy, CustomPolicy};
 pub use placement_policy::{PlacementPolicy, View};
 pub use policies::{Builtin, BuiltinPolicy};
+#[cfg(feature = "testkit")]
+pub use sched_core::Audit;
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
     Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,

@@ -41,6 +41,8 @@
 //! [`CoreStats::untracked`]. Placement stays correct (the idle order needs no history), and a
 //! thread storm cannot grow the storage or evict the tasks already known.
 
+#[cfg(feature = "testkit")]
+mod audit;
 mod decide;
 mod io;
 mod scan;
@@ -48,6 +50,8 @@ mod slots;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "testkit")]
+pub use audit::Audit;
 pub use io::{
     Affinity, Arrival, Dispatch, LastRun, Nudge, Queued, Snapshot, Target, TaskId, UtilSource,
     Waiting, Waker, Why,
@@ -342,6 +346,8 @@ pub struct SchedCore<S, P = Policy> {
     next_scan_ns: u64,
     next_prune_ns: u64,
     stats: CoreStats,
+    #[cfg(feature = "testkit")]
+    audit: Option<Audit>,
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SchedCore<S, Policy> {
@@ -399,6 +405,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             next_scan_ns: 0,
             next_prune_ns: CoreConfig::PRUNE_EVERY_NS,
             stats,
+            #[cfg(feature = "testkit")]
+            audit: None,
         })
     }
 

@@ -35,6 +35,12 @@ impl LoggedCore {
     }
 
     /// Logs from now on into `log`, to be written to `path`.
+    /// The shared invariants over every later decision (tests only: `SchedCore::start_audit`).
+    #[cfg(test)]
+    pub(crate) fn start_audit(&mut self) {
+        self.core.start_audit();
+    }
+
     pub(crate) fn start_log(&mut self, path: PathBuf, log: DecisionLog) {
         self.log = Some((path, log));
     }

@@ -107,8 +107,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             now_ns: p.now_ns,
             contended,
         };
+        #[cfg(feature = "testkit")]
+        let hints = || crate::idle_order::TaskHints {
+            allowed,
+            prev_cpu: p.cpu,
+            util,
+        };
         let (Arrival::SliceEnd { waiting }, Some(own)) = (p.arrival, own) else {
             let placement = self.policy.wakeup(&view(&self.state, false));
+            #[cfg(feature = "testkit")]
+            self.audit_wakeup(p.task, &hints(), &placement);
             let placement = self.checked(placement, allowed);
             d.why = Why::Placed(placement);
             if placement.cpu.is_none()
@@ -133,7 +141,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         // it still there. A CPU an earlier task of this batch was given is contended.
         let contended = waiting.contended() || taken.contains(own);
         let vacated = self.state.occupy(&self.topo, own);
-        let answer = match self.policy.slice_end(&view(&self.state, contended)) {
+        let answer = self.policy.slice_end(&view(&self.state, contended));
+        #[cfg(feature = "testkit")]
+        self.audit_slice_end(p.task, &hints(), contended, answer);
+        let answer = match answer {
             SliceEnd::Move(placement) => match self.checked(placement, allowed).cpu {
                 Some(cpu) if cpu != own => SliceEnd::Move(placement),
                 // Moving nowhere, or to where it is: the task stays in line for its CPU.

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::testkit::{self, Scenario};
-use crate::{ClusterBalance, CoreKind, SliceEnd, Step, TopologyBuilder, UtilEstimate};
+use crate::{ClusterBalance, CoreKind, Placement, SliceEnd, Step, TopologyBuilder, UtilEstimate};
 use proptest::prelude::*;
 use std::string::ToString;
 use std::vec;
@@ -253,6 +253,48 @@ fn slice_ends_are_decided_before_wakeups() {
     assert_eq!((ds[0].task, ds[0].why), (2, Why::Kept));
     assert_eq!(ds[0].target, Target::Cpu(CpuId(0)));
     assert_eq!((ds[1].task, ds[1].target), (1, Target::Cpu(CpuId(2))));
+}
+
+/// The audit checks each decision of a batch on the state the core had at that point, and
+/// names the task of the first one that breaks a rule.
+#[test]
+fn the_audit_checks_each_decision_and_names_a_violation() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    c.start_audit();
+    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+        .unwrap();
+    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::Nobody, &all))
+        .unwrap();
+    c.handle_queued(1, &wakeup(3, None, &all)).unwrap();
+    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3])));
+    let ds = poll_all(&mut c);
+    let audit = c.audit().unwrap();
+    assert_eq!((audit.wakeups, audit.slice_ends), (2, 1));
+    assert!(
+        audit.first_violation.is_none(),
+        "{:?}",
+        audit.first_violation
+    );
+
+    // An answer naming a CPU the batch just took is wrong on this state.
+    let Target::Cpu(busy) = ds[1].target else {
+        panic!("{:?}", ds[1])
+    };
+    let hints = crate::idle_order::TaskHints {
+        allowed: &all,
+        prev_cpu: None,
+        util: 0,
+    };
+    let wrong = Placement {
+        cpu: Some(busy),
+        step: Step::IdleECore,
+        reach: crate::Reach::Primary,
+    };
+    c.audit_wakeup(9, &hints, &wrong);
+    let (task, rule) = c.audit().unwrap().first_violation.clone().unwrap();
+    assert_eq!((task, rule.rule), (9, "idle"), "{rule}");
 }
 
 /// Three tasks that took turns on CPU 2 are not all sent back to it.
