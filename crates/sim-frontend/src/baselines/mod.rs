@@ -7,6 +7,7 @@
 //! (`capacity-blind`, `count-cluster`, `spread`) live in the policy crate and run through its
 //! scheduler core, here and live.
 
+pub(crate) mod accounting;
 mod kernel_default;
 mod summed_capacity;
 

@@ -21,7 +21,7 @@ impl<'a> Simulation<'a> {
         let util = match self.options.util_source {
             // The core estimates it itself (and reports it in its decision).
             UtilSource::Estimator if self.core_driven => 0,
-            UtilSource::Estimator => self.tasks[t].state.util(),
+            UtilSource::Estimator => self.tasks[t].account.util(),
             UtilSource::Hint => self.tasks[t].util_hint,
         };
         if self.core_driven
@@ -184,7 +184,7 @@ impl<'a> Simulation<'a> {
     /// engine's own bounded-credit vtime.
     pub(super) fn enqueue_shared(&mut self, t: usize, key: Option<u64>) {
         let task = &mut self.tasks[t];
-        let key = key.unwrap_or_else(|| self.vtime.queue(&mut task.state, self.options.slice_ns));
+        let key = key.unwrap_or_else(|| self.vtime.queue(&mut task.account, self.options.slice_ns));
         task.status = Status::Queued;
         task.queued = true;
         self.shared.insert((key, self.shared_seq, t));

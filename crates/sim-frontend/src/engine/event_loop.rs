@@ -192,7 +192,7 @@ impl<'a> Simulation<'a> {
                 task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 task.wakeups += 1;
                 if !self.core_driven {
-                    task.state.on_wakeup(self.now);
+                    task.account.woke(self.now);
                 }
                 task.runnable_since = Some(self.now);
                 task.status = Status::Queued;

@@ -8,13 +8,15 @@
 //! and slice end are timers of the queue: re-issuing one replaces the pending one, so the
 //! queue holds one event per task and two per CPU, however many events the replay has.
 //!
-//! Placement happens at every wake-up and at every slice end. At a slice end the task's CPU is
-//! released first and handed over as `prev_cpu`, so staying is the policy's own answer, not an
-//! engine default (hybridland asks the policy crate's slice-end rule). When the policy finds
-//! nothing idle the task waits in the shared queue in the policy crate's vtime order (with
-//! its bounded credit), and the next CPU to free up that the task may use takes it. Slices,
-//! utilisation estimates and vtime charges come from the policy crate too
-//! ([`hybridland_policy::slice_ns`], [`TaskState`]); the engine only moves tasks and time.
+//! Placement happens at every wake-up and at every slice end. A core-driven policy (hybridland
+//! and the baselines that run live) is asked through its scheduler core, which keeps the
+//! tasks' estimates, vtimes and the machine's state and answers with target, slice and vtime;
+//! the engine hands it the machine's events and applies its answers. The baselines the engine
+//! drives itself (`kernel-default`, `summed-capacity`: per-CPU queues balanced by pulling) are
+//! asked at every wake-up and slice end, with their tasks' estimates and vtimes kept by
+//! `baselines/accounting.rs`. When nothing idle is chosen the task waits in the shared
+//! queue in vtime order (with its bounded credit), and the next CPU to free up that the task
+//! may use takes it; the engine only moves tasks and time.
 //!
 //! A task blocked in a trace's `wait_for` has no event of its own: the waker's `wake` pushes
 //! one (`Woken`, with the waker's CPU for the placement) when its program gets there
@@ -41,6 +43,7 @@ pub use observer::{
     DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Unobserved, Waker,
 };
 
+use crate::baselines::accounting::{QueueClock, TaskAccount};
 use crate::event_queue::{EventQueue, TimeNs};
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
@@ -48,7 +51,7 @@ use crate::options::SimOptions;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
 use contention::ClusterContention;
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Step, TaskState, Topology, VtimeClock};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Step, Topology};
 use power::CoreMeter;
 use program::Program;
 use progress::RunInfo;
@@ -108,9 +111,9 @@ struct Task<'t> {
     remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
-    /// The policy crate's per-task state: utilisation estimate, vtime (for the policies the
-    /// engine drives itself; a core-driven policy's are in its core).
-    state: TaskState,
+    /// Its utilisation estimate and vtime, for the baselines the engine drives itself (a
+    /// core-driven policy's are in its core).
+    account: TaskAccount,
     runnable_since: Option<TimeNs>,
     ran_by_kind: [u64; 3],
     migrations: u64,
@@ -226,8 +229,8 @@ pub struct Simulation<'a> {
     shared_seq: u64,
     /// Tasks waiting in CPU queues (not the shared one).
     nr_local: usize,
-    /// The engine's own vtime clock, for the policies it drives itself.
-    vtime: VtimeClock,
+    /// The shared queue's vtime clock, for the baselines the engine drives itself.
+    vtime: QueueClock,
     /// The policy is driven by the scheduler core, which keeps the tasks' estimates, vtimes,
     /// homes and the machine's state: the engine keeps no second copy then.
     core_driven: bool,

@@ -64,7 +64,7 @@ impl<'a> Simulation<'a> {
             rate: 0,
         });
         if !self.core_driven {
-            self.vtime.on_start(task.state.vtime());
+            self.vtime.started(&task.account);
         }
         let nr_waiting = (self.shared.len() + self.nr_local) as u64;
         let slice = task
@@ -168,7 +168,7 @@ impl<'a> Simulation<'a> {
                 }
                 task.ran_by_kind[kind.index()] += now - started;
                 if !self.core_driven {
-                    let _counted = task.state.on_run(&Run {
+                    task.account.ran(&Run {
                         cpu,
                         capacity,
                         start_ns: started,

@@ -111,7 +111,7 @@ impl<'a> Simulation<'a> {
                         .unwrap_or(0)
                 })
                 .collect(),
-            None => self.tasks.iter().map(|t| t.state.util()).collect(),
+            None => self.tasks.iter().map(|t| t.account.util()).collect(),
         };
         let tasks: Vec<TaskReport> = self
             .tasks

@@ -5,6 +5,7 @@ use super::contention::ClusterContention;
 use super::power::CoreMeter;
 use super::program::Program;
 use super::{Cpu, Event, SimError, Simulation, Status, Task};
+use crate::baselines::accounting::{QueueClock, TaskAccount};
 use crate::event_queue::EventQueue;
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
@@ -12,7 +13,7 @@ use crate::options::SimOptions;
 use crate::replay_limits::ReplayLimits;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, TaskState, Topology, VtimeClock};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Topology};
 use std::collections::{BTreeSet, VecDeque};
 
 impl<'a> Simulation<'a> {
@@ -115,7 +116,7 @@ impl<'a> Simulation<'a> {
                     remaining: 0,
                     run: None,
                     last_cpu: None,
-                    state: TaskState::new(),
+                    account: TaskAccount::new(),
                     runnable_since: None,
                     ran_by_kind: [0; 3],
                     placed_by: None,
@@ -170,7 +171,7 @@ impl<'a> Simulation<'a> {
             shared: BTreeSet::new(),
             shared_seq: 0,
             nr_local: 0,
-            vtime: VtimeClock::new(),
+            vtime: QueueClock::new(),
             core_driven,
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,

@@ -32,11 +32,11 @@
 //!
 //! A recording may lack a switch (real trace-cmd and perf recordings of a 6.18 kernel do, with
 //! no lost-events mark and no overrun counted): a `sched_switch` on a CPU whose `prev` is not
-//! the task last switched in there. The task switched in there left at some time between the last line that showed
-//! it running there and this switch, and `prev` came in then; both are taken at that last
-//! line, which gives the leaving task only the time it was seen running and the CPU no gap it
-//! did not show, and the leaving task sleeps until its next wake-up (or switch-in). They are
-//! counted ([`FtraceImport::missed_switches`]).
+//! the task last switched in there. The task switched in there left at some time between the
+//! last line that showed it running there and this switch, and `prev` came in then; both are
+//! taken at that last line, which gives the leaving task only the time it was seen running
+//! and the CPU no gap it did not show, and the leaving task sleeps until its next wake-up (or
+//! switch-in). They are counted ([`FtraceImport::missed_switches`]).
 //!
 //! Lines: `#` comments and the tools' headers are skipped; an event line with an event this
 //! importer does not use is skipped and counted ([`FtraceImport::skipped`]); a line of neither
@@ -628,6 +628,15 @@ mod test {
     use super::*;
     use crate::trace::Phase;
 
+    /// Each task's name and phases, in the trace's order.
+    fn phases_by_task(imp: &FtraceImport) -> Vec<(&str, &[Phase])> {
+        imp.trace
+            .tasks
+            .iter()
+            .map(|t| (t.name.as_str(), t.phases.as_slice()))
+            .collect()
+    }
+
     #[test]
     fn numeric_states_follow_task_report() {
         // Running, preempted on 4.14+ (TASK_REPORT_MAX), and before (TASK_STATE_MAX).
@@ -708,12 +717,7 @@ CPU:0 [EVENTS DROPPED]
             "{:?}",
             imp.note_lines()
         );
-        let runs: Vec<(&str, &[Phase])> = imp
-            .trace
-            .tasks
-            .iter()
-            .map(|t| (t.name.as_str(), t.phases.as_slice()))
-            .collect();
+        let runs = phases_by_task(&imp);
         assert_eq!(
             runs,
             [
@@ -800,12 +804,7 @@ CPU:0 [EVENTS DROPPED]
         let machine = crate::presets::lookup("symmetric").unwrap();
         let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(imp.missed_switches, 2);
-        let runs: Vec<(&str, &[Phase])> = imp
-            .trace
-            .tasks
-            .iter()
-            .map(|t| (t.name.as_str(), t.phases.as_slice()))
-            .collect();
+        let runs = phases_by_task(&imp);
         assert_eq!(
             runs,
             [
