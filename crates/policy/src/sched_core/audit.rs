@@ -20,6 +20,15 @@ pub struct Audit {
     pub first_violation: Option<(TaskId, Violation)>,
 }
 
+impl Audit {
+    /// Keeps the first violation.
+    fn record(&mut self, task: TaskId, checked: Result<(), Violation>) {
+        if let Err(v) = checked {
+            self.first_violation.get_or_insert((task, v));
+        }
+    }
+}
+
 impl<S, P: PlacementPolicy> SchedCore<S, P> {
     /// From now on, checks every wake-up placement and slice-end answer of a hybridland
     /// policy (the checkers state hybridland's rules; other policies are not checked) against
@@ -39,11 +48,11 @@ impl<S, P: PlacementPolicy> SchedCore<S, P> {
             return;
         };
         audit.wakeups += 1;
-        let checked = check_state(&self.topo, &self.state)
-            .and_then(|()| check_placement(&self.topo, policy, &self.state, hints, answer));
-        if let Err(v) = checked {
-            audit.first_violation.get_or_insert((task, v));
-        }
+        audit.record(
+            task,
+            check_state(&self.topo, &self.state)
+                .and_then(|()| check_placement(&self.topo, policy, &self.state, hints, answer)),
+        );
     }
 
     /// `contended` as the core counted it; the state has the task still on its CPU.
@@ -58,11 +67,11 @@ impl<S, P: PlacementPolicy> SchedCore<S, P> {
             return;
         };
         audit.slice_ends += 1;
-        let checked = check_state(&self.topo, &self.state).and_then(|()| {
-            check_slice_end(&self.topo, policy, &self.state, hints, contended, answer)
-        });
-        if let Err(v) = checked {
-            audit.first_violation.get_or_insert((task, v));
-        }
+        audit.record(
+            task,
+            check_state(&self.topo, &self.state).and_then(|()| {
+                check_slice_end(&self.topo, policy, &self.state, hints, contended, answer)
+            }),
+        );
     }
 }
