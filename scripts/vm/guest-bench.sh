@@ -3,7 +3,7 @@
 #
 # The same loads under each scheduler of $BENCH_SCHEDS, one after the other: `default` (the
 # kernel's own, no sched_ext), `fifo` (`scx_hybridland --fifo`: no policy), `hybridland` (the
-# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule),
+# policy), `hybridland-fixed` (the policy with `--fixed-slice`: the full slice every time),
 # `hybridland-balance` (the policy with `--cluster-balance on`: the default `auto` stops
 # balancing at 75% of CPUs busy, which the ecluster load reaches; ecluster only), other
 # scx_hybridland builds from $BENCH_EXTRA (words name=label:mode: $HL/scx_hybridland-label with
@@ -49,9 +49,10 @@
 #              `fw user` counter in its stats lines) and its system calls by number (a
 #              kernel histogram trigger on raw_syscalls:sys_enter); batches = sched_yield
 #              calls, one at the end of each batch (scx_rustland_core's notify_complete); for
-#              scx_hybridland builds with the --stats `loop` section also the loop's own figures
+#              scx_hybridland builds with the stats `loop` section also the loop's own figures
 #              over the run (`loop`: batches, its thread's CPU us, snapshots, us in them and in
-#              the core)
+#              the core). scx_hybridland runs without --stats in every load (as a user runs it);
+#              for this one a `--monitor 1` process reads its figures
 
 HL=${HL:-/run/hl}
 . "$HL/bench.env"
@@ -202,9 +203,31 @@ cpu_ticks() {  # utime + stime of the whole process, in clock ticks
   set -- $line
   echo $(( ${14} + ${15} ))
 }
+# monitor_start SCHED: for an scx_hybridland build, a `--monitor 1` process of the same build
+# appending its figures to $LOG (the lines stat_sum and fw_user_sum read), once its first line
+# is there. The schedulers run without `--stats`, as a user runs them: its client thread's CPU
+# would count against them in every other load. monitor_stop ends it.
+MON_PID=""
+monitor_start() {
+  case "$1" in
+    fifo | hybridland | hybridland-fixed | hybridland-balance) bin=$SCX ;;
+    *) extra_of "$1" || return 0; bin=$EXTRA_BIN ;;
+  esac
+  "$bin" --monitor 1 >> "$LOG" 2>&1 &
+  MON_PID=$!
+  i=0
+  while ! grep -q "stats:" "$LOG" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+monitor_stop() {
+  [ -n "$MON_PID" ] || return 0
+  kill -INT "$MON_PID" 2>/dev/null
+  wait "$MON_PID" 2>/dev/null
+  MON_PID=""
+}
 # cost SCHED: one hackbench run, measured from outside the scheduler (see the header).
 cost() {
   [ -n "$SCHED_PID" ] || return 0
+  monitor_start "$1"
   hist=$TRACE/events/raw_syscalls/sys_enter/trigger
   filter=""
   for t in /proc/$SCHED_PID/task/*; do
@@ -224,10 +247,11 @@ cost() {
     calls=$(awk '/^\{ id:/ { gsub(/[{}:,]/, " "); name = $2; for (i = 1; i <= NF; i++) if ($i == "hitcount") print name "=" $(i + 1) }' "$TRACE/events/raw_syscalls/sys_enter/hist" | sort -t= -k2 -rn | head -n 8 | tr '\n' ' ')
     echo "!$trig" > "$hist" 2>/dev/null
   fi
-  # The loop's own view (its --stats `loop` section; builds without it print nothing here).
+  # The loop's own view (its stats' `loop` section; builds without it print nothing here).
   if [ $((lb1 - lb0)) -gt 0 ]; then
     say "VMBENCH: $1 loop batches=$((lb1 - lb0)) cpu_us=$((lc1 - lc0)) snapshots=$((ls1 - ls0)) snapshot_us=$((lt1 - lt0)) decide_us=$((ld1 - ld0))"
   fi
+  monitor_stop
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }
 
@@ -249,15 +273,15 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
   SCHED_PID=""
   case "$1" in
     default) return 0 ;;
-    fifo) "$SCX" --topology "$TOPO" --stats 1 --fifo >> "$LOG" 2>&1 & ;;
-    hybridland) "$SCX" --topology "$TOPO" --stats 1 >> "$LOG" 2>&1 & ;;
-    hybridland-fixed) "$SCX" --topology "$TOPO" --stats 1 --fixed-slice >> "$LOG" 2>&1 & ;;
-    hybridland-balance) "$SCX" --topology "$TOPO" --stats 1 --cluster-balance on >> "$LOG" 2>&1 & ;;
+    fifo) "$SCX" --topology "$TOPO" --fifo >> "$LOG" 2>&1 & ;;
+    hybridland) "$SCX" --topology "$TOPO" >> "$LOG" 2>&1 & ;;
+    hybridland-fixed) "$SCX" --topology "$TOPO" --fixed-slice >> "$LOG" 2>&1 & ;;
+    hybridland-balance) "$SCX" --topology "$TOPO" --cluster-balance on >> "$LOG" 2>&1 & ;;
     *)
       if extra_of "$1"; then
         case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
         # shellcheck disable=SC2086
-        "$EXTRA_BIN" --topology "$EXTRA_TOPO" --stats 1 $flag >> "$LOG" 2>&1 &
+        "$EXTRA_BIN" --topology "$EXTRA_TOPO" $flag >> "$LOG" 2>&1 &
       else
         [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
         eval "args=\${PEER_ARGS_$1}"

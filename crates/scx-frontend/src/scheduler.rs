@@ -705,6 +705,12 @@ impl<O: SchedOps> Scheduler<O> {
         self.apply_events();
         let now = now_ns();
         self.flush_backlog();
+        // Read before the dequeue, which counts it down.
+        let waiting = if self.fifo.is_some() {
+            self.ops.nr_queued()
+        } else {
+            0
+        };
         self.dequeue_batch();
         self.record_batch();
         if self.queued.is_empty() {
@@ -717,7 +723,7 @@ impl<O: SchedOps> Scheduler<O> {
                     for t in &self.queued {
                         let idle = self.ops.pick_idle(t.pid, t.cpu);
                         self.counters.rounds.snapshots += 1;
-                        self.outgoing.push(fifo.dispatch(t, idle));
+                        self.outgoing.push(fifo.dispatch(t, idle, waiting));
                     }
                 }
                 None => self.decide_batch(now)?,
@@ -1013,7 +1019,8 @@ mod test {
             self.picks.pop_front().flatten()
         }
         fn nr_queued(&mut self) -> u64 {
-            0
+            // As the framework counts: queued for user space, not yet dequeued.
+            self.incoming.len() as u64
         }
         fn counters(&mut self) -> crate::stats::Framework {
             crate::stats::Framework::default()
@@ -1425,6 +1432,17 @@ mod test {
         s.schedule_batch().unwrap();
         let cpus: Vec<_> = s.ops.ring.iter().map(|t| (t.pid, t.cpu)).collect();
         assert_eq!(cpus, [(1, 6), (2, RL_CPU_ANY)]);
+    }
+
+    /// `--fifo`'s slice is scx_rlfifo's, from the tasks waiting when the batch began (the
+    /// dequeue counts them down).
+    #[test]
+    fn fifo_divides_the_slice_by_the_tasks_waiting_at_the_batch_start() {
+        let mut s = small(true);
+        s.ops.incoming.extend((1..=3).map(|p| Ok(wakeup(p))));
+        s.schedule_batch().unwrap();
+        let slices: Vec<_> = s.ops.ring.iter().map(|t| t.slice_ns).collect();
+        assert_eq!(slices, [5_000_000 / 4; 3]);
     }
 
     /// The loop counts its rounds and snapshots: what `--stats` shows as the cost of a batch.
