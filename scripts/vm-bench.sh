@@ -217,6 +217,12 @@ make_fakesys() {
 vm_prepare
 VM_GUEST_SCRIPT=guest-bench.sh
 vm_initramfs_begin
+# The build under test is /hl/scx_hybridland whatever its file is called (a path argument may
+# be a kept copy such as scx_hybridland-<commit>).
+if [[ $(basename "$BIN") != scx_hybridland ]]; then
+  cp "$BIN" "$WORK/scx_hybridland"
+  BIN=$WORK/scx_hybridland
+fi
 for f in "$BIN" "$(command -v hackbench)" "$(command -v cyclictest)" "$(command -v stress-ng)" "${PEER_BINS[@]}"; do
   copy_with_libs "$f"
 done
