@@ -106,9 +106,9 @@ pub(crate) struct Opts {
 
     /// Benchmark baseline: no policy, scx_rlfifo's setup. A wake-up that finds an idle CPU is
     /// dispatched there by the framework's BPF code (its built-in idle selection); every other
-    /// queued task goes to an idle CPU that selection picks, else to the shared queue, in
-    /// arrival order, to the first CPU that frees up, with scx_rlfifo's slice (`--slice-us`
-    /// divided by one more than the tasks waiting for user space). No idle
+    /// queued task goes to an idle CPU that selection picks (until it finds none in a batch),
+    /// else to the shared queue, in arrival order with the full slice (`--slice-us`), to the
+    /// first CPU that frees up. No idle
     /// snapshot, no nudges, no task events: what the framework costs at its cheapest
     /// (scripts/vm-bench.sh).
     #[arg(long)]

@@ -705,12 +705,6 @@ impl<O: SchedOps> Scheduler<O> {
         self.apply_events();
         let now = now_ns();
         self.flush_backlog();
-        // Read before the dequeue, which counts it down.
-        let waiting = if self.fifo.is_some() {
-            self.ops.nr_queued()
-        } else {
-            0
-        };
         self.dequeue_batch();
         self.record_batch();
         if self.queued.is_empty() {
@@ -720,10 +714,19 @@ impl<O: SchedOps> Scheduler<O> {
             self.counters.rounds.tasks += self.queued.len() as u64;
             match self.fifo.as_mut() {
                 Some(fifo) => {
+                    // No idle CPU for a task that may run anywhere: none for the rest of the
+                    // batch either, bar one freed since, which takes from the shared queue.
+                    let mut none_idle = false;
                     for t in &self.queued {
-                        let idle = self.ops.pick_idle(t.pid, t.cpu);
-                        self.counters.rounds.snapshots += 1;
-                        self.outgoing.push(fifo.dispatch(t, idle, waiting));
+                        let anywhere = t.nr_cpus_allowed >= self.cfg.nr_possible;
+                        let idle = if none_idle && anywhere {
+                            None
+                        } else {
+                            self.counters.rounds.snapshots += 1;
+                            self.ops.pick_idle(t.pid, t.cpu)
+                        };
+                        none_idle |= anywhere && idle.is_none();
+                        self.outgoing.push(fifo.dispatch(t, idle));
                     }
                 }
                 None => self.decide_batch(now)?,
@@ -1434,15 +1437,26 @@ mod test {
         assert_eq!(cpus, [(1, 6), (2, RL_CPU_ANY)]);
     }
 
-    /// `--fifo`'s slice is scx_rlfifo's, from the tasks waiting when the batch began (the
-    /// dequeue counts them down).
+    /// `--fifo`: once no CPU is idle for a task that may run anywhere, the rest of the batch
+    /// goes to the shared queue unasked; a task that may not run anywhere is still asked for.
     #[test]
-    fn fifo_divides_the_slice_by_the_tasks_waiting_at_the_batch_start() {
+    fn fifo_stops_asking_for_idle_cpus_once_none_is_left() {
         let mut s = small(true);
-        s.ops.incoming.extend((1..=3).map(|p| Ok(wakeup(p))));
+        s.ops.picks.extend([None, Some(3), Some(6)]);
+        let mut pinned = wakeup(3);
+        pinned.nr_cpus_allowed = 1;
+        s.ops
+            .incoming
+            .extend([Ok(wakeup(1)), Ok(wakeup(2)), Ok(pinned), Ok(wakeup(4))]);
         s.schedule_batch().unwrap();
-        let slices: Vec<_> = s.ops.ring.iter().map(|t| t.slice_ns).collect();
-        assert_eq!(slices, [5_000_000 / 4; 3]);
+        let cpus: Vec<_> = s.ops.ring.iter().map(|t| (t.pid, t.cpu)).collect();
+        assert_eq!(
+            cpus,
+            [(1, RL_CPU_ANY), (2, RL_CPU_ANY), (3, 3), (4, RL_CPU_ANY)]
+        );
+        // Asked for tasks 1 and 3 only; the third answer was never asked for.
+        assert_eq!(s.counters.rounds.snapshots, 2);
+        assert_eq!(s.ops.picks.len(), 1);
     }
 
     /// The loop counts its rounds and snapshots: what `--stats` shows as the cost of a batch.
@@ -1456,8 +1470,8 @@ mod test {
             let r = s.counters.rounds;
             assert_eq!((r.batches, r.empty, r.tasks), (1, 1, 3));
             if fifo {
-                // One idle pick (a bpf() call) per task, no snapshot.
-                assert_eq!((r.snapshots, r.snapshot_ns, r.decide_ns), (3, 0, 0));
+                // One idle pick (a bpf() call) until one finds none, no snapshot.
+                assert_eq!((r.snapshots, r.snapshot_ns, r.decide_ns), (1, 0, 0));
                 assert_eq!(s.ops.nr_snapshots, 0);
             } else {
                 assert!(r.snapshots >= 1, "{r:?}");
