@@ -120,6 +120,10 @@ for t in $targets; do
        >"$logs/$t.log" 2>&1; then
     status=ok
     crashes=0
+  elif grep -q 'libFuzzer: run interrupted' "$logs/$t.log"; then
+    # Stopped from outside (a SIGINT to the fuzzer): no crash; its figures count as they are.
+    status=STOPPED
+    crashes=0
   else
     tail -n 60 "$logs/$t.log"
     failed+=("$t")
