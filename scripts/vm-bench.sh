@@ -8,7 +8,7 @@
 # threads, single-threaded TCG; scripts/vm/lib.sh) and runs the same loads
 # (scripts/vm/guest-bench.sh) under each scheduler: the kernel's default (no sched_ext),
 # `scx_hybridland --fifo` (no policy), `scx_hybridland`, `scx_hybridland --fixed-slice` (the
-# policy with the full slice for every task; throughput and cost only), `scx_hybridland --cluster-balance
+# policy with --fifo's slice rule; throughput and cost only), `scx_hybridland --cluster-balance
 # on` (the E-cluster load only), other scx_hybridland builds if asked (HYBRIDLAND_BENCH_EXTRA)
 # and each peer. scx_hybridland reads the machine from
 # scripts/vm/topology-2p-smt-4e.toml (or $HYBRIDLAND_BENCH_TOPOLOGY); the peers read the same

@@ -3,7 +3,7 @@
 #
 # The same loads under each scheduler of $BENCH_SCHEDS, one after the other: `default` (the
 # kernel's own, no sched_ext), `fifo` (`scx_hybridland --fifo`: no policy), `hybridland` (the
-# policy), `hybridland-fixed` (the policy with `--fixed-slice`: the full slice every time),
+# policy), `hybridland-fixed` (the policy with `--fixed-slice`: --fifo's slice rule),
 # `hybridland-balance` (the policy with `--cluster-balance on`: the default `auto` stops
 # balancing at 75% of CPUs busy, which the ecluster load reaches; ecluster only), other
 # scx_hybridland builds from $BENCH_EXTRA (words name=label:mode: $HL/scx_hybridland-label with

@@ -108,9 +108,8 @@ pub(crate) struct Opts {
     /// dispatched there by the framework's BPF code (its built-in idle selection); every other
     /// queued task goes to an idle CPU that selection picks (until it finds none in a batch),
     /// else to the shared queue, in arrival order with the full slice (`--slice-us`), to the
-    /// first CPU that frees up. No idle
-    /// snapshot, no nudges, no task events: what the framework costs at its cheapest
-    /// (scripts/vm-bench.sh).
+    /// first CPU that frees up. No idle snapshot, no nudges, no task events: what the
+    /// framework costs at its cheapest (scripts/vm-bench.sh).
     #[arg(long)]
     pub(crate) fifo: bool,
 
@@ -137,9 +136,9 @@ pub(crate) struct Opts {
     #[arg(long, conflicts_with_all = ["no_fast_wake", "fifo"])]
     pub(crate) audit_fast_wake: bool,
 
-    /// Give every task the full slice (`--slice-us`) instead of dividing it by the number of
-    /// waiting tasks: the policy's placement under the simplest slice rule
-    /// (scripts/vm-bench.sh).
+    /// Give every task the full slice (`--slice-us`), as `--fifo` does, instead of dividing it
+    /// by the number of waiting tasks: compares the policy's placement with `--fifo` under one
+    /// slice rule (scripts/vm-bench.sh).
     #[arg(long)]
     pub(crate) fixed_slice: bool,
 
