@@ -30,9 +30,36 @@ impl Fifo {
         Self { seq: 0, slice_ns }
     }
 
+    /// Dispatches a batch into `out`, asking `pick_idle` for an idle CPU until it finds none
+    /// for a task that may run on all `nr_possible` CPUs: none is left for the rest of the
+    /// batch either, bar one freed since, which takes from the shared queue. Returns how many
+    /// times it asked.
+    pub(crate) fn dispatch_batch(
+        &mut self,
+        tasks: &[QueuedTask],
+        nr_possible: u64,
+        mut pick_idle: impl FnMut(&QueuedTask) -> Option<i32>,
+        out: &mut Vec<DispatchedTask>,
+    ) -> u64 {
+        let mut asked = 0;
+        let mut none_idle = false;
+        for t in tasks {
+            let anywhere = t.nr_cpus_allowed >= nr_possible;
+            let idle = if none_idle && anywhere {
+                None
+            } else {
+                asked += 1;
+                pick_idle(t)
+            };
+            none_idle |= anywhere && idle.is_none();
+            out.push(self.dispatch(t, idle));
+        }
+        asked
+    }
+
     /// Where the task goes: the idle CPU claimed for it (`idle`), else any CPU (the shared
     /// queue), behind every task dispatched before.
-    pub(crate) fn dispatch(&mut self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
+    fn dispatch(&mut self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
         self.seq += 1;
         let mut out = DispatchedTask::new(task);
         out.cpu = idle.unwrap_or(RL_CPU_ANY);

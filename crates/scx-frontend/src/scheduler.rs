@@ -714,20 +714,13 @@ impl<O: SchedOps> Scheduler<O> {
             self.counters.rounds.tasks += self.queued.len() as u64;
             match self.fifo.as_mut() {
                 Some(fifo) => {
-                    // No idle CPU for a task that may run anywhere: none for the rest of the
-                    // batch either, bar one freed since, which takes from the shared queue.
-                    let mut none_idle = false;
-                    for t in &self.queued {
-                        let anywhere = t.nr_cpus_allowed >= self.cfg.nr_possible;
-                        let idle = if none_idle && anywhere {
-                            None
-                        } else {
-                            self.counters.rounds.snapshots += 1;
-                            self.ops.pick_idle(t.pid, t.cpu)
-                        };
-                        none_idle |= anywhere && idle.is_none();
-                        self.outgoing.push(fifo.dispatch(t, idle));
-                    }
+                    let ops = &mut self.ops;
+                    self.counters.rounds.snapshots += fifo.dispatch_batch(
+                        &self.queued,
+                        self.cfg.nr_possible,
+                        |t| ops.pick_idle(t.pid, t.cpu),
+                        &mut self.outgoing,
+                    );
                 }
                 None => self.decide_batch(now)?,
             }
