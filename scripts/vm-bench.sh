@@ -50,7 +50,12 @@
 #                               host whose load drifts
 #   HYBRIDLAND_BENCH_LOADS      the loads to run (default: all of placement ecluster frame
 #                               throughput latency cost; scripts/vm/guest-bench.sh says what each
-#                               is), e.g. "placement ecluster" for the placement table alone
+#                               is), e.g. "placement ecluster" for the placement table alone;
+#                               `profile` (never a default: it needs perf and bpftool,
+#                               packages linux-perf and bpftool) adds a profile of each
+#                               sched_ext scheduler under the switch test (its BPF programs'
+#                               run-time statistics and a perf profile), printed after the
+#                               tables
 #   HYBRIDLAND_BENCH_ECLUSTER_ROUNDS
 #                               rounds of the E-cluster check (default 20, a multiple of 4)
 #   HYBRIDLAND_BENCH_HACKBENCH  hackbench arguments (default "-g 4 -l 200")
@@ -78,6 +83,13 @@ if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   if [[ $(id -u) == 0 ]]; then SUDO=; else SUDO=sudo; fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -y -q --no-install-recommends install "${missing[@]}"
+fi
+ALL_LOADS="placement ecluster frame throughput latency cost"
+LOADS=$(echo ${HYBRIDLAND_BENCH_LOADS-$ALL_LOADS})
+if [[ " $LOADS " == *" profile "* ]] && ! { command -v perf && command -v bpftool; } >/dev/null; then
+  log "installing linux-perf and bpftool (the profile load)"
+  if [[ $(id -u) == 0 ]]; then SUDO=; else SUDO=sudo; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -y -q --no-install-recommends install linux-perf bpftool
 fi
 for tool in hackbench cyclictest stress-ng gcc; do
   command -v "$tool" >/dev/null || die "missing $tool (packages rt-tests, stress-ng, gcc)"
@@ -129,11 +141,9 @@ for lp in ${HYBRIDLAND_BENCH_EXTRA:-}; do
   fi
   log "extra: $label = $path ($("$path" --version 2>/dev/null || echo "no --version")), runs as ${EXTRA_SCHEDS[*]}"
 done
-ALL_LOADS="placement ecluster frame throughput latency cost"
-LOADS=$(echo ${HYBRIDLAND_BENCH_LOADS-$ALL_LOADS})
-[[ -n $LOADS ]] || die "HYBRIDLAND_BENCH_LOADS is empty; name some of: $ALL_LOADS"
+[[ -n $LOADS ]] || die "HYBRIDLAND_BENCH_LOADS is empty; name some of: $ALL_LOADS profile"
 for l in $LOADS; do
-  [[ " $ALL_LOADS " == *" $l "* ]] || die "HYBRIDLAND_BENCH_LOADS: '$l' is none of: $ALL_LOADS"
+  [[ " $ALL_LOADS profile " == *" $l "* ]] || die "HYBRIDLAND_BENCH_LOADS: '$l' is none of: $ALL_LOADS profile"
 done
 ECLUSTER_ROUNDS=${HYBRIDLAND_BENCH_ECLUSTER_ROUNDS:-20}
 [[ $ECLUSTER_ROUNDS =~ ^[1-9][0-9]*$ ]] && ((ECLUSTER_ROUNDS % 4 == 0)) ||
@@ -226,6 +236,11 @@ fi
 for f in "$BIN" "$(command -v hackbench)" "$(command -v cyclictest)" "$(command -v stress-ng)" "${PEER_BINS[@]}"; do
   copy_with_libs "$f"
 done
+if [[ " $LOADS " == *" profile "* ]]; then
+  for tool in perf bpftool; do
+    copy_with_libs "$(command -v $tool)" || die "could not copy $tool into the guest"
+  done
+fi
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 make_fakesys "$IR/hl/fakesys"
 cp "$TOPO_FILE" "$IR/hl/topology.toml"
@@ -285,4 +300,9 @@ for l in "${EXTRA_LABELS[@]}"; do
 done
 BENCH_SCHEDS=$SCHEDS BENCH_ITEM5_PAIRS=$ITEM5_PAIRS BENCH_EXTRA_PAIRS="${EXTRA_PAIRS[*]}" \
   "$REPO/scripts/vm/bench-table.sh" "$OUT"
+if grep '^VMPROF:' "$OUT" >/dev/null; then
+  echo
+  echo "==== profiles under stress-ng --switch 4 (VMPROF: sched bpf|comm|sym ...; scripts/vm/guest-bench.sh) ===="
+  grep '^VMPROF:' "$OUT"
+fi
 [[ "$VM_RC" == 0 ]] || die "guest bench exited with status $VM_RC"

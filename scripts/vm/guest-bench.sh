@@ -53,6 +53,14 @@
 #              over the run (`loop`: batches, its thread's CPU us, snapshots, us in them and in
 #              the core). scx_hybridland runs without --stats in every load (as a user runs it);
 #              for this one a `--monitor 1` process reads its figures
+#   profile    (every sched_ext scheduler; only when named in $BENCH_LOADS) `stress-ng --switch
+#              4` for $BENCH_SWITCH_SECS s with the kernel's BPF run-time statistics on, under
+#              `perf record -a -e cpu-clock`: `VMPROF:` lines with each BPF program's calls and
+#              ns a call (bpftool), the whole guest's samples by command, then by command,
+#              object and symbol outside the idle task. cpu-clock samples land where interrupts
+#              come back on, so code that runs with them off (the BPF callbacks under the run
+#              queue lock) shows as finish_task_switch and _raw_spin_unlock_irqrestore: read
+#              the BPF lines for that
 
 HL=${HL:-/run/hl}
 . "$HL/bench.env"
@@ -255,6 +263,45 @@ cost() {
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }
 
+# bpf_progs: every loaded BPF program's id, name, run_time_ns and run_cnt (kernel.bpf_stats_enabled).
+bpf_progs() {
+  "$HL/bpftool" prog show 2>/dev/null | awk '/^[0-9]+: / {
+    id = $1; name = "?"; t = 0; c = 0
+    for (i = 2; i < NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+    print id, name, t, c }'
+}
+# profile SCHED: where the time goes under the switch test (see the header).
+profile() {
+  [ -n "$SCHED_PID" ] || return 0
+  bstats=/proc/sys/kernel/bpf_stats_enabled
+  if [ -x "$HL/bpftool" ]; then echo 1 > "$bstats"; fi
+  bpf_progs > /run/bpf.0
+  "$HL/stress-ng" --switch 4 -t $((BENCH_SWITCH_SECS + 2)) --metrics-brief < /dev/null > /run/switch.out 2>&1 &
+  load=$!
+  sleep 1
+  if [ -x "$HL/perf" ]; then
+    "$HL/perf" record -N -a -e cpu-clock -F 999 -o /run/perf.data -- sleep "$BENCH_SWITCH_SECS" > /run/perf.log 2>&1
+  else
+    sleep "$BENCH_SWITCH_SECS"
+  fi
+  wait "$load"
+  bpf_progs > /run/bpf.1
+  if [ -x "$HL/bpftool" ]; then echo 0 > "$bstats"; fi
+  ops=$(awk '/metrc:.* switch / { print $9; exit }' /run/switch.out)
+  say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]* samples\)).*/\1/p' /run/perf.log 2>/dev/null | head -n 1 | tr ' ' =)"
+  # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s): calls, ns a call.
+  awk 'NR == FNR { t0[$1] = $3; c0[$1] = $4; next }
+    { c = $4 - c0[$1]; if (c > 0) printf "%s calls=%d ns_per_call=%d total_ms=%.1f\n", $2, c, ($3 - t0[$1]) / c, ($3 - t0[$1]) / 1e6 }' \
+    /run/bpf.0 /run/bpf.1 | sort | sed "s/^/VMPROF: $1 bpf /"
+  [ -s /run/perf.data ] || return 0
+  # By command first (idle vCPUs show as swapper), then every symbol outside the idle task.
+  "$HL/perf" report -i /run/perf.data --stdio --sort comm --percent-limit 0.5 2>/dev/null |
+    grep -v '^#' | grep -v '^$' | head -n 12 | sed "s/^/VMPROF: $1 comm /"
+  "$HL/perf" report -i /run/perf.data --stdio --sort comm,dso,sym --percent-limit 0.2 2>/dev/null |
+    grep -v '^#' | grep -v '^$' | grep -v ' swapper ' | head -n 60 | sed "s/^/VMPROF: $1 sym /"
+  rm -f /run/perf.data
+}
+
 # extra_of SCHED: when SCHED is one of $BENCH_EXTRA, 0 and EXTRA_BIN, EXTRA_TOPO, EXTRA_MODE
 # (policy, fifo, fixed) and EXTRA_KIND (this build's scheduler of that mode) set.
 extra_of() {
@@ -349,9 +396,9 @@ for sched_name in $BENCH_SCHEDS; do
   if extra_of "$sched_name"; then kind=$EXTRA_KIND; fi
   if start_sched "$sched_name"; then
     case "$kind" in
-      hybridland-fixed) loads="throughput cost" ;;
+      hybridland-fixed) loads="throughput cost profile" ;;
       hybridland-balance) loads="ecluster" ;;
-      *) loads="placement ecluster frame throughput latency cost" ;;
+      *) loads="placement ecluster frame throughput latency cost profile" ;;
     esac
     for load in $loads; do
       case " $BENCH_LOADS " in *" $load "*) run_phase "$sched_name" "$load" ;; esac
