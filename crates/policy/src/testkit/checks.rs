@@ -1,6 +1,7 @@
 use crate::{
     ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Placement, Policy, Step, TaskHints, Topology,
 };
+use std::collections::{BTreeMap, BTreeSet};
 use std::{format, string::String, vec::Vec};
 
 /// A broken rule: which one, and the facts that show it.
@@ -28,25 +29,65 @@ fn cap(topo: &Topology, cpu: CpuId) -> u16 {
     topo.info(cpu).map_or(0, |i| i.capacity)
 }
 
-/// Whether every SMT sibling of `cpu` is idle, from the idle set alone.
-fn whole_core_idle(topo: &Topology, state: &CpuState, cpu: CpuId) -> bool {
-    let core = topo.info(cpu).map(|i| i.core);
-    topo.cpus()
-        .iter()
-        .filter(|c| topo.info(*c).map(|i| i.core) == core)
-        .all(|c| state.is_idle(c))
+/// What the checks recount from the idle set alone, in one pass over the machine: each
+/// cluster's busy and total CPUs and the cores with a busy CPU. Asked per CPU, each count
+/// would be a pass of its own: on a 1,024-CPU machine a check took seconds under the fuzzers'
+/// instrumentation.
+pub(super) struct Recount {
+    /// Busy and total CPUs by cluster id.
+    clusters: BTreeMap<u16, (u32, u32)>,
+    /// Cores with at least one busy CPU.
+    busy_cores: BTreeSet<u16>,
+}
+
+impl Recount {
+    pub(super) fn new(topo: &Topology, state: &CpuState) -> Self {
+        let mut clusters = BTreeMap::new();
+        let mut busy_cores = BTreeSet::new();
+        for c in topo.cpus().iter() {
+            let Some(info) = topo.info(c) else { continue };
+            let busy = !state.is_idle(c);
+            let load = clusters.entry(info.cluster).or_insert((0, 0));
+            load.0 += u32::from(busy);
+            load.1 += 1;
+            if busy {
+                busy_cores.insert(info.core);
+            }
+        }
+        Self {
+            clusters,
+            busy_cores,
+        }
+    }
+
+    /// Whether every SMT sibling of `cpu` is idle.
+    fn whole_core_idle(&self, topo: &Topology, cpu: CpuId) -> bool {
+        topo.info(cpu)
+            .is_none_or(|i| !self.busy_cores.contains(&i.core))
+    }
+
+    /// Busy and total CPUs of `cpu`'s cluster.
+    pub(super) fn cluster_load(&self, topo: &Topology, cpu: CpuId) -> (u32, u32) {
+        topo.info(cpu)
+            .and_then(|i| self.clusters.get(&i.cluster))
+            .copied()
+            .unwrap_or((0, 0))
+    }
+
+    /// Rank of a CPU in the idle order: 0 fully idle P-core, 1 idle E-core, 2 busy-sibling.
+    fn class(&self, topo: &Topology, cpu: CpuId) -> usize {
+        let kind = topo.info(cpu).map(|i| i.kind);
+        match (self.whole_core_idle(topo, cpu), kind) {
+            (true, Some(CoreKind::Performance)) => 0,
+            (true, _) => 1,
+            (false, _) => 2,
+        }
+    }
 }
 
 /// Busy and total CPUs of `cpu`'s cluster, from the idle set alone.
 pub(super) fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
-    let cluster = topo.info(cpu).map(|i| i.cluster);
-    let members: Vec<CpuId> = topo
-        .cpus()
-        .iter()
-        .filter(|c| topo.info(*c).map(|i| i.cluster) == cluster)
-        .collect();
-    let busy = members.iter().filter(|c| !state.is_idle(**c)).count();
-    (busy as u32, members.len() as u32)
+    Recount::new(topo, state).cluster_load(topo, cpu)
 }
 
 pub(super) fn balance_active(topo: &Topology, policy: &Policy, state: &CpuState) -> bool {
@@ -62,16 +103,6 @@ pub(super) fn balance_active(topo: &Topology, policy: &Policy, state: &CpuState)
     }
 }
 
-/// Rank of a CPU in the idle order: 0 fully idle P-core, 1 idle E-core, 2 busy-sibling.
-fn class(topo: &Topology, state: &CpuState, cpu: CpuId) -> usize {
-    let kind = topo.info(cpu).map(|i| i.kind);
-    match (whole_core_idle(topo, state, cpu), kind) {
-        (true, Some(CoreKind::Performance)) => 0,
-        (true, _) => 1,
-        (false, _) => 2,
-    }
-}
-
 /// Checks that the state's derived fields (whole-idle cores, cluster busy counts) agree with
 /// its idle set.
 pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
@@ -81,10 +112,11 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
             format!("idle set {} has CPUs outside the machine", state.idle()),
         );
     }
+    let recount = Recount::new(topo, state);
     let whole: CpuSet = state
         .idle()
         .iter()
-        .filter(|c| whole_core_idle(topo, state, *c))
+        .filter(|c| recount.whole_core_idle(topo, *c))
         .collect();
     if whole != *state.idle_cores() {
         return fail(
@@ -94,7 +126,7 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
     }
     for cluster in 0..topo.nr_clusters() {
         let lead = topo.cluster_cpus(cluster)[0];
-        let (busy, _) = cluster_load(topo, state, lead);
+        let (busy, _) = recount.cluster_load(topo, lead);
         if u32::from(state.cluster_busy(cluster)) != busy {
             return fail(
                 "state",
@@ -123,12 +155,12 @@ pub fn check_state(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
             format!("homes {} but counted {homes}", state.homes()),
         );
     }
-    check_by_load(topo, state)
+    check_by_load(topo, state, &recount)
 }
 
 /// The per-share sets: when the topology has a ladder, every CPU sits in exactly one rung,
 /// CPUs of one rung share one cluster busy share, and rungs ascend by share.
-fn check_by_load(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
+fn check_by_load(topo: &Topology, state: &CpuState, recount: &Recount) -> Result<(), Violation> {
     let rungs = state.by_load(topo);
     if rungs.is_empty() {
         return Ok(());
@@ -144,16 +176,16 @@ fn check_by_load(topo: &Topology, state: &CpuState) -> Result<(), Violation> {
         }
         seen = seen.or(rung);
         let Some(first) = rung.first() else { continue };
-        let share = cluster_load(topo, state, first);
+        let share = recount.cluster_load(topo, first);
         if let Some(c) = rung.iter().find(|c| {
-            let (b, n) = cluster_load(topo, state, *c);
+            let (b, n) = recount.cluster_load(topo, *c);
             b * share.1 != share.0 * n
         }) {
             return fail(
                 "state",
                 format!(
                     "rung {r} holds cpu {first} (cluster load {share:?}) and cpu {c} (cluster load {:?})",
-                    cluster_load(topo, state, c)
+                    recount.cluster_load(topo, c)
                 ),
             );
         }
@@ -240,6 +272,7 @@ pub fn check_placement(
         );
     }
 
+    let recount = Recount::new(topo, state);
     let margin = u32::from(policy.config().fit_margin_pct);
     let fits = |c: &CpuId| u32::from(task.util) * 100 <= u32::from(cap(topo, *c)) * margin;
     let fitting: Vec<CpuId> = pass.iter().copied().filter(fits).collect();
@@ -257,10 +290,10 @@ pub fn check_placement(
 
     let best = tier
         .iter()
-        .map(|c| class(topo, state, *c))
+        .map(|c| recount.class(topo, *c))
         .min()
         .unwrap_or(2);
-    let mine = class(topo, state, cpu);
+    let mine = recount.class(topo, cpu);
     let label = [Step::IdlePCore, Step::IdleECore, Step::BusySibling][mine];
     if placement.step != label {
         return fail(
@@ -271,7 +304,7 @@ pub fn check_placement(
     let mut same: Vec<CpuId> = tier
         .iter()
         .copied()
-        .filter(|c| class(topo, state, *c) == best)
+        .filter(|c| recount.class(topo, *c) == best)
         .collect();
     if mine != best {
         return fail(
@@ -300,7 +333,7 @@ pub fn check_placement(
         let max_cap = same.iter().map(|c| cap(topo, *c)).max().unwrap_or(0);
         same.retain(|c| cap(topo, *c) == max_cap);
         if balance_active(topo, policy, state) {
-            let share = |c: &CpuId| cluster_load(topo, state, *c);
+            let share = |c: &CpuId| recount.cluster_load(topo, *c);
             let least = same
                 .iter()
                 .map(share)
@@ -339,9 +372,9 @@ pub fn check_placement(
             format!(
                 "chose cpu {cpu} (capacity {}, cluster load {:?}); the order gives cpu {expected} (capacity {}, cluster load {:?})",
                 cap(topo, cpu),
-                cluster_load(topo, state, cpu),
+                recount.cluster_load(topo, cpu),
                 cap(topo, expected),
-                cluster_load(topo, state, expected)
+                recount.cluster_load(topo, expected)
             ),
         );
     }
