@@ -2,7 +2,8 @@
 /*
  * scx_hybridland's wake-up fast path, compiled into scx_rustland_core's generated main.bpf.c:
  * build.rs includes this file just before the framework's select_cpu and calls
- * hl_fast_wake() there, before the task would be queued to user space.
+ * hl_fast_wake() there, before the task would be queued to user space, unless the
+ * framework's own idle selection is on (--fifo).
  *
  * A wake-up whose answer the policy knows without the task's history (its previous CPU's
  * whole core idle, no CPU that could serve it better idle, cluster balance inactive where
