@@ -45,12 +45,12 @@ fn a_busy_sibling_while_a_whole_p_core_is_idle_breaks_the_idle_order() {
     let right = check_deterministic(&topo, &policy, &state, &task).unwrap();
     assert_eq!(right.cpu.map(|c| c.0), Some(2), "{right:?}");
     check_placement(&topo, &policy, &state, &task, &right).unwrap();
-    let v = check_placement(&topo, &policy, &state, &task, &placed(1, Step::BusySibling))
-        .unwrap_err();
+    let v =
+        check_placement(&topo, &policy, &state, &task, &placed(1, Step::BusySibling)).unwrap_err();
     assert_eq!(v.rule, "idle-order", "{v}");
     // Labelled as an idle P-core, the sibling's step is wrong first.
-    let v = check_placement(&topo, &policy, &state, &task, &placed(1, Step::IdlePCore))
-        .unwrap_err();
+    let v =
+        check_placement(&topo, &policy, &state, &task, &placed(1, Step::IdlePCore)).unwrap_err();
     assert_eq!(v.rule, "step-label", "{v}");
 }
 
@@ -69,8 +69,8 @@ fn the_busier_e_cluster_while_balance_is_on_breaks_the_tie_break() {
     let right = check_deterministic(&topo, &policy, &state, &task).unwrap();
     assert_eq!(right.cpu.map(|c| c.0), Some(6), "{right:?}");
     check_placement(&topo, &policy, &state, &task, &right).unwrap();
-    let v = check_placement(&topo, &policy, &state, &task, &placed(5, Step::IdleECore))
-        .unwrap_err();
+    let v =
+        check_placement(&topo, &policy, &state, &task, &placed(5, Step::IdleECore)).unwrap_err();
     assert_eq!(v.rule, "tie-break", "{v}");
     assert!(v.detail.contains("cluster load (1, 2)"), "{v}");
 }
