@@ -33,6 +33,8 @@
 # fuzz/artifacts/<target>/ and its path printed; reproduce it with
 #   cargo +nightly fuzz run -s none <target> fuzz/artifacts/<target>/<file>
 set -euo pipefail
+# FUZZ_SUMMARY is named from where the script was started, not from fuzz/.
+if [[ -n "${FUZZ_SUMMARY:-}" && "$FUZZ_SUMMARY" != /* ]]; then FUZZ_SUMMARY="$PWD/$FUZZ_SUMMARY"; fi
 cd "$(dirname "$0")/../fuzz"
 
 seconds="${1:-30}"

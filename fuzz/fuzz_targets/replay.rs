@@ -3,26 +3,35 @@
 //! replays without a panic, within a bounded number of events, and twice gives the same bytes.
 //!
 //! The small traces (`hybridland_fuzz::small_trace`) hold up to 64 task entries, each with up
-//! to past the format's 1,024 phases; one input in 256 asks for the format's 200,000 tasks
-//! (and one past it with the other entries' copies), which must be refused or replayed within
-//! the event bound and `-rss_limit_mb`.
+//! to past the format's 1,024 phases; one input in [`HUGE_ONE_IN`] asks for the format's
+//! 200,000 tasks (and one past it with the other entries' copies), which must be refused or
+//! replayed within the event bound and `-rss_limit_mb`.
 //!
-//! One input in 32 instead drives the engine towards its documented limits (issue 13,
-//! defect 6): up to 1,024 CPUs in one L2 cluster, up to 1,024 long-running tasks (with the
-//! loopers, up to 128 of them cache-sensitive) beside up to 64 tasks looping up to 10^9 times over runs and sleeps of
-//! a few nanoseconds, replayed for up to 250,000 events. Healthy, such a replay takes under a
-//! second (a few with coverage instrumentation) and tens of megabytes; under libFuzzer's
-//! `-timeout` and `-rss_limit_mb` (scripts/fuzz.sh), work that grows with the cluster
-//! (defect 2) or memory that grows with events (defect 1) is a crash.
+//! One input in [`LIMITS_ONE_IN`] instead drives the engine towards its documented limits
+//! (issue 13, defect 6): up to 1,024 CPUs in one L2 cluster, up to 1,024 long-running tasks
+//! (with the loopers, up to 128 of them cache-sensitive) beside up to 64 tasks looping up to
+//! 10^9 times over runs and sleeps of a few nanoseconds, replayed for up to 250,000 events.
+//! Healthy, such a replay takes under a second (a few with coverage instrumentation) and tens
+//! of megabytes; under libFuzzer's `-timeout` and `-rss_limit_mb` (scripts/fuzz.sh), work that
+//! grows with the cluster (defect 2) or memory that grows with events (defect 1) is a crash.
 #![no_main]
 
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
+use hybridland_fuzz::one_in;
 use hybridland_fuzz::small_trace::{SmallTrace, trace_json};
 use hybridland_sim::trace::MAX_TASKS;
 use hybridland_sim::{Knobs, Machine};
 use hybridland_sim::{PolicyKind, SimOptions, Simulation, Trace, policy_by_name, presets};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
+
+/// How often an input is the limits workload, and how often a small trace asks for the
+/// format's task limit: each takes about a second with coverage instrumentation, the other
+/// inputs milliseconds. Chosen by a hash of the input (`one_in`), so the corpus cannot fill
+/// with them: with one input in 32 chosen by a byte, the target ran about one input a second.
+/// Over a campaign of 10^6 inputs, one in 1,024 is still about a thousand limits replays.
+const LIMITS_ONE_IN: u64 = 1024;
+const HUGE_ONE_IN: u64 = 1024;
 
 /// Events one replay may take; a trace needing more ends with an error, which is fine.
 const MAX_EVENTS: u64 = 20_000;
@@ -55,9 +64,6 @@ struct LimitsIn {
 
 #[derive(Debug, Arbitrary)]
 struct Input {
-    /// 0-247: a small trace on a preset; 248-255: the limits workload (one input in 32: it
-    /// takes seconds with coverage instrumentation, the small ones milliseconds).
-    shape: u8,
     limits: LimitsIn,
     preset: u8,
     policy: u8,
@@ -166,11 +172,19 @@ fn replay(machine: &Machine, trace: &Trace, policy: &str, knobs: &Knobs) -> Stri
     }
 }
 
-fuzz_target!(|input: Input| {
-    if input.shape >= 248 {
+fuzz_target!(|data: &[u8]| {
+    let Ok(mut input) = Input::arbitrary_take_rest(Unstructured::new(data)) else {
+        return;
+    };
+    if one_in(data, LIMITS_ONE_IN, 1) {
         replay_limits(&input.limits);
         return;
     }
+    input.trace.huge = if one_in(data, HUGE_ONE_IN, 2) {
+        u8::MAX
+    } else {
+        0
+    };
     let list = presets::list();
     let name = list[usize::from(input.preset) % list.len()].name;
     let machine = presets::lookup(name).expect("every listed preset builds");

@@ -12,7 +12,8 @@ use hybridland_sim::{
     Trace, presets,
 };
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::Number;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Copies one task entry may ask for: the output is the subject, not the task limit
@@ -44,9 +45,28 @@ impl DecisionObserver for Writer<'_> {
     }
 }
 
+/// The fields of a trace event the checks read. Typed rather than a `Value` tree: the tree's
+/// maps were most of an execution.
+#[derive(Deserialize)]
+struct Event {
+    ph: String,
+    pid: u64,
+    tid: Option<u64>,
+    name: Option<String>,
+    ts: Option<Number>,
+    dur: Option<Number>,
+    id: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Doc {
+    #[serde(rename = "traceEvents")]
+    trace_events: Vec<Event>,
+}
+
 /// A timestamp in ns from the format's microseconds with three decimals.
-fn ns(v: &Value) -> u64 {
-    let text = v.to_string();
+fn ns(v: Option<&Number>) -> u64 {
+    let text = v.expect("a timestamp").to_string();
     let (us, frac) = text.split_once('.').unwrap_or((&text, "0"));
     let frac = format!("{frac:0<3}");
     us.parse::<u64>().expect("whole microseconds") * 1000
@@ -88,35 +108,36 @@ fuzz_target!(|input: Input| {
         );
     }
     let bytes = w.finish().expect("writing to memory");
-    let doc: Value = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("not JSON: {e}\n{}", String::from_utf8_lossy(&bytes)));
-    let events = doc["traceEvents"].as_array().expect("an event list");
+    let doc: Doc = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+        panic!(
+            "not a trace event document: {e}\n{}",
+            String::from_utf8_lossy(&bytes)
+        )
+    });
     let mut named: BTreeSet<(u64, u64)> = BTreeSet::new();
     let mut slices: BTreeMap<(u64, u64), Vec<(u64, u64)>> = BTreeMap::new();
     let mut flows: BTreeMap<u64, Vec<(char, u64, u64, u64)>> = BTreeMap::new();
-    for e in events {
-        let ph = e["ph"].as_str().expect("a phase");
-        let pid = e["pid"].as_u64().expect("a pid");
-        let track = (pid, e["tid"].as_u64().expect("a tid"));
-        match ph {
-            "M" if e["name"] == "thread_name" => {
+    for e in &doc.trace_events {
+        let track = (e.pid, e.tid.expect("a tid"));
+        match e.ph.as_str() {
+            "M" if e.name.as_deref() == Some("thread_name") => {
                 named.insert(track);
             }
             "X" => {
-                let (ts, dur) = (ns(&e["ts"]), ns(&e["dur"]));
+                let (ts, dur) = (ns(e.ts.as_ref()), ns(e.dur.as_ref()));
                 assert!(
                     named.contains(&track),
-                    "slice before its track is named: {e}"
+                    "slice before its track is named: {track:?} at {ts}"
                 );
                 slices.entry(track).or_default().push((ts, ts + dur));
             }
-            "s" | "f" => {
-                let id = e["id"].as_u64().expect("a flow id");
+            ph @ ("s" | "f") => {
+                let id = e.id.expect("a flow id");
                 let c = ph.chars().next().expect("one letter");
                 flows
                     .entry(id)
                     .or_default()
-                    .push((c, pid, track.1, ns(&e["ts"])));
+                    .push((c, e.pid, track.1, ns(e.ts.as_ref())));
             }
             _ => {}
         }
@@ -130,10 +151,13 @@ fuzz_target!(|input: Input| {
             );
         }
     }
+    // The runs are sorted and apart (checked above): only the last one starting before `ts`
+    // can hold it.
     let inside = |pid: u64, tid: u64, ts: u64| {
-        slices
-            .get(&(pid, tid))
-            .is_some_and(|runs| runs.iter().any(|&(a, b)| a < ts && ts < b))
+        slices.get(&(pid, tid)).is_some_and(|runs| {
+            let i = runs.partition_point(|&(a, _)| a < ts);
+            i > 0 && ts < runs[i - 1].1
+        })
     };
     for (id, ends) in &flows {
         assert_eq!(ends.len(), 2, "flow {id}: {ends:?}");

@@ -462,3 +462,20 @@ impl SplitMix {
 
 pub mod small_trace;
 pub mod sysfs_tree;
+
+/// Whether an input takes a costly shape: true for one input in `n`, decided by a hash of all
+/// its bytes (FNV-1a, then SplitMix64's mix; `salt` tells apart the shapes of one target).
+///
+/// Not by a field of the input: libFuzzer keeps the inputs that reach new code, which the
+/// costly shapes do, and most mutations leave a field as it was, so a field's rare value
+/// becomes most of what runs (`replay`, one input in 32 by a byte, ran about one input a
+/// second). A hash changes with any mutated byte, so a costly input's children are costly one
+/// time in `n` too.
+pub fn one_in(data: &[u8], n: u64, salt: u64) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt;
+    for &b in data {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    n != 0 && SplitMix(h).next() % n == 0
+}

@@ -45,7 +45,8 @@ pub struct TaskIn {
 #[derive(Debug, Arbitrary)]
 pub struct SmallTrace {
     /// 255: the first task asks for the most copies the target allows (one input in 256: such
-    /// a replay takes a second where the others take milliseconds).
+    /// a replay takes a second where the others take milliseconds; `replay` sets it from a
+    /// hash of the input instead, see `one_in`).
     pub huge: u8,
     pub seed: u64,
     pub duration_us: Option<u32>,

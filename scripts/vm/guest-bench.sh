@@ -288,7 +288,7 @@ profile() {
   bpf_progs > /run/bpf.1
   if [ -x "$HL/bpftool" ]; then echo 0 > "$bstats"; fi
   ops=$(awk '/metrc:.* switch / { print $9; exit }' /run/switch.out)
-  say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]* samples\)).*/\1/p' /run/perf.log 2>/dev/null | head -n 1 | tr ' ' =)"
+  say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]*\) samples).*/samples=\1/p' /run/perf.log 2>/dev/null | head -n 1)"
   # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s): calls, ns a call.
   awk 'NR == FNR { t0[$1] = $3; c0[$1] = $4; next }
     { c = $4 - c0[$1]; if (c > 0) printf "%s calls=%d ns_per_call=%d total_ms=%.1f\n", $2, c, ($3 - t0[$1]) / c, ($3 - t0[$1]) / 1e6 }' \
