@@ -5,7 +5,8 @@
 # or the kernel's watchdog does) or enable_seq moves (ejected and loaded again), and skips a load
 # that would begin without its scheduler; the table (scripts/vm/bench-table.sh) then shows
 # `void` in those cells, keeps every other figure, leaves the void figures out of the medians
-# and ratios, and says why. No VM is booted.
+# and ratios, and says why. Also the profile load's reading of BPF run-time statistics
+# (bpf_progs, bpf_deltas in guest-lib.sh) from a fake bpftool. No VM is booted.
 #
 #   scripts/tests/bench-table.sh
 set -euo pipefail
@@ -87,6 +88,38 @@ REPO=$REPO SCX_DIR=$SCX sh -c '
   frame() { echo "VMBENCH: $1 frame fps=19.0"; }
   run_phase fifo frame || echo PHASE-VOID' > "$WORK/gone.out" 2>&1 || fail "the gone script failed"
 expect_line "$WORK/gone.out" "^VMBENCH: fifo void frame not in charge when the load began: the scheduler's process is gone" "a dead scheduler's load is void"
+
+# --- the profile load's BPF statistics (bpftool's output as 7.1 prints it) ---------------------
+mkdir -p "$WORK/hl"
+cat > "$WORK/hl/bpftool" <<'EOF'
+#!/bin/sh
+if [ "$(cat "$(dirname "$0")/reading")" = 0 ]; then
+  echo "41: struct_ops  name rustland_select_cpu  tag 1a2b3c4d5e6f7081  gpl run_time_ns 1000000 run_cnt 100"
+  printf '\tloaded_at 2026-11-25T03:43:01+0000  uid 0\n'
+  echo "42: struct_ops  name rustland_enqueue  tag 0102030405060708  gpl run_time_ns 500 run_cnt 5"
+  echo "43: syscall  name rs_select_cpu  tag 1112131415161718  gpl"
+else
+  echo "41: struct_ops  name rustland_select_cpu  tag 1a2b3c4d5e6f7081  gpl run_time_ns 3000000 run_cnt 300"
+  printf '\tloaded_at 2026-11-25T03:43:01+0000  uid 0\n'
+  echo "42: struct_ops  name rustland_enqueue  tag 0102030405060708  gpl run_time_ns 500 run_cnt 5"
+  echo "43: syscall  name rs_select_cpu  tag 1112131415161718  gpl"
+  echo "44: tracing  name hl_task_exit  tag 2122232425262728  gpl run_time_ns 45000 run_cnt 3"
+fi
+EOF
+chmod +x "$WORK/hl/bpftool"
+REPO=$REPO HL=$WORK/hl sh -c '
+  . "$REPO/scripts/vm/guest-lib.sh"
+  echo 0 > "$HL/reading"; bpf_progs > "$HL/bpf.0"
+  echo 1 > "$HL/reading"; bpf_progs > "$HL/bpf.1"
+  cat "$HL/bpf.0"; bpf_deltas "$HL/bpf.0" "$HL/bpf.1"' > "$WORK/bpf.out" 2>&1 ||
+  fail "the BPF statistics script failed"
+B=$WORK/bpf.out
+expect_line "$B" '^41: rustland_select_cpu 1000000 100$' "a program's id, name and counts are read"
+expect_line "$B" '^43: rs_select_cpu 0 0$' "a program without statistics counts zero"
+expect_line "$B" '^hl_task_exit calls=3 ns_per_call=15000 total_ms=0\.0$' "a program loaded in between counts from zero"
+expect_line "$B" '^rustland_select_cpu calls=200 ns_per_call=10000 total_ms=2\.0$' "calls and ns a call between the readings"
+expect_no_line "$B" 'rustland_enqueue calls|rs_select_cpu calls' "a program that did not run is left out"
+expect_no_line "$B" 'loaded_at' "bpftool's detail lines are not programs"
 
 # --- the table ---------------------------------------------------------------------------------
 OUT=$WORK/out.log

@@ -75,7 +75,7 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, stat_sum
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, stat_sum, bpf_progs, bpf_deltas
 # sample_majority SAMPLES INTERVAL: each task's most frequent CPU into $MAJ; P samples overall.
 sample_majority() {
   SAMPLES_P=0; SAMPLES_TOTAL=0
@@ -263,13 +263,6 @@ cost() {
   say "VMBENCH: $1 cost dispatched=$((u1 - u0)) cpu_ms=$(( (c1 - c0) * 10 )) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') syscalls: ${calls:-none (no histogram trigger)}"
 }
 
-# bpf_progs: every loaded BPF program's id, name, run_time_ns and run_cnt (kernel.bpf_stats_enabled).
-bpf_progs() {
-  "$HL/bpftool" prog show 2>/dev/null | awk '/^[0-9]+: / {
-    id = $1; name = "?"; t = 0; c = 0
-    for (i = 2; i < NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
-    print id, name, t, c }'
-}
 # profile SCHED: where the time goes under the switch test (see the header).
 profile() {
   [ -n "$SCHED_PID" ] || return 0
@@ -289,10 +282,8 @@ profile() {
   if [ -x "$HL/bpftool" ]; then echo 0 > "$bstats"; fi
   ops=$(awk '/metrc:.* switch / { print $9; exit }' /run/switch.out)
   say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]*\) samples).*/samples=\1/p' /run/perf.log 2>/dev/null | head -n 1)"
-  # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s): calls, ns a call.
-  awk 'NR == FNR { t0[$1] = $3; c0[$1] = $4; next }
-    { c = $4 - c0[$1]; if (c > 0) printf "%s calls=%d ns_per_call=%d total_ms=%.1f\n", $2, c, ($3 - t0[$1]) / c, ($3 - t0[$1]) / 1e6 }' \
-    /run/bpf.0 /run/bpf.1 | sort | sed "s/^/VMPROF: $1 bpf /"
+  # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s).
+  bpf_deltas /run/bpf.0 /run/bpf.1 | sed "s/^/VMPROF: $1 bpf /"
   [ -s /run/perf.data ] || return 0
   # By command first (idle vCPUs show as swapper), then every symbol outside the idle task.
   "$HL/perf" report -i /run/perf.data --stdio --sort comm --percent-limit 0.5 2>/dev/null |

@@ -91,3 +91,19 @@ run_phase() {  # run_phase SCHED LOAD: runs `LOAD SCHED`; prints `VMBENCH: SCHED
 # stat_sum KEY: the sum of KEY=N over the scheduler's stats lines in $LOG (scx_hybridland's
 # --stats 1).
 stat_sum() { awk -v k="$1=" '/stats:/ { for (i = 1; i <= NF; i++) if (index($i, k) == 1) { sub(k, "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
+
+# bpf_progs: every loaded BPF program as `id name run_time_ns run_cnt`, from `bpftool prog show`
+# (the two counts are there while kernel.bpf_stats_enabled is 1; 0 otherwise).
+bpf_progs() {
+  "$HL/bpftool" prog show 2>/dev/null | awk '/^[0-9]+: / {
+    id = $1; name = "?"; t = 0; c = 0
+    for (i = 2; i < NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+    print id, name, t, c }'
+}
+# bpf_deltas BEFORE AFTER: per program that ran between two bpf_progs readings, sorted by name,
+# `name calls=N ns_per_call=N total_ms=N.N` (a program loaded in between counts from zero).
+bpf_deltas() {
+  awk 'NR == FNR { t0[$1] = $3; c0[$1] = $4; next }
+    { c = $4 - c0[$1]; if (c > 0) printf "%s calls=%d ns_per_call=%d total_ms=%.1f\n", $2, c, ($3 - t0[$1]) / c, ($3 - t0[$1]) / 1e6 }' \
+    "$1" "$2" | sort
+}
