@@ -27,10 +27,13 @@
 # while it doubles the build time and cuts executions per second three- to fivefold. Memory
 # growth is caught either way by -rss_limit_mb.
 #
-# Needs the nightly toolchain (cargo-fuzz builds with -Z flags); installs cargo-fuzz with `cargo install` when it
-# is missing. Each target starts from its committed seeds (fuzz/corpus/<target>/seed-*) plus
-# whatever earlier local runs left in that directory. A crashing input is saved under
-# fuzz/artifacts/<target>/ and its path printed; reproduce it with
+# Needs the nightly toolchain (cargo-fuzz builds with -Z flags); installs cargo-fuzz with
+# `cargo install` when it is missing. Each target starts from its committed seeds
+# (fuzz/corpus/<target>/seed-*) plus whatever earlier local runs left in that directory. That
+# grows and slows a target down; `cargo +nightly fuzz cmin -s none <target>` shrinks it but
+# replaces the directory, seeds included (`git checkout -- fuzz/corpus/<target>` puts them
+# back). A crashing input is saved under fuzz/artifacts/<target>/ and its path printed;
+# reproduce it with
 #   cargo +nightly fuzz run -s none <target> fuzz/artifacts/<target>/<file>
 set -euo pipefail
 # FUZZ_SUMMARY is named from where the script was started, not from fuzz/.
