@@ -85,11 +85,6 @@ impl Recount {
     }
 }
 
-/// Busy and total CPUs of `cpu`'s cluster, from the idle set alone.
-pub(super) fn cluster_load(topo: &Topology, state: &CpuState, cpu: CpuId) -> (u32, u32) {
-    Recount::new(topo, state).cluster_load(topo, cpu)
-}
-
 pub(super) fn balance_active(topo: &Topology, policy: &Policy, state: &CpuState) -> bool {
     let c = policy.config();
     match c.cluster_balance {

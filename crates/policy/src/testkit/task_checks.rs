@@ -2,7 +2,7 @@
 //! the utilisation estimator. Like the placement checks they recompute what they need with
 //! plain loops over CPUs instead of calling the code under test.
 
-use super::checks::{Violation, balance_active, check_placement, cluster_load};
+use super::checks::{Recount, Violation, balance_active, check_placement};
 use crate::{
     CoreKind, CpuId, CpuState, MIN_SLICE_DIVISOR, Placement, Policy, SliceEnd, Step, TaskHints,
     TaskState, Topology, UtilEstimate,
@@ -72,13 +72,14 @@ pub fn check_up_migration(
             && (own_class == 2 || cap(topo, to) >= cap(topo, cpu))
             && (to_primary || !in_primary);
         let back_to_primary = !in_primary && to_primary;
+        let recount = Recount::new(topo, state);
         let rebalance = step_rank(p.step) == own_class
             && cap(topo, to) == cap(topo, cpu)
             && in_primary == to_primary
             && balance_active(topo, policy, state)
             && {
-                let (fb, fs) = cluster_load(topo, state, cpu);
-                let (tb, ts) = cluster_load(topo, state, to);
+                let (fb, fs) = recount.cluster_load(topo, cpu);
+                let (tb, ts) = recount.cluster_load(topo, to);
                 (tb + 1) * fs < fb * ts
             };
         if to == cpu || !(up || back_to_primary || rebalance) {
@@ -87,10 +88,10 @@ pub fn check_up_migration(
                 format!(
                     "moved from cpu {cpu} (class {own_class}, capacity {}, cluster load {:?}) to cpu {to} ({}, capacity {}, cluster load {:?}): not strictly better",
                     cap(topo, cpu),
-                    cluster_load(topo, state, cpu),
+                    recount.cluster_load(topo, cpu),
                     p.step,
                     cap(topo, to),
-                    cluster_load(topo, state, to),
+                    recount.cluster_load(topo, to),
                 ),
             );
         }
