@@ -180,13 +180,15 @@ cyclic_run() {  # cyclic_run SCHED LABEL
     }' /run/cyclic.out
 }
 
+# switch_rate: the switch test's bogo ops/s (real time) from stress-ng's --metrics-brief output.
+switch_rate() { awk '/metrc:.* switch / { print $9; exit }'; }
+
 throughput() {  # throughput SCHED
   r=0
   while [ $r -lt "$BENCH_REPS" ]; do
     t=$("$HL/hackbench" $BENCH_HACKBENCH 2>&1 | awk '/^Time:/ { print $2 }')
     say "VMBENCH: $1 hackbench ${t:-failed}"
-    s=$("$HL/stress-ng" --switch 4 -t "$BENCH_SWITCH_SECS" --metrics-brief < /dev/null 2>&1 |
-      awk '/metrc:.* switch / { print $9; exit }')
+    s=$("$HL/stress-ng" --switch 4 -t "$BENCH_SWITCH_SECS" --metrics-brief < /dev/null 2>&1 | switch_rate)
     say "VMBENCH: $1 switch ${s:-failed}"
     r=$((r + 1))
   done
@@ -280,7 +282,7 @@ profile() {
   wait "$load"
   bpf_progs > /run/bpf.1
   if [ -x "$HL/bpftool" ]; then echo 0 > "$bstats"; fi
-  ops=$(awk '/metrc:.* switch / { print $9; exit }' /run/switch.out)
+  ops=$(switch_rate < /run/switch.out)
   say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]*\) samples).*/samples=\1/p' /run/perf.log 2>/dev/null | head -n 1)"
   # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s).
   bpf_deltas /run/bpf.0 /run/bpf.1 | sed "s/^/VMPROF: $1 bpf /"
