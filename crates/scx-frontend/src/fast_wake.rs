@@ -5,7 +5,7 @@
 //! Only hybridland's policy has a table: the other policies, `--fifo` and `--no-fast-wake`
 //! switch the fast path off, and every wake-up goes to user space as before.
 
-use crate::bpf_skel::types::{bss, hl_fast_cpu};
+use crate::bpf_skel::types::{bss_hl_fast, hl_fast_cpu};
 use core::sync::atomic::{Ordering, fence};
 use hybridland_policy::{BalanceRange, CpuSet, Policy, Topology};
 
@@ -55,26 +55,40 @@ impl FastWakeTable {
         self.entries.iter().filter(|e| e.keep).count()
     }
 
-    /// The globals the BPF side reads, in its layout.
+    /// Builds the table again in place for `policy` (a knob changed), on the same machine:
+    /// the same number of entries, so the storage reserved at start is reused and the loop
+    /// allocates nothing.
+    pub(crate) fn refill(&mut self, topo: &Topology, policy: &Policy) {
+        self.entries.clear();
+        self.entries.extend(policy.fast_wake_table(topo));
+        self.balance = policy.balance_range(topo);
+    }
+
+    /// CPU `i`'s entry as the BPF side reads it; CPUs past the machine's are never kept.
+    fn cpu(&self, i: usize) -> hl_fast_cpu {
+        match self.entries.get(i) {
+            Some(e) => hl_fast_cpu {
+                core: words(&e.core),
+                beaten: words(&e.beaten_if_idle),
+                keep: u32::from(e.keep),
+                balance_matters: u32::from(e.balance_matters),
+                step: e.step.index() as u32,
+                pad: 0,
+            },
+            None => hl_fast_cpu {
+                core: [0; WORDS],
+                beaten: [0; WORDS],
+                keep: 0,
+                balance_matters: 0,
+                step: 0,
+                pad: 0,
+            },
+        }
+    }
+
+    /// The globals the BPF side reads besides the per-CPU entries, in its layout.
     fn layout(&self) -> Layout {
-        let words = |set: &CpuSet| {
-            let mut out = [0u64; WORDS];
-            out.copy_from_slice(&set.words()[..WORDS]);
-            out
-        };
         Layout {
-            cpus: self
-                .entries
-                .iter()
-                .map(|e| hl_fast_cpu {
-                    core: words(&e.core),
-                    beaten: words(&e.beaten_if_idle),
-                    keep: u32::from(e.keep),
-                    balance_matters: u32::from(e.balance_matters),
-                    step: e.step.index() as u32,
-                    pad: 0,
-                })
-                .collect(),
             machine: words(&self.machine),
             nr_cpu_ids: self.entries.len() as u32,
             nr_words: self.entries.len().div_ceil(64) as u32,
@@ -88,23 +102,15 @@ impl FastWakeTable {
     /// Writes the table into the BPF globals and switches the fast path on; `None` switches it
     /// off. The switch is off while entries change, so the kernel side never starts reading a
     /// table half written.
-    pub(crate) fn install(table: Option<&Self>, bss: &mut bss) {
+    pub(crate) fn install(table: Option<&Self>, bss: &mut bss_hl_fast) {
         bss.hl_fast_on = 0;
         fence(Ordering::SeqCst);
         let Some(t) = table else {
             return;
         };
         let l = t.layout();
-        let never = hl_fast_cpu {
-            core: [0; WORDS],
-            beaten: [0; WORDS],
-            keep: 0,
-            balance_matters: 0,
-            step: 0,
-            pad: 0,
-        };
         for (i, slot) in bss.hl_fast_cpus.iter_mut().enumerate() {
-            *slot = l.cpus.get(i).copied().unwrap_or(never);
+            *slot = t.cpu(i);
         }
         bss.hl_machine_words = l.machine;
         bss.hl_nr_cpu_ids = l.nr_cpu_ids;
@@ -118,10 +124,17 @@ impl FastWakeTable {
     }
 }
 
-/// The BPF side's globals (`src/bpf/fast_wake.bpf.h`), apart from the switch and counters.
+/// A CPU set's words as the BPF side holds them.
+fn words(set: &CpuSet) -> [u64; WORDS] {
+    let mut out = [0u64; WORDS];
+    out.copy_from_slice(&set.words()[..WORDS]);
+    out
+}
+
+/// The BPF side's globals (`src/bpf/fast_wake.bpf.h`), apart from the per-CPU entries, the
+/// switch and the counters.
 #[derive(Debug)]
 struct Layout {
-    cpus: Vec<hl_fast_cpu>,
     machine: [u64; WORDS],
     nr_cpu_ids: u32,
     nr_words: u32,
@@ -151,26 +164,49 @@ mod tests {
         let table = FastWakeTable::new(&topo, &policy, 5_000_000, Some(77));
         assert_eq!(table.nr_keep(), 8);
         let l = table.layout();
-        assert_eq!(l.cpus.len(), 8);
         assert_eq!((l.nr_cpu_ids, l.nr_words, l.nr_machine), (8, 1, 8));
         assert_eq!(l.balance, (0, 6));
         assert_eq!((l.helper, l.slice_ns), (77, 5_000_000));
         assert_eq!(l.machine[0], 0xff);
         assert!(l.machine[1..].iter().all(|w| *w == 0));
         // P-CPU 6: its core 6-7, nothing beats it, load never decides.
-        let p = &l.cpus[6];
+        let p = table.cpu(6);
         assert_eq!(
             (p.core[0], p.beaten[0], p.keep, p.balance_matters),
             (0xc0, 0, 1, 0)
         );
         assert_eq!(p.step as usize, hybridland_policy::Step::IdlePCore.index());
         // E-CPU 2: alone in its core, beaten by any idle P-CPU, load decides among E-cores.
-        let e = &l.cpus[2];
+        let e = table.cpu(2);
         assert_eq!(
             (e.core[0], e.beaten[0], e.keep, e.balance_matters),
             (0x04, 0xf0, 1, 1)
         );
         assert_eq!(e.step as usize, hybridland_policy::Step::IdleECore.index());
+    }
+
+    #[test]
+    fn a_refill_for_other_knobs_equals_a_new_table_in_the_same_storage() {
+        let topo = vm();
+        let policy = |balance| {
+            let config = PolicyConfig {
+                cluster_balance: balance,
+                ..PolicyConfig::default()
+            };
+            Policy::new(&topo, &config).unwrap()
+        };
+        let (on, off) = (policy(ClusterBalance::On), policy(ClusterBalance::Off));
+        let mut table = FastWakeTable::new(&topo, &on, 5_000_000, None);
+        let storage = (table.entries.as_ptr(), table.entries.capacity());
+        table.refill(&topo, &off);
+        let fresh = FastWakeTable::new(&topo, &off, 5_000_000, None);
+        assert_ne!(on.balance_range(&topo), off.balance_range(&topo));
+        assert_eq!(table.balance(), fresh.balance());
+        assert_eq!(
+            format!("{:?}", table.entries),
+            format!("{:?}", fresh.entries)
+        );
+        assert_eq!((table.entries.as_ptr(), table.entries.capacity()), storage);
     }
 
     #[test]
@@ -183,8 +219,8 @@ mod tests {
         let policy = Policy::new(&topo, &config).unwrap();
         let table = FastWakeTable::new(&topo, &policy, 5_000_000, None);
         assert_eq!(table.nr_keep(), 4);
-        let l = table.layout();
-        assert_eq!(l.cpus[0].keep, 0);
-        assert_eq!(l.cpus[4].keep, 1);
+        assert_eq!(table.cpu(0).keep, 0);
+        assert_eq!(table.cpu(4).keep, 1);
+        assert_eq!(table.cpu(8).keep, 0, "past the machine");
     }
 }

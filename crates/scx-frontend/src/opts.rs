@@ -170,7 +170,7 @@ pub(crate) struct Opts {
     /// Most tasks the loop keeps state for (utilisation, vtime, home), reserved at start; a
     /// task beyond them is placed from a fresh state each time (counted as `untracked`).
     #[arg(long, default_value_t = crate::scheduler::DEFAULT_MAX_TASKS,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1_048_576))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=crate::scheduler::MAX_MAX_TASKS as u64))]
     pub(crate) max_tasks: usize,
 
     /// The kernel's watchdog: a runnable task not run for this long ejects the scheduler,
@@ -318,6 +318,10 @@ mod test {
         assert!(Opts::try_parse_from(["x", "--cluster-balance", "sometimes"]).is_err());
         assert!(Opts::try_parse_from(["x", "--slice-us", "5"]).is_err());
         assert!(Opts::try_parse_from(["x", "-m", "3-1"]).is_err());
+        let most = crate::scheduler::MAX_MAX_TASKS.to_string();
+        let past = (crate::scheduler::MAX_MAX_TASKS + 1).to_string();
+        assert!(Opts::try_parse_from(["x", "--max-tasks", &most]).is_ok());
+        assert!(Opts::try_parse_from(["x", "--max-tasks", &past]).is_err());
     }
 
     #[test]

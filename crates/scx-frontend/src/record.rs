@@ -1584,4 +1584,122 @@ mod test {
             std::fs::remove_dir_all(victim.parent().unwrap()).unwrap();
         }
     }
+
+    /// The decision log is root's too: the same refusal, with the link's target and the FIFO
+    /// left as they were.
+    #[test]
+    fn planted_links_and_fifos_at_the_decision_log_are_refused() {
+        use crate::safe_file::testing::*;
+        use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Header};
+        let log = DecisionLog::new(Header {
+            format: decisions::FORMAT.to_owned(),
+            version: decisions::VERSION,
+            machine: String::new(),
+            policy: "hybridland".to_owned(),
+            seed: 0,
+            knobs: hybridland_policy::PolicyConfig::default(),
+            core: CoreSettings::from(&hybridland_policy::CoreConfig::DEFAULT),
+            max_tasks: 64,
+            helper: None,
+            max_bytes: 1 << 10,
+            truncated: false,
+        });
+        let dir = Scratch::new("plant-decisions");
+        let target = dir.0.join("run.decisions.jsonl");
+        let victim = dir.0.join("victim");
+        plant_link(&target, &victim);
+        let e = format!("{:#}", write_decisions(&target, &log).unwrap_err());
+        assert!(e.contains("it is a symbolic link"), "{e}");
+        assert_link_untouched(&target, &victim);
+        std::fs::remove_file(&target).unwrap();
+        plant_fifo(&target);
+        let e = format!("{:#}", write_decisions(&target, &log).unwrap_err());
+        assert!(e.contains("it is a FIFO"), "{e}");
+        assert_fifo_untouched(&target);
+        // And a plain file there is replaced by the log.
+        std::fs::remove_file(&target).unwrap();
+        std::fs::write(&target, "old\n").unwrap();
+        write_decisions(&target, &log).unwrap();
+        assert!(
+            std::fs::read_to_string(&target)
+                .unwrap()
+                .contains(decisions::FORMAT)
+        );
+    }
+
+    /// One call the loop makes into the recorder, as the property below draws them.
+    #[derive(Clone, Debug)]
+    enum Call {
+        Observe(Event),
+        Woken { at_ns: u64, pid: i32, waker: i32 },
+        Exited { pid: i32, at_ns: u64 },
+        Allowed { pid: i32, lo: u8, len: u8 },
+    }
+
+    fn arb_call() -> impl proptest::strategy::Strategy<Value = Call> {
+        use proptest::prelude::*;
+        // Few pids and CPUs past the machine's 8, times near each other or anywhere: the loop's
+        // clock and the kernel's disagree, events arrive late, runs are reported twice.
+        let pid = 1i32..12;
+        let time = prop_oneof![0u64..200 * MS, any::<u64>()];
+        prop_oneof![
+            6 => (time.clone(), time.clone(), time.clone(), 0u64..300 * MS, pid.clone(), -1i16..10, any::<bool>())
+                .prop_map(|(at_ns, start_ts, stop_ts, exec_runtime, pid, cpu, wakeup)| {
+                    Call::Observe(Event { at_ns, start_ts, stop_ts, exec_runtime, pid, cpu, wakeup })
+                }),
+            2 => (time.clone(), pid.clone(), pid.clone())
+                .prop_map(|(at_ns, pid, waker)| Call::Woken { at_ns, pid, waker }),
+            1 => (pid.clone(), time).prop_map(|(pid, at_ns)| Call::Exited { pid, at_ns }),
+            1 => (pid, any::<u8>(), any::<u8>()).prop_map(|(pid, lo, len)| Call::Allowed { pid, lo, len }),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// The recorder's path from what the loop saw to a trace, on any sequence of calls:
+        /// a trace the simulator accepts for this machine, of tasks that were observed, or a
+        /// typed error; never a panic.
+        #[test]
+        fn any_sequence_of_loop_calls_gives_a_valid_trace_or_an_error(
+            calls in proptest::collection::vec(arb_call(), 0..120),
+            stop_at in 0u64..400 * MS,
+            max_events in 1usize..80,
+        ) {
+            let topo = machine();
+            let mut r = Recorder::new(config(max_events, "prop"), 0, Counters::default(), vec![11]);
+            let mut observed = std::collections::BTreeSet::new();
+            for call in calls {
+                match call {
+                    Call::Observe(ev) => {
+                        if r.observe(ev, b"t") {
+                            r.stop_and_read(ev.at_ns, &Counters::default(), &nothing_running);
+                        }
+                        observed.insert(ev.pid);
+                    }
+                    Call::Woken { at_ns, pid, waker } => {
+                        let _ = r.woken(at_ns, pid, waker);
+                    }
+                    Call::Exited { pid, at_ns } => r.exited(pid, at_ns),
+                    Call::Allowed { pid, lo, len } => {
+                        let cpus: CpuSet = (lo..lo.saturating_add(len % 9))
+                            .map(|c| CpuId(u16::from(c)))
+                            .collect();
+                        r.allowed(pid, &cpus, len % 9 < 8);
+                    }
+                }
+            }
+            r.stop_and_read(stop_at, &Counters::default(), &|pid| Some((if pid % 2 == 0 { 'R' } else { 'S' }, pid % 10)));
+            if let Ok((trace, live)) = r.build(&topo) {
+                let text = serde_json::to_string(&trace).unwrap();
+                let back = Trace::from_json_str(&text, "prop.json").unwrap();
+                back.validate_for(&topo, "prop.json").unwrap();
+                for t in &trace.tasks {
+                    let pid: i32 = t.name.rsplit('-').next().unwrap().parse().unwrap();
+                    proptest::prop_assert!(observed.contains(&pid) && pid != 11, "{}", t.name);
+                }
+                proptest::prop_assert_eq!(live.tasks, trace.tasks.len() as u64);
+            }
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! Files the scheduler writes as root, written so that nobody who can write to the directory
 //! can point the write somewhere else.
 //!
-//! Every file scx_hybridland writes (`--record`'s trace and live figures, `--emit-topology`,
-//! the run-time control file) goes through [`replace`]:
+//! Every file scx_hybridland writes (`--record`'s trace, live figures and decision log,
+//! `--emit-topology`, the run-time control file) goes through [`replace`]:
 //! - the directory is opened once and everything after is relative to that descriptor, so the
 //!   directory cannot be swapped halfway;
 //! - a target that exists and is not a regular file (a symbolic link, FIFO, device, socket or

@@ -51,6 +51,12 @@ use tracing::{debug, error, info, warn};
 /// Most tasks decided against one snapshot (the core's batch).
 pub(crate) const BATCH_MAX: usize = hybridland_policy::BATCH_MAX;
 
+/// Most dispatches the loop keeps back while the user ring buffer is full, reserved at start.
+/// Once the backlog holds more than `BACKLOG_MAX - BATCH_MAX`, the loop dequeues no new task:
+/// those wait in the kernel's own queue (its ring buffer, or the shared queue when that is
+/// full too), so no task is lost and the backlog never grows past what was reserved.
+pub(crate) const BACKLOG_MAX: usize = 4 * BATCH_MAX;
+
 /// The kernel's enqueue flag that asks for the CPU's current task to be preempted (from the
 /// kernel's BTF, as the BPF side sees it).
 const ENQ_PREEMPT: u64 = crate::bpf_skel::types::scx_enq_flags::SCX_ENQ_PREEMPT.0;
@@ -58,6 +64,19 @@ const ENQ_PREEMPT: u64 = crate::bpf_skel::types::scx_enq_flags::SCX_ENQ_PREEMPT.
 /// Default `--max-tasks`: the kernel's default `pid_max`, so a machine that keeps the default
 /// never fills the core's task storage.
 pub(crate) const DEFAULT_MAX_TASKS: usize = 32_768;
+
+/// Highest `--max-tasks`. The core's storage for it (its slots, rounded up to a power of two)
+/// comes from the framework's fixed 64 MiB heap, the process's only one, which the recorder
+/// and the decision log share; this keeps it within [`STORAGE_BUDGET`]. More threads than this
+/// are placed from a fresh state (`untracked`), which costs placement quality, never the heap.
+pub(crate) const MAX_MAX_TASKS: usize = 65_536;
+
+/// Most bytes the core's task storage may take of the 64 MiB heap (see [`MAX_MAX_TASKS`]).
+pub(crate) const STORAGE_BUDGET: usize = 16 << 20;
+const _: () = assert!(
+    Slot::count_for(MAX_MAX_TASKS) * size_of::<Slot>() <= STORAGE_BUDGET,
+    "--max-tasks at its highest outgrows the task storage's share of the heap"
+);
 
 /// The scheduler gives up when every idle snapshot has failed for this long, and at least
 /// [`SNAPSHOT_GIVE_UP_MIN`] in a row. Transient causes (`EINTR`, `ENOMEM` or `EAGAIN` under
@@ -272,6 +291,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     tail_reader: Option<TailReader>,
     /// The recording stopped and its tails are being read.
     tails_pending: bool,
+    /// The wake-up fast path's table, built at start and refilled in place on a knob change.
+    fast_table: Option<FastWakeTable>,
 }
 
 impl<O: SchedOps> Scheduler<O> {
@@ -304,12 +325,13 @@ impl<O: SchedOps> Scheduler<O> {
             queued: Vec::with_capacity(BATCH_MAX),
             fifo,
             outgoing: Vec::with_capacity(BATCH_MAX),
-            backlog: VecDeque::with_capacity(4 * BATCH_MAX),
+            backlog: VecDeque::with_capacity(BACKLOG_MAX),
             snapshot_failures: FailureRun::default(),
             dequeue_log: LogLimit::new(DEQUEUE_LOG_GAP_NS),
             recorder: None,
             tail_reader: None,
             tails_pending: false,
+            fast_table: None,
         };
         sched.install_fast_wake(true);
         Ok(sched)
@@ -319,27 +341,36 @@ impl<O: SchedOps> Scheduler<O> {
     /// change too: the table depends on cluster balance), or switches it off where it does not
     /// apply. `announce`: say so in the log.
     fn install_fast_wake(&mut self, announce: bool) {
-        let table = match self.core.policy().hybridland() {
-            Some(policy) if self.cfg.fast_wake && self.cfg.mode == Mode::Policy => {
-                Some(FastWakeTable::new(
-                    self.core.topology(),
-                    policy,
-                    self.cfg.slice_ns,
-                    self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
-                ))
+        let policy = match self.core.policy().hybridland() {
+            Some(policy) if self.cfg.fast_wake && self.cfg.mode == Mode::Policy => policy,
+            _ => {
+                self.ops.set_fast_wake(None);
+                if announce {
+                    info!("wake-up fast path: off");
+                }
+                return;
             }
-            _ => None,
         };
-        self.ops.set_fast_wake(table.as_ref());
-        if announce {
-            match &table {
-                Some(t) => info!(
-                    "wake-up fast path: a task woken with its previous CPU's core idle may stay there in the kernel on {} of {} CPUs (--no-fast-wake: off)",
-                    t.nr_keep(),
-                    self.core.topology().nr_cpus()
-                ),
-                None => info!("wake-up fast path: off"),
+        let topo = self.core.topology();
+        let table = match &mut self.fast_table {
+            Some(table) => {
+                table.refill(topo, policy);
+                table
             }
+            None => self.fast_table.insert(FastWakeTable::new(
+                topo,
+                policy,
+                self.cfg.slice_ns,
+                self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
+            )),
+        };
+        self.ops.set_fast_wake(Some(table));
+        if announce {
+            info!(
+                "wake-up fast path: a task woken with its previous CPU's core idle may stay there in the kernel on {} of {} CPUs (--no-fast-wake: off)",
+                table.nr_keep(),
+                topo.nr_cpus()
+            );
         }
     }
 
@@ -678,10 +709,14 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Drains up to [`BATCH_MAX`] queued tasks into `self.queued`.
+    /// Drains up to [`BATCH_MAX`] queued tasks into `self.queued`, fewer when the backlog is
+    /// near [`BACKLOG_MAX`] (none when it is past it: the rest stay queued in the kernel).
     fn dequeue_batch(&mut self) {
         self.queued.clear();
-        while self.queued.len() < BATCH_MAX {
+        let room = BACKLOG_MAX
+            .saturating_sub(self.backlog.len())
+            .min(BATCH_MAX);
+        while self.queued.len() < room {
             match self.ops.dequeue() {
                 Ok(Some(task)) => self.queued.push(task),
                 Ok(None) => break,
@@ -1513,6 +1548,46 @@ mod test {
             }
             assert_eq!(pids(&s.ops.delivered), (1..=12).collect::<Vec<_>>());
             assert_eq!(s.ops.pending.last(), Some(&0));
+        }
+    }
+
+    #[test]
+    fn the_largest_task_storage_fits_its_share_of_the_frameworks_heap() {
+        let bytes = |tasks| Slot::count_for(tasks) * size_of::<Slot>();
+        assert!(
+            bytes(MAX_MAX_TASKS) <= STORAGE_BUDGET,
+            "{} bytes",
+            bytes(MAX_MAX_TASKS)
+        );
+        // The budget is not slack: twice the maximum would not fit.
+        assert!(bytes(2 * MAX_MAX_TASKS) > STORAGE_BUDGET);
+    }
+
+    #[test]
+    fn the_backlog_stays_within_what_was_reserved_and_the_rest_waits_in_the_kernel() {
+        for fifo in [false, true] {
+            let mut s = sched(0, fifo);
+            let reserved = s.backlog.capacity();
+            let n = 3 * BACKLOG_MAX as i32;
+            s.ops.incoming.extend((1..=n).map(|p| Ok(wakeup(p))));
+            for _ in 0..20 {
+                s.schedule_batch().unwrap();
+                assert!(s.backlog.len() <= BACKLOG_MAX);
+            }
+            // Full: nothing more is taken from the kernel, and nothing was reallocated.
+            assert_eq!(s.backlog.len(), BACKLOG_MAX);
+            assert_eq!(s.ops.incoming.len(), n as usize - BACKLOG_MAX);
+            assert_eq!(s.backlog.capacity(), reserved);
+            // The ring buffer opens: everything arrives, the backlog first, each task once.
+            s.ops.ring_cap = 64;
+            let mut rounds = 0;
+            while !s.backlog.is_empty() || !s.ops.incoming.is_empty() || !s.ops.ring.is_empty() {
+                s.ops.consume();
+                s.schedule_batch().unwrap();
+                rounds += 1;
+                assert!(rounds < 100);
+            }
+            assert_eq!(pids(&s.ops.delivered), (1..=n).collect::<Vec<_>>());
         }
     }
 
