@@ -4,14 +4,14 @@
 //! ([`Policy::check_fast_wake`]). The VM check runs with it; it costs a record per kept
 //! wake-up, so it is off by default.
 //!
-//! The records are a ring of slots in the scheduler's `.bss` (the framework forbids new
+//! The records are a ring of slots in the scheduler's `.bss.hl_fast` (the framework forbids new
 //! memory mappings once it is loaded, so a BPF ring buffer cannot be mapped): the kernel side
 //! numbers them, and a slot whose number is not the one expected was overwritten before it was
 //! read (counted as lost) or is being written (read next time).
 
 #![forbid(unsafe_code)]
 
-use crate::bpf_skel::types::{bss, hl_fast_audit_rec};
+use crate::bpf_skel::types::{bss_hl_fast, hl_fast_audit_rec};
 use core::sync::atomic::{Ordering, fence};
 use hybridland_policy::{CpuId, CpuSet, Policy, Topology};
 use tracing::warn;
@@ -94,7 +94,12 @@ pub(crate) struct FastAudit {
 
 impl FastAudit {
     /// Checks the records written since the last call against `policy`; returns the totals.
-    pub(crate) fn drain(&mut self, bss: &bss, topo: &Topology, policy: &Policy) -> AuditCounts {
+    pub(crate) fn drain(
+        &mut self,
+        bss: &bss_hl_fast,
+        topo: &Topology,
+        policy: &Policy,
+    ) -> AuditCounts {
         let head = bss.hl_audit_head;
         fence(Ordering::Acquire);
         if head.saturating_sub(self.next) > SLOTS {

@@ -154,8 +154,9 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
     }
 
     let control = match knobs::ControlFile::create(&opts.control_dir, config.cluster_balance) {
-        // The knob is hybridland's: no file to change what another policy does not have.
-        _ if !hybridland => None,
+        // The knob is hybridland's: no file (and no watcher thread waking ten times a second)
+        // to change what another policy or --fifo does not have.
+        _ if opts.fifo || !hybridland => None,
         Ok(c) => {
             info!(
                 "cluster balance {}: change it with `echo off|on|auto > {}`",
@@ -287,7 +288,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
     }
 
     let audit = if opts.audit_fast_wake {
-        if let Some(bss) = bpf.skel.maps.bss_data.as_deref_mut() {
+        if let Some(bss) = bpf.skel.maps.bss_hl_fast_data.as_deref_mut() {
             bss.hl_fast_audit_on = 1;
         }
         info!("--audit-fast-wake: every wake-up the fast path keeps is checked against the policy");

@@ -72,9 +72,9 @@ pub(crate) struct Live<'a, 'b> {
 }
 
 impl Live<'_, '_> {
-    /// The framework's BPF globals, where the fast path's table and counters live too.
-    fn bss(&self) -> Option<&crate::bpf_skel::types::bss> {
-        self.bpf.skel.maps.bss_data.as_deref()
+    /// The fast path's BPF globals: its table, counters and audit ring.
+    fn fast(&self) -> Option<&crate::bpf_skel::types::bss_hl_fast> {
+        self.bpf.skel.maps.bss_hl_fast_data.as_deref()
     }
 }
 
@@ -137,19 +137,19 @@ impl SchedOps for Live<'_, '_> {
             congested: *self.bpf.nr_sched_congested_mut(),
             running: *self.bpf.nr_running_mut(),
             queued: *self.bpf.nr_queued_mut(),
-            fast: self.bss().map_or([0; 4], |b| b.hl_nr_fast_step),
-            fast_asked: self.bss().map_or(0, |b| b.hl_nr_fast_asked),
+            fast: self.fast().map_or([0; 4], |b| b.hl_nr_fast_step),
+            fast_asked: self.fast().map_or(0, |b| b.hl_nr_fast_asked),
         }
     }
 
     fn audit_fast_wakes(&mut self, topo: &Topology, policy: &Policy) -> Option<AuditCounts> {
-        let bss = self.bpf.skel.maps.bss_data.as_deref()?;
-        Some(self.audit.as_mut()?.drain(bss, topo, policy))
+        let fast = self.bpf.skel.maps.bss_hl_fast_data.as_deref()?;
+        Some(self.audit.as_mut()?.drain(fast, topo, policy))
     }
 
     fn set_fast_wake(&mut self, table: Option<&FastWakeTable>) {
-        if let Some(bss) = self.bpf.skel.maps.bss_data.as_deref_mut() {
-            FastWakeTable::install(table, bss);
+        if let Some(fast) = self.bpf.skel.maps.bss_hl_fast_data.as_deref_mut() {
+            FastWakeTable::install(table, fast);
         }
     }
 

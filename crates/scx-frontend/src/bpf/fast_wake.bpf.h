@@ -12,10 +12,20 @@
  * CPU; this code only tests idle bits against it. It holds no placement rule: a wake-up the
  * table does not cover goes to user space as before.
  *
- * The table lives in .bss, which user space writes through the skeleton's mmap. It is
+ * The table lives in .bss.hl_fast, which user space writes through the skeleton's mmap. It is
  * written while hl_fast_on is 0 and switched on after, so a reader never acts on a table
  * being rewritten for longer than one wake-up that started before the switch.
  */
+
+/*
+ * Every global of ours lives in its own data section, which libbpf maps apart from the
+ * framework's .bss (user space reaches it as the skeleton's bss_hl_fast). The framework's
+ * own globals keep the layout they have in every scx_rustland_core scheduler: with ours in
+ * .bss, the 340 KiB of tables sat between its counters and its static flags, which every
+ * dispatch touches, so --fifo ran the framework's programs over a different layout than
+ * scx_rlfifo does.
+ */
+#define HL_GLOBAL SEC(".bss.hl_fast")
 
 #define HL_MAX_WORDS 16
 #define HL_MAX_CPUS (HL_MAX_WORDS * 64)
@@ -33,23 +43,24 @@ struct hl_fast_cpu {
 	u32 pad;
 };
 
-struct hl_fast_cpu hl_fast_cpus[HL_MAX_CPUS];
+struct hl_fast_cpu hl_fast_cpus[HL_MAX_CPUS] HL_GLOBAL;
 /* The policy's CPUs, to count the busy ones as the balance rule does. */
-u64 hl_machine_words[HL_MAX_WORDS];
-volatile u32 hl_fast_on;
-u32 hl_nr_cpu_ids, hl_nr_words, hl_nr_machine_cpus;
-u32 hl_balance_from, hl_balance_until;
+u64 hl_machine_words[HL_MAX_WORDS] HL_GLOBAL;
+volatile u32 hl_fast_on HL_GLOBAL;
+u32 hl_nr_cpu_ids HL_GLOBAL, hl_nr_words HL_GLOBAL, hl_nr_machine_cpus HL_GLOBAL;
+u32 hl_balance_from HL_GLOBAL, hl_balance_until HL_GLOBAL;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
-volatile u32 hl_helper_pid;
-u64 hl_fast_slice_ns;
+volatile u32 hl_helper_pid HL_GLOBAL;
+u64 hl_fast_slice_ns HL_GLOBAL;
 /* Wake-ups dispatched here by step, and wake-ups the table was asked about. */
-volatile u64 hl_nr_fast_step[4], hl_nr_fast_asked;
+volatile u64 hl_nr_fast_step[4] HL_GLOBAL, hl_nr_fast_asked HL_GLOBAL;
 
 /*
  * --audit-fast-wake: each kept wake-up with what it was decided on, for user space to hold
  * against the policy's own answer (hybridland_policy::Policy::check_fast_wake). A ring of
- * slots in .bss, which user space already maps (the framework forbids it new mappings once
- * loaded); `seq` is 0 while a slot is written and n + 1 for the n-th record after.
+ * slots in .bss.hl_fast, which user space maps at load (the framework forbids it new
+ * mappings once loaded); `seq` is 0 while a slot is written and n + 1 for the n-th record
+ * after.
  */
 #define HL_AUDIT_SLOTS 256
 
@@ -61,9 +72,9 @@ struct hl_fast_audit_rec {
 	u64 allowed[HL_MAX_WORDS];
 };
 
-struct hl_fast_audit_rec hl_audit_recs[HL_AUDIT_SLOTS];
-volatile u64 hl_audit_head;
-volatile u32 hl_fast_audit_on;
+struct hl_fast_audit_rec hl_audit_recs[HL_AUDIT_SLOTS] HL_GLOBAL;
+volatile u64 hl_audit_head HL_GLOBAL;
+volatile u32 hl_fast_audit_on HL_GLOBAL;
 
 static void hl_audit(struct task_struct *p, s32 cpu, u64 *idle_w, u32 nr_cpus)
 {
