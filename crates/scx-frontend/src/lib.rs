@@ -203,7 +203,7 @@ fn init(opts: &opts::Opts, objects: Objects<'_>, custom: &[CustomPolicy]) -> Res
     let tail_reader = if opts.record.is_some() {
         record::TailReader::spawn()
             .inspect_err(|e| {
-                warn!("no /proc reader for --record ({e:#}): the loop reads the running tasks itself when recording stops");
+                warn!("no /proc reader for --record ({e:#}): the recording will end without the tasks still running then");
             })
             .ok()
     } else {

@@ -31,7 +31,7 @@ use crate::knobs::{KnobChange, Watcher};
 use crate::logged_core::LoggedCore;
 use crate::ops::SchedOps;
 pub(crate) use crate::policy_choice::LivePolicy;
-use crate::record::{Event, Recorder, TailReader, proc_state, read_tails};
+use crate::record::{Event, Recorder, TailReader};
 use crate::stats::{Counters, Sample, StatsLink};
 use crate::sys::{allowed_cpus, now_ns, thread_cpu_ns};
 use crate::task_events::TaskEvent;
@@ -411,7 +411,8 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// Ends the recording, if it still records: the counters now, and a request to the tail
-    /// reader for which recorded tasks still run (read here only without a reader).
+    /// reader for which recorded tasks still run. Without a reader the recording ends
+    /// without them: the loop never reads `/proc` (one file per task, with tasks waiting).
     fn stop_recording(&mut self) {
         let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
             return;
@@ -427,7 +428,7 @@ impl<O: SchedOps> Scheduler<O> {
                     );
                 }
             }
-            None => r.set_tails(read_tails(&candidates, &proc_state)),
+            None => r.set_tails(Vec::new()),
         }
     }
 
