@@ -52,9 +52,9 @@ use tracing::{debug, error, info, warn};
 pub(crate) const BATCH_MAX: usize = hybridland_policy::BATCH_MAX;
 
 /// Most dispatches the loop keeps back while the user ring buffer is full, reserved at start.
-/// Once the backlog holds more than `BACKLOG_MAX - BATCH_MAX`, the loop dequeues no new task:
-/// those wait in the kernel's own queue (its ring buffer, or the shared queue when that is
-/// full too), so no task is lost and the backlog never grows past what was reserved.
+/// The loop dequeues only as many tasks as the backlog still has room for: the rest wait in
+/// the kernel's own queue (its ring buffer, or the shared queue when that is full too), so no
+/// task is lost and the backlog never grows past what was reserved.
 pub(crate) const BACKLOG_MAX: usize = 4 * BATCH_MAX;
 
 /// The kernel's enqueue flag that asks for the CPU's current task to be preempted (from the
