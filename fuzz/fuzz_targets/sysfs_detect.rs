@@ -3,17 +3,26 @@
 //! capacity and frequency files hold what a kernel writes or arbitrary text. The reader gives
 //! CPUs it was shown, ascending, or an error naming a file of the tree; detection gives a
 //! machine of exactly those CPUs, capacities within 1..=1024, that the one machine format
-//! writes and reads back to the same topology, or an error.
+//! writes and reads back to the same topology, or an error. Trees past 32 CPUs are one input
+//! in [`LARGE_ONE_IN`](hybridland_fuzz::sysfs_tree::LARGE_ONE_IN) of those asking for one.
 #![no_main]
 
 use hybridland_fuzz::sysfs_tree::{ROOT, SysfsIn};
 use hybridland_machine::sysfs::SysfsMachine;
 use hybridland_machine::sysfs_detect::detect;
 use hybridland_policy::{CpuId, MAX_CPUS};
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{Corpus, fuzz_target};
 use std::path::Path;
 
-fuzz_target!(|input: SysfsIn| {
+fuzz_target!(|data: &[u8]| -> Corpus {
+    let Some(input) = SysfsIn::from_bytes(data) else {
+        return Corpus::Reject;
+    };
+    check(&input);
+    Corpus::Keep
+});
+
+fn check(input: &SysfsIn) {
     let tree = input.tree();
     let m = match SysfsMachine::read_from(&tree, Path::new(ROOT)) {
         Ok(m) => m,
@@ -61,4 +70,4 @@ fuzz_target!(|input: SysfsIn| {
     let again = hybridland_machine::parse(&text, "detected.toml")
         .unwrap_or_else(|e| panic!("the detected machine's file is refused: {e}\n{text}"));
     assert_eq!(again.topology, d.machine.topology, "{text}");
-});
+}

@@ -168,12 +168,12 @@ fn parse_text(text: &str) -> Result<MachineDesc, Problem> {
         model.check()?;
     }
     let topology = layout
-        .build("")
+        .build_boxed("")
         .map_err(|MachineError { problem, .. }| problem)?;
     Ok(MachineDesc {
         name: file.name,
         description: file.description,
-        topology: Box::new(topology),
+        topology,
         model: file.model,
     })
 }

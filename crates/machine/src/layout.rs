@@ -84,11 +84,18 @@ fn check_level(field: &str, groups: &[CpuSet], present: &CpuSet) -> Result<CpuSe
 impl Layout {
     /// Checks the description into a topology; `source_name` goes into errors.
     pub fn build(&self, source_name: &str) -> Result<Topology, MachineError> {
+        self.build_boxed(source_name).map(|t| *t)
+    }
+
+    /// [`build`](Self::build) into the box a [`MachineDesc`](crate::MachineDesc) keeps: the
+    /// topology is tens of kilobytes, and each `Result` it passed through by value was a copy
+    /// (a few percent of detecting and reading back a small machine).
+    pub(crate) fn build_boxed(&self, source_name: &str) -> Result<Box<Topology>, MachineError> {
         self.build_topology()
             .map_err(|p| MachineError::new(source_name, p))
     }
 
-    fn build_topology(&self) -> Result<Topology, Problem> {
+    fn build_topology(&self) -> Result<Box<Topology>, Problem> {
         let mut b = TopologyBuilder::new();
         let mut present = CpuSet::EMPTY;
         for (i, run) in self.cpus.iter().enumerate() {
@@ -159,7 +166,7 @@ impl Layout {
         for n in &nodes {
             b.add_node(&ids(n)).map_err(topo)?;
         }
-        b.build().map_err(topo)
+        b.build().map(Box::new).map_err(topo)
     }
 
     /// The shortest description of `topo`: runs in order of their lowest CPU, only cores of

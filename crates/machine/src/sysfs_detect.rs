@@ -19,7 +19,7 @@
 use crate::sysfs::{SysfsCpu, SysfsMachine};
 use crate::{CpuRun, Layout, MachineDesc, MachineError};
 use hybridland_policy::{CoreKind, CpuId, CpuSet};
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 /// The machine as detected, with how it was found, kept for `--dry-run` and
 /// `--emit-topology`.
@@ -33,19 +33,34 @@ pub struct Detected {
     pub machine: MachineDesc,
 }
 
-/// Distinct groups, each restricted to `present`, in order of their first CPU. Hashed, so a
-/// 1,024-CPU machine's groups are not compared pairwise.
+/// Distinct groups, each restricted to `present`, in order of their first CPU. Seen ones are
+/// kept ordered by their words, so a 1,024-CPU machine's groups are not compared pairwise; a
+/// B-tree rather than a hash set, as hashing all 128 bytes of each group cost more than the
+/// few word comparisons that tell groups apart.
 fn distinct(groups: impl IntoIterator<Item = CpuSet>, present: &CpuSet) -> Vec<CpuSet> {
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     let mut out: Vec<CpuSet> = Vec::new();
     for g in groups {
         let g = g.and(present);
-        if !g.is_empty() && seen.insert(g) {
+        if !g.is_empty() && seen.insert(*g.words()) {
             out.push(g);
         }
     }
     out.sort_by_key(|g| g.first());
     out
+}
+
+/// Per CPU id below `span`, the index of the first group holding it. Looked up per CPU
+/// instead of searching the groups: on a 1,024-CPU machine that search was half a million
+/// tests.
+fn first_group_of(groups: &[CpuSet], span: usize) -> Vec<Option<usize>> {
+    let mut first = vec![None; span];
+    for (i, g) in groups.iter().enumerate() {
+        for cpu in g.iter() {
+            first[usize::from(cpu.0)].get_or_insert(i);
+        }
+    }
+    first
 }
 
 /// Scales raw performance values so the largest is 1024 (at least 1).
@@ -168,16 +183,13 @@ pub fn detect(m: &SysfsMachine) -> Result<Detected, MachineError> {
         .into_iter()
         .filter(|s| s.count() > 1)
         .collect::<Vec<_>>();
+    let first_core = first_group_of(&cores, present.span());
     let core_of = |cpu: u16| {
-        cores
-            .iter()
-            .find(|s| s.contains(CpuId(cpu)))
+        first_core
+            .get(usize::from(cpu))
             .copied()
-            .unwrap_or_else(|| {
-                let mut s = CpuSet::EMPTY;
-                s.insert(CpuId(cpu));
-                s
-            })
+            .flatten()
+            .map_or_else(|| single(CpuId(cpu)), |i| cores[i])
     };
     let mut used_cluster_files = false;
     let mut used_l2 = false;
@@ -225,12 +237,12 @@ pub fn detect(m: &SysfsMachine) -> Result<Detected, MachineError> {
         llcs,
         nodes,
     };
-    let topology = layout.build(&source)?;
+    let topology = layout.build_boxed(&source)?;
     Ok(Detected {
         machine: MachineDesc {
             name: None,
             description: Some(format!("detected by scx_hybridland from {source}")),
-            topology: Box::new(topology),
+            topology,
             model: None,
         },
         source,
