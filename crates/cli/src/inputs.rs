@@ -3,7 +3,7 @@
 use crate::failure::Failure;
 use anyhow::anyhow;
 use hybridland_policy::CpuId;
-use hybridland_sim::import::rt_app::{self, RtAppOptions, RtAppSource};
+use hybridland_sim::import::rt_app::{self, MAX_RT_APP_BYTES, RtAppOptions, RtAppSource};
 use hybridland_sim::trace::MAX_TRACE_BYTES;
 use hybridland_sim::{Knobs, Machine, Trace, input_file, load_topology_file, presets};
 use std::path::{Component, Path};
@@ -199,11 +199,23 @@ pub(crate) fn trace(path: &Path, strict: bool) -> Result<Trace, Failure> {
     Trace::from_json_str(&text, &name).map_err(|e| Failure::Input(e.into()))
 }
 
-/// Imports an rt-app file into a trace named after the file.
+/// Imports an rt-app file into a trace named after the file. The file was read under the
+/// trace's limit, since only its text tells it from a trace; an rt-app file has a lower one.
 pub(crate) fn rt_app_trace(text: &str, path: &Path, strict: bool) -> Result<Trace, Failure> {
     let name = path.display().to_string();
+    if text.len() > MAX_RT_APP_BYTES {
+        return Err(Failure::Input(
+            input_file::InputFileError::TooLarge {
+                path: name,
+                kind: "rt-app file",
+                bytes: text.len() as u64,
+                max: MAX_RT_APP_BYTES as u64,
+            }
+            .into(),
+        ));
+    }
     rt_app_sources(
-        &[(name, text.to_owned())],
+        &[RtAppSource { name: &name, text }],
         path,
         strict,
         RtAppOptions::default(),
@@ -214,7 +226,7 @@ pub(crate) fn rt_app_trace(text: &str, path: &Path, strict: bool) -> Result<Trac
 /// after the first. What the model drops or approximates is a summary on standard error, one
 /// line per task, printed whatever the log level; with `strict` it is the error instead.
 pub(crate) fn rt_app_sources(
-    files: &[(String, String)],
+    sources: &[RtAppSource<'_>],
     first: &Path,
     strict: bool,
     options: RtAppOptions,
@@ -222,12 +234,8 @@ pub(crate) fn rt_app_sources(
     let stem = first
         .file_stem()
         .map_or_else(|| "rt-app".to_owned(), |s| s.to_string_lossy().into_owned());
-    let sources: Vec<RtAppSource<'_>> = files
-        .iter()
-        .map(|(name, text)| RtAppSource { name, text })
-        .collect();
     let imported =
-        rt_app::import_files(&sources, &stem, options).map_err(|e| Failure::Input(e.into()))?;
+        rt_app::import_files(sources, &stem, options).map_err(|e| Failure::Input(e.into()))?;
     if !imported.unmodelled.is_empty() {
         let lines = rt_app::summary_lines(&imported.unmodelled);
         if strict {
@@ -269,12 +277,28 @@ pub(crate) fn rt_app_files(
     options: RtAppOptions,
 ) -> Result<Trace, Failure> {
     let mut files = Vec::new();
+    let mut total = 0usize;
     for path in paths {
-        let text = read(path, MAX_TRACE_BYTES, "rt-app file")?;
+        let text = read(path, MAX_RT_APP_BYTES, "rt-app file")?;
+        // The files are merged as one tree, so the limit holds for them together; stopping at
+        // the first file past it reads at most twice the limit.
+        total = total.saturating_add(text.len());
         files.push((path.display().to_string(), text));
+        if total > MAX_RT_APP_BYTES {
+            let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
+            return Err(Failure::Input(anyhow!(
+                "{}: rt-app files of one workload are {total} bytes together, more than the \
+                 {MAX_RT_APP_BYTES} accepted",
+                names.join(", ")
+            )));
+        }
     }
+    let sources: Vec<RtAppSource<'_>> = files
+        .iter()
+        .map(|(name, text)| RtAppSource { name, text })
+        .collect();
     let first = paths.first().map_or(Path::new("rt-app"), |p| p.as_path());
-    rt_app_sources(&files, first, strict, options)
+    rt_app_sources(&sources, first, strict, options)
 }
 
 /// A user's input file as text: refused before reading when it is not a regular file (a

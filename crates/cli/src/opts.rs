@@ -83,7 +83,7 @@ pub(crate) enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct DecisionsArgs {
-    /// The decision log.
+    /// The decision log (at most 256 MiB).
     pub(crate) log: PathBuf,
 
     /// Change a hybridland knob over the log's own (as `replay --set`), to see which decisions
@@ -216,7 +216,7 @@ pub(crate) enum ImportCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportFtraceArgs {
-    /// The recording (text).
+    /// The recording (text, at most 256 MiB).
     pub(crate) file: PathBuf,
 
     /// The machine it was recorded on: a preset name or a topology file (default
@@ -244,7 +244,8 @@ pub(crate) struct ImportFtraceArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ImportRtAppArgs {
     /// The rt-app file, or the files of one workload (merged in the order given: a later
-    /// file's global key, resource or task replaces an earlier one of the same name).
+    /// file's global key, resource or task replaces an earlier one of the same name); at most
+    /// 16 MiB, the files together.
     #[arg(required = true, num_args = 1..)]
     pub(crate) files: Vec<PathBuf>,
 

@@ -1,8 +1,8 @@
 //! Every input file `hybrid-sim` reads is bounded before it is read (issue 24, item 7): a
-//! trace, an rt-app file, a recording for `import ftrace`, the live file of `compare` and a
-//! machine file each refuse a file over their limit, a FIFO, `/dev/zero` and a directory with
-//! an input error (exit status 2) naming the path and what it is, without blocking on the FIFO
-//! or reading the device.
+//! trace, an rt-app file, a recording for `import ftrace`, the live file of `compare`, a
+//! machine file and a decision log each refuse a file over their limit, a FIFO, `/dev/zero`
+//! and a directory with an input error (exit status 2) naming the path and what it is, without
+//! blocking on the FIFO or reading the device.
 #![cfg(unix)]
 
 mod common;
@@ -110,15 +110,52 @@ fn traces_are_bounded_in_validate_and_replay() {
 
 #[test]
 fn rt_app_files_are_bounded() {
-    let big = sparse("big-rt-app.json", (64 << 20) + 1);
+    let big = sparse("big-rt-app.json", (16 << 20) + 1);
     refused(
         &["import", "rt-app", big.to_str().unwrap()],
         &big,
-        "rt-app file is 67108865 bytes, more than the 67108864 accepted",
+        "rt-app file is 16777217 bytes, more than the 16777216 accepted",
     );
     for (path, what) in specials("rt-app") {
         refused(&["import", "rt-app", path.to_str().unwrap()], &path, what);
     }
+}
+
+/// A small rt-app workload padded with spaces to `len` bytes.
+fn padded_rt_app(name: &str, len: usize) -> PathBuf {
+    let workload = r#"{"global": {"duration": 1}, "tasks": {"a": {"loop": 1, "run": 10}}}"#;
+    let path = scratch_dir().join(name);
+    std::fs::write(
+        &path,
+        workload.to_owned() + &" ".repeat(len - workload.len()),
+    )
+    .unwrap();
+    path
+}
+
+/// `validate` and `replay` read a file under the trace's limit, since only its text says
+/// whether it is an rt-app file; one that is must then be within the rt-app limit too. The
+/// files of one `import rt-app` are merged, so the limit holds for them together.
+#[test]
+fn rt_app_files_read_as_traces_and_split_workloads_are_bounded() {
+    let big = padded_rt_app("padded-rt-app.json", (16 << 20) + 1);
+    for cmd in ["validate", "replay"] {
+        refused(
+            &[cmd, big.to_str().unwrap()],
+            &big,
+            "rt-app file is 16777217 bytes, more than the 16777216 accepted",
+        );
+    }
+    let half = padded_rt_app("half-rt-app.json", (8 << 20) + 1);
+    let h = half.to_str().unwrap();
+    refused(
+        &["import", "rt-app", h, h],
+        &half,
+        "rt-app files of one workload are 16777218 bytes together, more than the 16777216 \
+         accepted",
+    );
+    let o = run(&["import", "rt-app", h]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
@@ -167,5 +204,18 @@ fn machine_files_are_bounded() {
             &path,
             what,
         );
+    }
+}
+
+#[test]
+fn decision_logs_are_bounded() {
+    let big = sparse("big.decisions.jsonl", (256 << 20) + 1);
+    refused(
+        &["decisions", big.to_str().unwrap()],
+        &big,
+        "decision log is 268435457 bytes, more than the 268435456 accepted",
+    );
+    for (path, what) in specials("decisions") {
+        refused(&["decisions", path.to_str().unwrap()], &path, what);
     }
 }

@@ -3,8 +3,8 @@
 mod util;
 
 use hybridland_sim::import::rt_app::{
-    RtAppError, RtAppOptions, RtAppSource, Treatment, Unmodelled, import, import_files, is_rt_app,
-    summary_lines,
+    MAX_RT_APP_BYTES, RtAppError, RtAppOptions, RtAppSource, Treatment, Unmodelled, import,
+    import_files, is_rt_app, summary_lines,
 };
 use hybridland_sim::trace::{FrameSpec, LoopSpec, Phase};
 use hybridland_sim::{Trace, presets};
@@ -359,6 +359,61 @@ fn every_unmodelled_event_is_listed_with_task_and_phase() {
         lines[0]
     );
     assert!(lines[0].contains("[phases p1]"), "{}", lines[0]);
+}
+
+/// The files of one import are held as one tree, so their limit is on the text together: two
+/// files each under it are refused when they pass it together, before anything is parsed.
+#[test]
+fn the_files_of_one_import_are_bounded_together() {
+    let workload = r#"{"global": {"duration": 1}, "tasks": {"a": {"loop": 1, "run": 10}}}"#;
+    let padded = |len: usize| workload.to_owned() + &" ".repeat(len - workload.len());
+    let at_limit = padded(MAX_RT_APP_BYTES);
+    let one = [RtAppSource {
+        name: "big.json",
+        text: &at_limit,
+    }];
+    import_files(&one, "t", RtAppOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let half = padded(MAX_RT_APP_BYTES / 2 + 1);
+    let two = [
+        RtAppSource {
+            name: "a.json",
+            text: &half,
+        },
+        RtAppSource {
+            name: "b.json",
+            text: &half,
+        },
+    ];
+    let e = import_files(&two, "t", RtAppOptions::default()).unwrap_err();
+    assert_eq!(
+        e,
+        RtAppError::TooLarge {
+            source_name: "a.json + b.json".into(),
+            bytes: MAX_RT_APP_BYTES + 2,
+            max: MAX_RT_APP_BYTES,
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "a.json + b.json: {} bytes of rt-app text, more than the {MAX_RT_APP_BYTES} accepted",
+            MAX_RT_APP_BYTES + 2
+        )
+    );
+}
+
+/// A phase loop whose time passes u128, then a fork: an error naming the task (its loops,
+/// folded past the trace's repetition limit, nest too deep), not an overflow while the fork is
+/// timed (a panic in a debug build).
+#[test]
+fn a_fork_after_a_loop_beyond_any_clock_is_an_error_not_a_panic() {
+    let e = err(r#"{"tasks": {
+        "a": {"loop": 2, "phases": {
+            "p1": {"loop": 18446744073709551615, "run": 18446744073709551,
+                   "sleep": 18446744073709551},
+            "p2": {"run": 1, "fork": "b"}}},
+        "b": {"instance": 0, "loop": 1, "run": 10}}}"#);
+    assert!(e.starts_with("t.json: tasks[0] \"a\": "), "{e}");
 }
 
 #[test]

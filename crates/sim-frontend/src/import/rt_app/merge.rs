@@ -4,6 +4,7 @@
 //! so errors and notes name the file it came from.
 
 use super::super::json_tree::Node;
+use std::collections::BTreeMap;
 
 /// One top-level member and the file it came from.
 #[derive(Clone, Debug)]
@@ -26,8 +27,13 @@ pub(super) struct Merged {
 /// Why a file's top level cannot be merged: (path, message).
 pub(super) type MergeError = (String, String);
 
-/// Adds one file's top level (an object, already checked) to `into`.
-pub(super) fn add(into: &mut Merged, top: &[(String, Node)], file: &str) -> Result<(), MergeError> {
+/// Adds one file's top level (an object, already checked) to `into`, taking its members
+/// rather than copying them: a file near the size limit is a tree of hundreds of MB.
+pub(super) fn add(
+    into: &mut Merged,
+    top: Vec<(String, Node)>,
+    file: &str,
+) -> Result<(), MergeError> {
     for (key, value) in top {
         let list = match key.as_str() {
             "global" => &mut into.global,
@@ -44,34 +50,53 @@ pub(super) fn add(into: &mut Merged, top: &[(String, Node)], file: &str) -> Resu
             }
         };
         let Node::Obj(members) = value else {
-            return Err((
-                key.clone(),
-                format!("must be an object, got {}", value.kind()),
-            ));
+            return Err((key, format!("must be an object, got {}", value.kind())));
         };
         let first_of_file = list.len();
-        for (name, v) in members {
-            let member = Member {
-                name: name.clone(),
-                value: v.clone(),
-                file: file.to_owned(),
-            };
+        // A list's names are unique (a repeat is renamed), so one index answers both "given
+        // by an earlier file" and "repeated in this one"; scanning the list per member kept a
+        // file of 177,000 tasks busy for more than 12 minutes.
+        let mut index: BTreeMap<String, usize> = list
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.clone(), i))
+            .collect();
+        // Names are only ever added, so a number found taken stays taken: the search for a
+        // free one goes on from where the last repeat of the name stopped.
+        let mut next_number: BTreeMap<String, u64> = BTreeMap::new();
+        for (name, value) in members {
             // A name already given by an earlier file is replaced, as merge.py's dict update
             // does; a name repeated inside one file is kept under a numbered name, as
             // workgen makes repeated keys unique.
-            if let Some(i) = list[..first_of_file].iter().position(|m| m.name == *name) {
-                list[i] = member;
-            } else if list[first_of_file..].iter().any(|m| m.name == *name) {
-                let mut n = 1;
-                while list.iter().any(|m| m.name == format!("{name}{n}")) {
-                    n += 1;
+            match index.get(&name).copied() {
+                Some(i) if i < first_of_file => {
+                    list[i] = Member {
+                        name,
+                        value,
+                        file: file.to_owned(),
+                    };
                 }
-                list.push(Member {
-                    name: format!("{name}{n}"),
-                    ..member
-                });
-            } else {
-                list.push(member);
+                Some(_) => {
+                    let n = next_number.entry(name.clone()).or_insert(1);
+                    while index.contains_key(&format!("{name}{n}")) {
+                        *n += 1;
+                    }
+                    let numbered = format!("{name}{n}");
+                    index.insert(numbered.clone(), list.len());
+                    list.push(Member {
+                        name: numbered,
+                        value,
+                        file: file.to_owned(),
+                    });
+                }
+                None => {
+                    index.insert(name.clone(), list.len());
+                    list.push(Member {
+                        name,
+                        value,
+                        file: file.to_owned(),
+                    });
+                }
             }
         }
     }
@@ -94,13 +119,13 @@ mod test {
         let mut m = Merged::default();
         add(
             &mut m,
-            &obj(r#"{"global": {"duration": 5}, "tasks": {"a": {}, "a": {"x": 1}}}"#),
+            obj(r#"{"global": {"duration": 5}, "tasks": {"a": {}, "a": {"x": 1}}}"#),
             "1.json",
         )
         .unwrap();
         add(
             &mut m,
-            &obj(r#"{"global": {"duration": 7, "frag": 1}, "tasks": {"a": {"y": 2}, "b": {}}}"#),
+            obj(r#"{"global": {"duration": 7, "frag": 1}, "tasks": {"a": {"y": 2}, "b": {}}}"#),
             "2.json",
         )
         .unwrap();
@@ -117,7 +142,22 @@ mod test {
             .collect();
         assert_eq!(g, [("duration", &Node::Int(7)), ("frag", &Node::Int(1))]);
         assert!(m.has_tasks);
-        let e = add(&mut m, &obj(r#"{"task": {}}"#), "3.json").unwrap_err();
+        let e = add(&mut m, obj(r#"{"task": {}}"#), "3.json").unwrap_err();
         assert_eq!(e.0, "task");
+    }
+
+    /// Each repeat takes the first number free at that moment, a numbered name written in
+    /// the file included.
+    #[test]
+    fn repeats_take_the_first_free_number() {
+        let mut m = Merged::default();
+        add(
+            &mut m,
+            obj(r#"{"tasks": {"a": {}, "a2": {}, "a": {}, "a": {}, "a1": {}, "a": {}}}"#),
+            "1.json",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "a2", "a1", "a3", "a11", "a4"]);
     }
 }

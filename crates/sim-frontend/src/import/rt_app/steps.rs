@@ -306,7 +306,10 @@ fn walk(
             return Ok(());
         }
         match s {
-            Step::Run(n) | Step::Sleep(n) => *now += u128::from(*n),
+            // A loop before it may have saturated the clock (its runs times its count pass
+            // u128): a plain sum then panicked in a debug build and wrapped in a release one,
+            // placing the forks after it at the thread's start.
+            Step::Run(n) | Step::Sleep(n) => *now = now.saturating_add(u128::from(*n)),
             Step::Rel(_) => {}
             Step::Fork(t) => {
                 if out.len() >= limit {
@@ -384,6 +387,22 @@ mod test {
             ]
         );
         assert_eq!(reference_ns(&out), u128::from(2 * MAX_LOOP_TIMES + 3));
+    }
+
+    /// Two runs of u64::MAX ns in a loop of u64::MAX rounds pass u128: the clock stays at its
+    /// top through the run after it, and the fork there is timed at the latest time there is.
+    #[test]
+    fn a_fork_after_a_saturated_clock_stays_at_its_end() {
+        let steps = vec![
+            Step::Loop(u64::MAX, vec![Step::Run(u64::MAX), Step::Sleep(u64::MAX)]),
+            Step::Run(1),
+            Step::Fork("b".into()),
+        ];
+        assert_eq!(reference_ns(&steps), u128::MAX);
+        assert_eq!(
+            fork_times(&steps, None, 10).unwrap(),
+            [("b".to_owned(), u64::MAX)]
+        );
     }
 
     #[test]
