@@ -26,6 +26,10 @@ use std::path::Path;
 
 /// Most time buckets per occupancy series.
 const MAX_BUCKETS: usize = 256;
+/// Most fps windows per series: a window too short for the replay's span (`fps_window_ms=1`
+/// with frames ending near the simulation's limit would ask for about 10^9) is doubled until
+/// the series fits, so the chart's memory does not follow the input's times.
+const MAX_FPS_WINDOWS: usize = 1 << 16;
 /// Latency histogram: exact below 8 ns, then 8 buckets per power of two.
 const LATENCY_BUCKETS: usize = 8 + 61 * 8;
 
@@ -142,6 +146,28 @@ struct Frames {
     per_window: Vec<u32>,
 }
 
+impl Frames {
+    /// Counts a frame done at `end_ns`, widening the windows first if it falls past
+    /// [`MAX_FPS_WINDOWS`] of them.
+    fn count(&mut self, end_ns: u64) {
+        let since = end_ns.saturating_sub(self.start_ns);
+        while since / self.window_ns >= MAX_FPS_WINDOWS as u64 {
+            self.window_ns = self.window_ns.saturating_mul(2);
+            let merged: Vec<u32> = self
+                .per_window
+                .chunks(2)
+                .map(|pair| pair.iter().fold(0u32, |a, n| a.saturating_add(*n)))
+                .collect();
+            self.per_window = merged;
+        }
+        let w = (since / self.window_ns) as usize;
+        if self.per_window.len() <= w {
+            self.per_window.resize(w + 1, 0);
+        }
+        self.per_window[w] = self.per_window[w].saturating_add(1);
+    }
+}
+
 /// What one policy's replay looked like, for the charts.
 pub(crate) struct PolicyPlot {
     policy: String,
@@ -193,11 +219,7 @@ impl PolicyPlot {
         }
         if let Some(f) = &mut self.frames {
             if r.frame_done && r.task == f.task {
-                let w = (r.end_ns.saturating_sub(f.start_ns) / f.window_ns) as usize;
-                if f.per_window.len() <= w {
-                    f.per_window.resize(w + 1, 0);
-                }
-                f.per_window[w] += 1;
+                f.count(r.end_ns);
             }
         }
     }
@@ -650,6 +672,24 @@ fn line_chart(
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn a_window_too_short_for_the_span_is_widened_and_keeps_every_frame() {
+        let mut f = Frames {
+            task: 0,
+            start_ns: 0,
+            window_ns: 1_000_000,
+            per_window: Vec::new(),
+        };
+        f.count(500_000);
+        f.count(1_500_000);
+        f.count(1_000_000_000_000_000);
+        assert!(f.per_window.len() <= MAX_FPS_WINDOWS);
+        assert!(f.window_ns > 1_000_000 && f.window_ns % 1_000_000 == 0);
+        assert_eq!(f.per_window.iter().sum::<u32>(), 3);
+        // The two early frames share the first, widened window.
+        assert_eq!(f.per_window[0], 2);
+    }
 
     #[test]
     fn latency_buckets_hold_their_values() {
