@@ -3,13 +3,10 @@
 //! one knob changed parts at a named line; a broken file is refused with its line.
 
 mod common;
-use common::{hybrid_sim, hybrid_sim_to_full, root};
+use common::{hybrid_sim, hybrid_sim_to_full, random_round, root};
 
 use hybridland_policy::rng::Pcg32;
-use hybridland_policy::{
-    Affinity, Arrival, ClusterBalance, CpuId, CpuSet, LastRun, PolicyConfig, Queued, SchedCore,
-    Slot, Snapshot, UtilSource, Waiting, Waker,
-};
+use hybridland_policy::{Affinity, ClusterBalance, CpuId, CpuSet, PolicyConfig, SchedCore, Slot};
 use hybridland_sim::machine_file::Machine;
 use hybridland_trace::decisions::{CoreSettings, DecisionLog, Entry, FORMAT, Header, VERSION};
 
@@ -49,92 +46,20 @@ fn live_like_log() -> DecisionLog {
     let mut last_cpu = [None::<CpuId>; 12];
     for _ in 0..400 {
         now += 1_000_000 + u64::from(rng.below(3_000_000));
-        let waiting = u64::from(rng.below(4));
-        log.push(Entry::Backlog { waiting });
-        core.handle_backlog(waiting);
-        let batch = 1 + rng.below(3);
-        for _ in 0..batch {
-            let task = 100 + rng.below(12);
-            let i = (task - 100) as usize;
-            let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
-            let q = Queued {
-                task,
-                arrival: if slice_end {
-                    Arrival::SliceEnd {
-                        waiting: if rng.below(2) == 0 {
-                            Waiting::Nobody
-                        } else {
-                            Waiting::OwnQueue
-                        },
-                    }
-                } else {
-                    Arrival::Wakeup {
-                        waker: (rng.below(2) == 0).then_some(Waker {
-                            task: None,
-                            cpu: CpuId(rng.below(8) as u16),
-                        }),
-                    }
-                },
-                cpu: last_cpu[i],
-                last_run: last_cpu[i].map(|_| LastRun {
-                    start_ns: now - 900_000,
-                    stop_ns: now - 100_000 * u64::from(1 + rng.below(5)),
-                }),
-                weight: 100,
-                affinity: match task % 6 {
-                    0 => Affinity::Cpus(&pinned),
-                    1 => Affinity::Unknown,
-                    _ => Affinity::Cpus(&all),
-                },
-                util: UtilSource::Estimate,
-            };
-            log.push(Entry::queued(now, &q));
-            core.handle_queued(now, &q).unwrap();
-        }
-        let idle: CpuSet = all.iter().filter(|_| rng.below(3) != 0).collect();
-        let queued: CpuSet = all.iter().filter(|_| rng.below(8) == 0).collect();
-        let snap = Snapshot {
-            idle: &idle,
-            queued: Some(&queued),
-            caller_cpu: Some(CpuId(rng.below(8) as u16)),
+        let affinity = |task: u32| match task % 6 {
+            0 => Affinity::Cpus(&pinned),
+            1 => Affinity::Unknown,
+            _ => Affinity::Cpus(&all),
         };
-        log.push(Entry::snapshot(now, &snap));
-        core.handle_snapshot(now, &snap);
-        if core.wants_recheck() {
-            let again: CpuSet = idle.iter().filter(|_| rng.below(4) != 0).collect();
-            let snap = Snapshot {
-                idle: &again,
-                queued: Some(&queued),
-                caller_cpu: None,
-            };
-            log.push(Entry::recheck(&snap));
-            core.handle_recheck(&snap);
-        }
-        while let Some(d) = core.poll_dispatch() {
-            log.push(Entry::sent(&d));
-            if let (Some(c), Some(slot)) = (
-                d.target.cpu(),
-                last_cpu.get_mut(d.task.wrapping_sub(100) as usize),
-            ) {
-                *slot = Some(c);
-            }
-        }
-        if core.poll_timeout().is_some_and(|at| now >= at) {
-            log.push(Entry::Tick { now });
-            core.handle_tick(now);
-            if let Some(n) = core.poll_nudge() {
-                log.push(Entry::Nudged {
-                    cpu: n.cpu.0,
-                    task: n.task,
-                });
-            }
-        }
-        if rng.below(40) == 0 {
-            let task = 100 + rng.below(12);
-            log.push(Entry::Exit { task });
-            let _held = core.handle_exit(task);
-            last_cpu[(task - 100) as usize] = None;
-        }
+        random_round(
+            &mut core,
+            &mut rng,
+            now,
+            &mut last_cpu,
+            &all,
+            affinity,
+            &mut |e| log.push(e.clone()),
+        );
     }
     log
 }

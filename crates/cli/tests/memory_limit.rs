@@ -6,15 +6,16 @@
 //! log (`decisions`), each generated just under its size limit in a directory removed after.
 #![cfg(unix)]
 
+mod common;
+use common::random_round;
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
-    Affinity, Arrival, ClusterBalance, CoreConfig, CpuId, CpuSet, LastRun, PolicyConfig, Queued,
-    SchedCore, Slot, Snapshot, UtilSource, Waiting, Waker,
+    Affinity, ClusterBalance, CoreConfig, CpuId, CpuSet, PolicyConfig, SchedCore, Slot,
 };
 use hybridland_sim::import::ftrace::MAX_FTRACE_BYTES;
 use hybridland_sim::import::rt_app::MAX_RT_APP_BYTES;
 use hybridland_sim::machine_file::Machine;
-use hybridland_trace::decisions::{CoreSettings, Entry, FORMAT, Header, MAX_FILE_BYTES, VERSION};
+use hybridland_trace::decisions::{CoreSettings, FORMAT, Header, MAX_FILE_BYTES, VERSION};
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io::Write;
@@ -488,95 +489,20 @@ fn write_max_decision_log(path: &Path, max: u64) -> usize {
     let mut sent = 0;
     while out.bytes + MARGIN < max {
         now += 200_000 + u64::from(rng.below(800_000));
-        let waiting = u64::from(rng.below(4));
-        log_line(&mut out, &Entry::Backlog { waiting });
-        core.handle_backlog(waiting);
-        for _ in 0..1 + rng.below(3) {
-            let task = 100 + rng.below(LOG_TASKS);
-            let i = (task - 100) as usize;
-            let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
-            let q = Queued {
-                task,
-                arrival: if slice_end {
-                    Arrival::SliceEnd {
-                        waiting: if rng.below(2) == 0 {
-                            Waiting::Nobody
-                        } else {
-                            Waiting::OwnQueue
-                        },
-                    }
-                } else {
-                    Arrival::Wakeup {
-                        waker: (rng.below(2) == 0).then_some(Waker {
-                            task: None,
-                            cpu: CpuId(rng.below(32) as u16),
-                        }),
-                    }
-                },
-                cpu: last_cpu[i],
-                last_run: last_cpu[i].map(|_| LastRun {
-                    start_ns: now - 900_000,
-                    stop_ns: now - 100_000 * u64::from(1 + rng.below(5)),
-                }),
-                weight: 100,
-                affinity: match task % 8 {
-                    0 => Affinity::Cpus(&e_cores),
-                    1 => Affinity::Unknown,
-                    _ => Affinity::Cpus(&all),
-                },
-                util: UtilSource::Estimate,
-            };
-            log_line(&mut out, &Entry::queued(now, &q));
-            core.handle_queued(now, &q).unwrap();
-        }
-        let idle: CpuSet = all.iter().filter(|_| rng.below(3) != 0).collect();
-        let queued: CpuSet = all.iter().filter(|_| rng.below(8) == 0).collect();
-        let snap = Snapshot {
-            idle: &idle,
-            queued: Some(&queued),
-            caller_cpu: Some(CpuId(rng.below(32) as u16)),
+        let affinity = |task: u32| match task % 8 {
+            0 => Affinity::Cpus(&e_cores),
+            1 => Affinity::Unknown,
+            _ => Affinity::Cpus(&all),
         };
-        log_line(&mut out, &Entry::snapshot(now, &snap));
-        core.handle_snapshot(now, &snap);
-        if core.wants_recheck() {
-            let again: CpuSet = idle.iter().filter(|_| rng.below(4) != 0).collect();
-            let snap = Snapshot {
-                idle: &again,
-                queued: Some(&queued),
-                caller_cpu: None,
-            };
-            log_line(&mut out, &Entry::recheck(&snap));
-            core.handle_recheck(&snap);
-        }
-        while let Some(d) = core.poll_dispatch() {
-            log_line(&mut out, &Entry::sent(&d));
-            sent += 1;
-            if let (Some(c), Some(slot)) = (
-                d.target.cpu(),
-                last_cpu.get_mut(d.task.wrapping_sub(100) as usize),
-            ) {
-                *slot = Some(c);
-            }
-        }
-        if core.poll_timeout().is_some_and(|at| now >= at) {
-            log_line(&mut out, &Entry::Tick { now });
-            core.handle_tick(now);
-            if let Some(n) = core.poll_nudge() {
-                log_line(
-                    &mut out,
-                    &Entry::Nudged {
-                        cpu: n.cpu.0,
-                        task: n.task,
-                    },
-                );
-            }
-        }
-        if rng.below(40) == 0 {
-            let task = 100 + rng.below(LOG_TASKS);
-            log_line(&mut out, &Entry::Exit { task });
-            let _held = core.handle_exit(task);
-            last_cpu[(task - 100) as usize] = None;
-        }
+        sent += random_round(
+            &mut core,
+            &mut rng,
+            now,
+            &mut last_cpu,
+            &all,
+            affinity,
+            &mut |e| log_line(&mut out, e),
+        );
     }
     out.finish();
     sent

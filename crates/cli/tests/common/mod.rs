@@ -49,3 +49,113 @@ pub(crate) fn hybrid_sim_to_full(args: &[&str]) -> Output {
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// One round of the live loop against `core`, drawn from `rng` for the decision-log tests,
+/// each call into the core first handed to `log` as the decision log has it: the backlog,
+/// one to three queued tasks (numbered from 100, one per slot of `last_cpu`, which keeps where
+/// each last went: a slice end one time in three when it has run, else a wake-up, by a task on
+/// one of the CPUs of `all` half the time; the affinity `affinity` gives its number), an idle
+/// snapshot of `all` with a recheck when the core asks, the dispatches, the core's timer when
+/// due, and an exit one round in forty. Returns how many dispatches were sent.
+pub(crate) fn random_round<
+    'a,
+    S: AsRef<[hybridland_policy::Slot]> + AsMut<[hybridland_policy::Slot]>,
+>(
+    core: &mut hybridland_policy::SchedCore<S>,
+    rng: &mut hybridland_policy::rng::Pcg32,
+    now: u64,
+    last_cpu: &mut [Option<hybridland_policy::CpuId>],
+    all: &hybridland_policy::CpuSet,
+    affinity: impl Fn(u32) -> hybridland_policy::Affinity<'a>,
+    log: &mut dyn FnMut(&hybridland_trace::decisions::Entry),
+) -> usize {
+    use hybridland_policy::{
+        Arrival, CpuId, CpuSet, LastRun, Queued, Snapshot, UtilSource, Waiting, Waker,
+    };
+    use hybridland_trace::decisions::Entry;
+    let nr_cpus = all.count() as u32;
+    let waiting = u64::from(rng.below(4));
+    log(&Entry::Backlog { waiting });
+    core.handle_backlog(waiting);
+    for _ in 0..1 + rng.below(3) {
+        let task = 100 + rng.below(last_cpu.len() as u32);
+        let i = (task - 100) as usize;
+        let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
+        let q = Queued {
+            task,
+            arrival: if slice_end {
+                Arrival::SliceEnd {
+                    waiting: if rng.below(2) == 0 {
+                        Waiting::Nobody
+                    } else {
+                        Waiting::OwnQueue
+                    },
+                }
+            } else {
+                Arrival::Wakeup {
+                    waker: (rng.below(2) == 0).then_some(Waker {
+                        task: None,
+                        cpu: CpuId(rng.below(nr_cpus) as u16),
+                    }),
+                }
+            },
+            cpu: last_cpu[i],
+            last_run: last_cpu[i].map(|_| LastRun {
+                start_ns: now - 900_000,
+                stop_ns: now - 100_000 * u64::from(1 + rng.below(5)),
+            }),
+            weight: 100,
+            affinity: affinity(task),
+            util: UtilSource::Estimate,
+        };
+        log(&Entry::queued(now, &q));
+        core.handle_queued(now, &q).unwrap();
+    }
+    let idle: CpuSet = all.iter().filter(|_| rng.below(3) != 0).collect();
+    let queued: CpuSet = all.iter().filter(|_| rng.below(8) == 0).collect();
+    let snap = Snapshot {
+        idle: &idle,
+        queued: Some(&queued),
+        caller_cpu: Some(CpuId(rng.below(nr_cpus) as u16)),
+    };
+    log(&Entry::snapshot(now, &snap));
+    core.handle_snapshot(now, &snap);
+    if core.wants_recheck() {
+        let again: CpuSet = idle.iter().filter(|_| rng.below(4) != 0).collect();
+        let snap = Snapshot {
+            idle: &again,
+            queued: Some(&queued),
+            caller_cpu: None,
+        };
+        log(&Entry::recheck(&snap));
+        core.handle_recheck(&snap);
+    }
+    let mut sent = 0;
+    while let Some(d) = core.poll_dispatch() {
+        log(&Entry::sent(&d));
+        sent += 1;
+        if let (Some(c), Some(slot)) = (
+            d.target.cpu(),
+            last_cpu.get_mut(d.task.wrapping_sub(100) as usize),
+        ) {
+            *slot = Some(c);
+        }
+    }
+    if core.poll_timeout().is_some_and(|at| now >= at) {
+        log(&Entry::Tick { now });
+        core.handle_tick(now);
+        if let Some(n) = core.poll_nudge() {
+            log(&Entry::Nudged {
+                cpu: n.cpu.0,
+                task: n.task,
+            });
+        }
+    }
+    if rng.below(40) == 0 {
+        let task = 100 + rng.below(last_cpu.len() as u32);
+        log(&Entry::Exit { task });
+        let _held = core.handle_exit(task);
+        last_cpu[(task - 100) as usize] = None;
+    }
+    sent
+}
