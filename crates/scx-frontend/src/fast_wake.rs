@@ -75,14 +75,7 @@ impl FastWakeTable {
                 step: e.step.index() as u32,
                 pad: 0,
             },
-            None => hl_fast_cpu {
-                core: [0; WORDS],
-                beaten: [0; WORDS],
-                keep: 0,
-                balance_matters: 0,
-                step: 0,
-                pad: 0,
-            },
+            None => hl_fast_cpu::default(),
         }
     }
 
