@@ -17,17 +17,14 @@
 
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 
-/// Dispatch state of the FIFO mode: the arrival counter and the slice.
+/// Dispatch state of the FIFO mode: the slice.
 pub(crate) struct Fifo {
-    /// Arrival number of the last task dispatched; the shared queue is ordered by vtime, so
-    /// this keeps it first in, first out.
-    seq: u64,
     slice_ns: u64,
 }
 
 impl Fifo {
     pub(crate) fn new(slice_ns: u64) -> Self {
-        Self { seq: 0, slice_ns }
+        Self { slice_ns }
     }
 
     /// Dispatches a batch into `out`, asking `pick_idle` for an idle CPU until it finds none
@@ -58,13 +55,16 @@ impl Fifo {
     }
 
     /// Where the task goes: the idle CPU claimed for it (`idle`), else any CPU (the shared
-    /// queue), behind every task dispatched before.
+    /// queue), behind every task queued there before. The vtime stays 0, as scx_rlfifo sends
+    /// it: the framework's queues are vtime-ordered and the kernel puts an equal key after the
+    /// ones already there, so one key keeps arrival order; and the framework's own dispatches
+    /// (an idle CPU found in the kernel, a full ring buffer) use the task's `dsq_vtime`: 0 when
+    /// it joins, then the last key it was queued with. An arrival number (as before
+    /// 2026-11-26) sent that task behind or ahead of the others by where it last came from.
     fn dispatch(&mut self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
-        self.seq += 1;
         let mut out = DispatchedTask::new(task);
         out.cpu = idle.unwrap_or(RL_CPU_ANY);
         out.slice_ns = self.slice_ns;
-        out.vtime = self.seq;
         out
     }
 }
@@ -93,7 +93,7 @@ mod test {
     fn any_cpu_same_slice_in_arrival_order() {
         let mut fifo = Fifo::new(5_000_000);
         // Whatever the previous CPU or the task's own vtime, each goes to the shared queue
-        // with the same slice, behind the one before.
+        // with the same slice and the one key 0, so behind the one before.
         let tasks = [queued(7, 3, 900), queued(8, -1, 0), queued(9, 0, 5)];
         let out: Vec<_> = tasks.iter().map(|t| fifo.dispatch(t, None)).collect();
         for (o, t) in out.iter().zip(&tasks) {
@@ -103,10 +103,10 @@ mod test {
             assert_eq!(o.flags, t.flags);
             assert_eq!(o.enq_cnt, t.enq_cnt);
         }
-        assert!(out.windows(2).all(|w| w[0].vtime < w[1].vtime));
-        // An idle CPU claimed for it: there, still in arrival order.
-        let there = fifo.dispatch(&queued(10, 3, 0), Some(5));
-        assert_eq!((there.cpu, there.slice_ns), (5, 5_000_000));
-        assert!(there.vtime > out[2].vtime);
+        assert!(out.iter().all(|o| o.vtime == 0));
+        // An idle CPU claimed for it: there, with the same key as the framework's own
+        // dispatches to that CPU.
+        let there = fifo.dispatch(&queued(10, 3, 7), Some(5));
+        assert_eq!((there.cpu, there.slice_ns, there.vtime), (5, 5_000_000, 0));
     }
 }

@@ -489,9 +489,13 @@ impl<O: SchedOps> Scheduler<O> {
                     .or(audit);
             }
             self.collect_tails();
-            let now = now_ns();
-            if self.core.poll_timeout().is_some_and(|at| now >= at) {
-                self.tick(now)?;
+            // The clock only when a timer is set: under `--fifo` and before the first
+            // placement none is, and a round then reads no clock at all.
+            if let Some(at) = self.core.poll_timeout() {
+                let now = now_ns();
+                if now >= at {
+                    self.tick(now)?;
+                }
             }
             self.poll_knob();
             self.answer_stats();
@@ -739,7 +743,6 @@ impl<O: SchedOps> Scheduler<O> {
         // Events first: a wake-up's waker reaches its ring before the woken task reaches the
         // framework's, and the core takes it with the task (`Wakers`).
         self.apply_events();
-        let now = now_ns();
         self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();
@@ -758,7 +761,8 @@ impl<O: SchedOps> Scheduler<O> {
                         &mut self.outgoing,
                     );
                 }
-                None => self.decide_batch(now)?,
+                // The clock after the dequeue, and only for a batch the core decides.
+                None => self.decide_batch(now_ns())?,
             }
             self.send_outgoing();
         }
@@ -802,7 +806,7 @@ impl<O: SchedOps> Scheduler<O> {
     /// Hands the batch and an idle snapshot to the core and turns what it polls out into
     /// dispatches, in `self.outgoing`.
     fn decide_batch(&mut self, now: u64) -> Result<()> {
-        let t0 = now_ns();
+        let t0 = now;
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
