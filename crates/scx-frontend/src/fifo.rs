@@ -32,7 +32,7 @@ impl Fifo {
     /// batch either, bar one freed since, which takes from the shared queue. Returns how many
     /// times it asked.
     pub(crate) fn dispatch_batch(
-        &mut self,
+        &self,
         tasks: &[QueuedTask],
         nr_possible: u64,
         mut pick_idle: impl FnMut(&QueuedTask) -> Option<i32>,
@@ -61,7 +61,7 @@ impl Fifo {
     /// (an idle CPU found in the kernel, a full ring buffer) use the task's `dsq_vtime`: 0 when
     /// it joins, then the last key it was queued with. An arrival number (as before
     /// 2026-11-26) sent that task behind or ahead of the others by where it last came from.
-    fn dispatch(&mut self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
+    fn dispatch(&self, task: &QueuedTask, idle: Option<i32>) -> DispatchedTask {
         let mut out = DispatchedTask::new(task);
         out.cpu = idle.unwrap_or(RL_CPU_ANY);
         out.slice_ns = self.slice_ns;
@@ -91,7 +91,7 @@ mod test {
 
     #[test]
     fn any_cpu_same_slice_in_arrival_order() {
-        let mut fifo = Fifo::new(5_000_000);
+        let fifo = Fifo::new(5_000_000);
         // Whatever the previous CPU or the task's own vtime, each goes to the shared queue
         // with the same slice and the one key 0, so behind the one before.
         let tasks = [queued(7, 3, 900), queued(8, -1, 0), queued(9, 0, 5)];

@@ -751,7 +751,7 @@ impl<O: SchedOps> Scheduler<O> {
         } else {
             self.counters.rounds.batches += 1;
             self.counters.rounds.tasks += self.queued.len() as u64;
-            match self.fifo.as_mut() {
+            match self.fifo.as_ref() {
                 Some(fifo) => {
                     let ops = &mut self.ops;
                     self.counters.rounds.snapshots += fifo.dispatch_batch(
@@ -806,7 +806,6 @@ impl<O: SchedOps> Scheduler<O> {
     /// Hands the batch and an idle snapshot to the core and turns what it polls out into
     /// dispatches, in `self.outgoing`.
     fn decide_batch(&mut self, now: u64) -> Result<()> {
-        let t0 = now;
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
@@ -900,7 +899,7 @@ impl<O: SchedOps> Scheduler<O> {
         self.queued = batch;
         let rounds = &mut self.counters.rounds;
         let in_snapshots = rounds.snapshot_ns - snapshot_ns;
-        rounds.decide_ns += now_ns().saturating_sub(t0).saturating_sub(in_snapshots);
+        rounds.decide_ns += now_ns().saturating_sub(now).saturating_sub(in_snapshots);
         Ok(())
     }
 
