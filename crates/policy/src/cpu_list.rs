@@ -145,6 +145,53 @@ pub fn parse_cpu_mask(text: &str) -> Result<CpuSet, CpuListError> {
     Ok(set)
 }
 
+/// A CPU set as a CPU list (`0-3,6`), the empty set as an empty string.
+#[cfg(feature = "serde")]
+mod serde_impls {
+    use super::{CpuSet, parse_cpu_list};
+    use core::fmt;
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::ser::Serializer;
+
+    /// Writes the set's CPU list without allocating.
+    struct List<'a>(&'a CpuSet);
+
+    impl fmt::Display for List<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            if self.0.is_empty() {
+                Ok(())
+            } else {
+                self.0.fmt(f)
+            }
+        }
+    }
+
+    impl serde::Serialize for CpuSet {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(&List(self))
+        }
+    }
+
+    impl<'de> serde::Deserialize<'de> for CpuSet {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct ListVisitor;
+            impl Visitor<'_> for ListVisitor {
+                type Value = CpuSet;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a CPU list such as \"0-3,6\"")
+                }
+                fn visit_str<E: de::Error>(self, text: &str) -> Result<CpuSet, E> {
+                    if text.trim().is_empty() {
+                        return Ok(CpuSet::EMPTY);
+                    }
+                    parse_cpu_list(text).map_err(E::custom)
+                }
+            }
+            d.deserialize_str(ListVisitor)
+        }
+    }
+}
+
 #[cfg(test)]
 mod test {
     extern crate std;

@@ -30,6 +30,7 @@
 //! let mut core = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)?;
 //! let woke = Queued {
 //!     task: 42,
+//!     token: 0,
 //!     arrival: Arrival::Wakeup { waker: None },
 //!     cpu: None,
 //!     last_run: None,
@@ -37,9 +38,10 @@
 //!     affinity: Affinity::Cpus(&all),
 //!     util: UtilSource::Estimate,
 //! };
-//! core.handle_queued(1_000, &woke)?;
-//! core.handle_snapshot(1_000, &Snapshot { idle: &all, queued: Some(&CpuSet::EMPTY), caller_cpu: None });
-//! let d = core.poll_dispatch().unwrap();
+//! let now = TimeNs(1_000);
+//! core.handle(now, Input::Queued(woke))?;
+//! core.handle(now, Input::Snapshot(Snapshot { idle: &all, queued: Some(&CpuSet::EMPTY), caller_cpu: None }))?;
+//! let Some(Output::Dispatch(d)) = core.poll() else { panic!("one dispatch") };
 //! assert_eq!(d.target, Target::Cpu(CpuId(0)));
 //! assert_eq!(d.why.step(), Some(Step::IdlePCore));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -48,8 +50,8 @@
 //! The policy the core runs is any [`PlacementPolicy`]: hybridland's ([`Policy`], the
 //! default) or one of the built-in baselines ([`policies`]), or your own.
 //!
-//! Features: `serde` derives (de)serialisation for the configuration types without needing
-//! std; `alloc` lets a boxed policy (`Box<dyn PlacementPolicy>`) run in a core (the crate
+//! Features: `serde` derives (de)serialisation for the configuration types and the owned
+//! inputs ([`OwnedInput`]) without needing std or alloc; `alloc` lets a boxed policy (`Box<dyn PlacementPolicy>`) run in a core (the crate
 //! still allocates nothing itself); `testkit` adds [`testkit`], the shared invariants, proptest strategies and the
 //! individual rules (`testkit::rules`) for property tests (it pulls in std).
 #![no_std]
@@ -96,9 +98,10 @@ pub use policies::{Builtin, BuiltinPolicy};
 #[cfg(feature = "testkit")]
 pub use sched_core::Audit;
 pub use sched_core::{
-    Affinity, Arrival, BATCH_MAX, BatchFull, CoreConfig, CoreError, CoreStats, Dispatch, LastRun,
-    Nudge, Nudging, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId,
-    UtilSource, Waiting, WakePreempt, Waker, Why,
+    Affinity, Arrival, BATCH_MAX, CoreConfig, CoreError, CoreStats, Dispatch, Input, InputError,
+    LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, Queued,
+    SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TimeNs, UtilSource,
+    Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{
     MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,

@@ -2,8 +2,8 @@
 
 use super::slots::Record;
 use super::{
-    Allowed, Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode,
-    Slot, Target, UtilSource, WakePreempt, Why,
+    Allowed, Arrival, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode, Slot, Target,
+    UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::Placement;
@@ -14,7 +14,7 @@ use crate::task_state::{Run, slice_ns};
 impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     /// Decides every pending task: slice ends first, then wake-ups, each in arrival order.
     pub(super) fn decide_pending(&mut self) {
-        let n = self.pending.len;
+        let n = self.pending.len();
         if n == 0 {
             return;
         }
@@ -27,7 +27,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         let all = *self.topo.cpus();
         for slice_ends in [true, false] {
             for i in 0..n {
-                let Some(p) = self.pending.items[(self.pending.head + i) % BATCH_MAX] else {
+                let Some(p) = self.pending.get(i) else {
                     continue;
                 };
                 if matches!(p.arrival, Arrival::SliceEnd { .. }) != slice_ends {
@@ -63,6 +63,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             self.send(
                 Dispatch {
                     task: p.task,
+                    token: p.token,
                     target,
                     slice_ns: self.config.helper_slice_ns,
                     vtime: self.clock.now(),
@@ -76,6 +77,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         let (util, vtime) = self.observe(p);
         let mut d = Dispatch {
             task: p.task,
+            token: p.token,
             target: Target::Shared,
             slice_ns,
             vtime,

@@ -11,6 +11,8 @@ pub type TaskId = u32;
 
 /// Why a task is handed to the core.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Arrival {
     /// It became runnable after a sleep, or is new.
     Wakeup {
@@ -27,8 +29,13 @@ pub enum Arrival {
 
 /// The task that woke another.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Waker {
     /// Its id, when the caller knows it (the simulator knows only the waker's CPU).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub task: Option<TaskId>,
     /// The CPU it ran on when it woke the other.
     pub cpu: CpuId,
@@ -37,6 +44,8 @@ pub struct Waker {
 /// Who waits for the CPU of a task whose slice ended: the typed account the slice-end rule
 /// reads as "contended" or not.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Waiting {
     /// Nobody: the task could go on where it is.
     Nobody,
@@ -67,6 +76,7 @@ pub enum Affinity<'a> {
 
 /// A finished stretch of running, in the caller's clock.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LastRun {
     /// When it started.
     pub start_ns: u64,
@@ -76,6 +86,8 @@ pub struct LastRun {
 
 /// Where the utilisation a decision reads comes from.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum UtilSource {
     /// The core's estimate from the runs it was told of.
     #[default]
@@ -85,11 +97,22 @@ pub enum UtilSource {
     Hint(u16),
 }
 
+impl UtilSource {
+    /// Whether it is the core's estimate.
+    pub const fn is_estimate(&self) -> bool {
+        matches!(self, Self::Estimate)
+    }
+}
+
 /// A task handed to the core to be dispatched.
 #[derive(Copy, Clone, Debug)]
 pub struct Queued<'a> {
     /// The task.
     pub task: TaskId,
+    /// The caller's handle for it, given back with its [`Dispatch`] so the caller finds what
+    /// it holds for the task without a search (the live loop: its place in the batch). The
+    /// core never reads it.
+    pub token: u32,
     /// Why it is here.
     pub arrival: Arrival,
     /// The CPU it last ran on (a wake-up) or was running on until now (a slice end); `None`
@@ -196,6 +219,8 @@ impl Why {
 pub struct Dispatch {
     /// The task.
     pub task: TaskId,
+    /// The [`Queued::token`] it was handed over with.
+    pub token: u32,
     /// Where to.
     pub target: Target,
     /// Its slice.

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::testkit::{self, Scenario};
-use crate::{ClusterBalance, CoreKind, Placement, SliceEnd, Step, TopologyBuilder, UtilEstimate};
+use crate::{
+    ClusterBalance, CoreKind, Placement, Run, SliceEnd, Step, TopologyBuilder, UtilEstimate,
+};
 use proptest::prelude::*;
 use std::string::ToString;
 use std::vec;
@@ -23,6 +25,7 @@ fn core(topo: &Topology, policy: &PolicyConfig, config: CoreConfig, max_tasks: u
 fn wakeup(task: TaskId, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
     Queued {
         task,
+        token: 0,
         arrival: Arrival::Wakeup { waker: None },
         cpu,
         last_run: None,
@@ -61,7 +64,8 @@ fn core_for(s: &Scenario) -> Core {
         c.handle_started(id, cpu);
         c.handle_stopped(id, cpu, run, 100);
     }
-    c.handle_snapshot(1_000, &snapshot(&s.idle));
+    c.handle(TimeNs::from(1_000), Input::Snapshot(snapshot(&s.idle)))
+        .unwrap();
     c
 }
 
@@ -100,7 +104,7 @@ fn a_wakeup_follows_the_idle_order() {
             let want = s.state();
             prop_assert_eq!(before.homes(), want.homes());
             let q = Queued { util: UtilSource::Hint(s.util), ..wakeup(1, s.prev_cpu, &s.allowed) };
-            c.handle_queued(2_000, &q).unwrap();
+            c.handle(TimeNs::from(2_000), Input::Queued(q)).unwrap();
             let d = c.poll_dispatch().unwrap();
             let Why::Placed(p) = d.why else { return Err(TestCaseError::fail("not placed")) };
             testkit::check_placement(&s.topology, c.policy(), &before, &s.task(), &p)
@@ -131,7 +135,7 @@ fn a_slice_end_follows_the_rule() {
                 let mut running = c.state().clone();
                 running.occupy(&s.topology, own);
                 let q = Queued { util: UtilSource::Hint(s.util), ..slice_end(1, own, waiting, &s.allowed) };
-                c.handle_queued(2_000, &q).unwrap();
+                c.handle(TimeNs::from(2_000), Input::Queued(q)).unwrap();
                 let d = c.poll_dispatch().unwrap();
                 let Some(answer) = d.why.slice_end() else { return Err(TestCaseError::fail("no slice-end answer")) };
                 testkit::check_slice_end(&s.topology, c.policy(), &running, &s.task(), waiting.contended(), answer)
@@ -166,13 +170,13 @@ fn batches_fill_in_the_policy_order() {
             let policy = Policy::new(&topo, &config).unwrap();
             let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
             let mut c = core(&topo, &config, CoreConfig::DEFAULT, 4096);
-            c.handle_snapshot(1, &snapshot(topo.cpus()));
+            c.handle(TimeNs::from(1), Input::Snapshot(snapshot(topo.cpus()))).unwrap();
             let all = *topo.cpus();
             let mut got = Vec::new();
             let mut id = 0;
             while got.len() <= expected.len() {
                 for _ in 0..batch {
-                    c.handle_queued(2, &wakeup(id, None, &all)).unwrap();
+                    c.handle(TimeNs::from(2), Input::Queued(wakeup(id, None, &all))).unwrap();
                     id += 1;
                 }
                 got.extend(poll_all(&mut c));
@@ -227,9 +231,11 @@ fn the_vm_machine_fills_as_vm_check_expects() {
             ..PolicyConfig::default()
         };
         let mut c = core(&topo, &config, CoreConfig::DEFAULT, 64);
-        c.handle_snapshot(1, &snapshot(&all));
+        c.handle(TimeNs::from(1), Input::Snapshot(snapshot(&all)))
+            .unwrap();
         for id in 0..9 {
-            c.handle_queued(2, &wakeup(id, None, &all)).unwrap();
+            c.handle(TimeNs::from(2), Input::Queued(wakeup(id, None, &all)))
+                .unwrap();
         }
         let mut expect: Vec<Option<u16>> = want.iter().map(|c| Some(*c)).collect();
         expect.push(None);
@@ -244,11 +250,21 @@ fn slice_ends_are_decided_before_wakeups() {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
-        .unwrap();
-    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::Nobody, &all))
-        .unwrap();
-    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3])));
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
+    )
+    .unwrap();
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(slice_end(2, CpuId(0), Waiting::Nobody, &all)),
+    )
+    .unwrap();
+    c.handle(
+        TimeNs::from(1),
+        Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))),
+    )
+    .unwrap();
     let ds = poll_all(&mut c);
     assert_eq!((ds[0].task, ds[0].why), (2, Why::Kept));
     assert_eq!(ds[0].target, Target::Cpu(CpuId(0)));
@@ -263,12 +279,23 @@ fn the_audit_checks_each_decision_and_names_a_violation() {
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
     c.start_audit();
-    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
+    )
+    .unwrap();
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(slice_end(2, CpuId(0), Waiting::Nobody, &all)),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(1), Input::Queued(wakeup(3, None, &all)))
         .unwrap();
-    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::Nobody, &all))
-        .unwrap();
-    c.handle_queued(1, &wakeup(3, None, &all)).unwrap();
-    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3])));
+    c.handle(
+        TimeNs::from(1),
+        Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))),
+    )
+    .unwrap();
     let ds = poll_all(&mut c);
     let audit = c.audit().unwrap();
     assert_eq!((audit.wakeups, audit.slice_ends), (2, 1));
@@ -308,9 +335,13 @@ fn tasks_sharing_a_cpu_are_not_all_sent_back_to_it() {
             util: UtilSource::Hint(1024),
             ..slice_end(id, CpuId(2), Waiting::Nobody, &all)
         };
-        c.handle_queued(1, &q).unwrap();
+        c.handle(TimeNs::from(1), Input::Queued(q)).unwrap();
     }
-    c.handle_snapshot(1, &snapshot(&cpus(&[1, 3, 4, 5, 6, 7])));
+    c.handle(
+        TimeNs::from(1),
+        Input::Snapshot(snapshot(&cpus(&[1, 3, 4, 5, 6, 7]))),
+    )
+    .unwrap();
     assert_eq!(
         targets(&poll_all(&mut c)),
         [Some(2), Some(4), Some(6)],
@@ -331,9 +362,13 @@ fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
         caller_cpu: Some(CpuId(0)),
     };
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(1), Input::Snapshot(with_caller))
         .unwrap();
-    c.handle_snapshot(1, &with_caller);
     let d = c.poll_dispatch().unwrap();
     assert_eq!(d.target, Target::Cpu(CpuId(0)));
     assert!(
@@ -342,11 +377,18 @@ fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
     );
 
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(1, &wakeup(1, Some(CpuId(0)), &all))
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
+    )
+    .unwrap();
+    c.handle(
+        TimeNs::from(1),
+        Input::Queued(slice_end(2, CpuId(0), Waiting::SharedQueue, &all)),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(1), Input::Snapshot(with_caller))
         .unwrap();
-    c.handle_queued(1, &slice_end(2, CpuId(0), Waiting::SharedQueue, &all))
-        .unwrap();
-    c.handle_snapshot(1, &with_caller);
     let ds = poll_all(&mut c);
     assert!(
         ds.iter().all(|d| d.target == Target::Shared),
@@ -362,8 +404,9 @@ fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(5, &wakeup(1, None, &all)).unwrap();
-    c.handle_snapshot_failed(5);
+    c.handle(TimeNs::from(5), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(5), Input::SnapshotFailed).unwrap();
     let d = c.poll_dispatch().unwrap();
     assert_eq!((d.target, d.why), (Target::Shared, Why::Blind));
     assert_eq!(d.slice_ns, CoreConfig::DEFAULT.slice_ns);
@@ -372,9 +415,11 @@ fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
         affinity: Affinity::Unknown,
         ..wakeup(2, None, &all)
     };
-    c.handle_queued(6, &q).unwrap();
-    c.handle_queued(6, &wakeup(3, None, &all)).unwrap();
-    c.handle_snapshot(6, &snapshot(&all));
+    c.handle(TimeNs::from(6), Input::Queued(q)).unwrap();
+    c.handle(TimeNs::from(6), Input::Queued(wakeup(3, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(6), Input::Snapshot(snapshot(&all)))
+        .unwrap();
     let ds = poll_all(&mut c);
     assert_eq!(
         (ds[0].target, ds[0].why),
@@ -394,11 +439,18 @@ fn a_recheck_reroutes_picks_whose_cpu_was_taken() {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(1, &wakeup(1, None, &all)).unwrap();
-    c.handle_queued(1, &wakeup(2, None, &all)).unwrap();
-    c.handle_snapshot(1, &snapshot(&cpus(&[0, 1, 2, 3, 4])));
+    c.handle(TimeNs::from(1), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(1), Input::Queued(wakeup(2, None, &all)))
+        .unwrap();
+    c.handle(
+        TimeNs::from(1),
+        Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3, 4]))),
+    )
+    .unwrap();
     assert!(c.wants_recheck());
-    c.handle_recheck(&snapshot(&cpus(&[2, 3])));
+    c.handle(TimeNs(0), Input::Recheck(snapshot(&cpus(&[2, 3]))))
+        .unwrap();
     let ds = poll_all(&mut c);
     assert_eq!(
         (ds[0].target, ds[0].why),
@@ -418,15 +470,21 @@ fn cpus_just_dispatched_to_count_as_queued_without_queue_lengths() {
         caller_cpu: None,
     };
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle_queued(1_000, &wakeup(1, None, &all)).unwrap();
-    c.handle_snapshot(1_000, &no_queues);
+    c.handle(TimeNs::from(1_000), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(1_000), Input::Snapshot(no_queues))
+        .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
-    c.handle_queued(2_000, &wakeup(2, None, &all)).unwrap();
-    c.handle_snapshot(2_000, &no_queues);
+    c.handle(TimeNs::from(2_000), Input::Queued(wakeup(2, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(2_000), Input::Snapshot(no_queues))
+        .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(2)));
     let later = 1_000 + CoreConfig::DEFAULT.claim_ns;
-    c.handle_queued(later, &wakeup(3, None, &all)).unwrap();
-    c.handle_snapshot(later, &no_queues);
+    c.handle(TimeNs::from(later), Input::Queued(wakeup(3, None, &all)))
+        .unwrap();
+    c.handle(TimeNs::from(later), Input::Snapshot(no_queues))
+        .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
 }
 
@@ -447,7 +505,8 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
         ..wakeup(id, Some(CpuId(4)), &all)
     };
     for id in 0..capacity + 3 {
-        c.handle_queued(3_000_000, &ran(id)).unwrap();
+        c.handle(TimeNs::from(3_000_000), Input::Queued(ran(id)))
+            .unwrap();
         let _ = poll_all(&mut c);
     }
     let s = c.stats();
@@ -457,10 +516,13 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
     assert!(c.task(0).unwrap().util() > 0);
     let homes = |c: &Core| u32::from(c.state().home_count(&topo, CpuId(4)));
     assert_eq!(homes(&c), capacity, "only held tasks have homes");
-    assert!(c.handle_exit(0));
-    assert!(!c.handle_exit(0));
+    c.handle(TimeNs(0), Input::Exit { task: 0 }).unwrap();
+    assert_eq!(c.stats().exits_tracked, 1, "held");
+    c.handle(TimeNs(0), Input::Exit { task: 0 }).unwrap();
+    assert_eq!(c.stats().exits_tracked, 1, "no longer held");
     assert_eq!(homes(&c), capacity - 1);
-    c.handle_queued(4_000_000, &ran(capacity)).unwrap();
+    c.handle(TimeNs::from(4_000_000), Input::Queued(ran(capacity)))
+        .unwrap();
     let _ = poll_all(&mut c);
     assert!(c.task(capacity).is_some());
     let s = c.stats();
@@ -485,15 +547,17 @@ fn the_age_prune_forgets_silent_tasks() {
         }),
         ..wakeup(id, Some(CpuId(0)), &all)
     };
-    c.handle_queued(2_000, &ran(1, 1_000)).unwrap();
+    c.handle(TimeNs::from(2_000), Input::Queued(ran(1, 1_000)))
+        .unwrap();
     let _ = poll_all(&mut c);
     let late = 25_000_000_000;
-    c.handle_queued(late, &ran(2, late - 2_000)).unwrap();
+    c.handle(TimeNs::from(late), Input::Queued(ran(2, late - 2_000)))
+        .unwrap();
     let _ = poll_all(&mut c);
     assert_eq!(c.state().home_count(&topo, CpuId(0)), 2);
     let mut now = c.poll_timeout().unwrap();
-    while now <= late + 10_000_000_000 {
-        c.handle_tick(now);
+    while now.ns() <= late + 10_000_000_000 {
+        c.handle(TimeNs::from(now), Input::Tick).unwrap();
         now = c.poll_timeout().unwrap();
     }
     assert!(c.task(1).is_none() && c.task(2).is_some());
@@ -513,25 +577,42 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
         util: UtilSource::Hint(900),
         ..wakeup(1, None, &all)
     };
-    c.handle_queued(1_000, &q).unwrap();
-    c.handle_snapshot(1_000, &snapshot(&cpus(&[4, 5, 6, 7])));
+    c.handle(TimeNs::from(1_000), Input::Queued(q)).unwrap();
+    c.handle(
+        TimeNs::from(1_000),
+        Input::Snapshot(snapshot(&cpus(&[4, 5, 6, 7]))),
+    )
+    .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(4)));
     let at = c.poll_timeout().unwrap();
     // Still every P-core busy: nothing to do.
-    c.handle_snapshot(at, &snapshot(&cpus(&[5, 6, 7])));
-    c.handle_tick(at);
-    assert_eq!(c.poll_nudge(), None);
+    c.handle(
+        TimeNs::from(at),
+        Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    assert_eq!(c.nudges.pop(), None);
     let at = c.poll_timeout().unwrap();
-    c.handle_snapshot(at, &snapshot(&cpus(&[0, 1, 5, 6, 7])));
-    c.handle_tick(at);
-    let n = c.poll_nudge().unwrap();
+    c.handle(
+        TimeNs::from(at),
+        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    let n = c.nudges.pop().unwrap();
     assert_eq!(
         (n.cpu, n.task, n.better.step),
         (CpuId(4), 1, Step::IdlePCore)
     );
     assert_eq!(c.stats().nudges, 1);
-    c.handle_queued(at, &wakeup(99, None, &all)).unwrap();
-    c.handle_snapshot(at, &snapshot(&cpus(&[0, 1, 5, 6, 7])));
+    c.handle(TimeNs::from(at), Input::Queued(wakeup(99, None, &all)))
+        .unwrap();
+    c.handle(
+        TimeNs::from(at),
+        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
+    )
+    .unwrap();
     let h = c.poll_dispatch().unwrap();
     assert_eq!((h.target, h.why), (Target::Cpu(CpuId(4)), Why::Helper));
     assert_eq!(h.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
@@ -540,17 +621,26 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
         util: UtilSource::Hint(900),
         ..wakeup(2, None, &all)
     };
-    c.handle_queued(at, &q).unwrap();
-    c.handle_snapshot(at, &snapshot(&cpus(&[6])));
+    c.handle(TimeNs::from(at), Input::Queued(q)).unwrap();
+    c.handle(TimeNs::from(at), Input::Snapshot(snapshot(&cpus(&[6]))))
+        .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(6)));
-    let soon = at + 20_000_000;
-    c.handle_snapshot(soon, &snapshot(&cpus(&[0, 1])));
-    c.handle_tick(soon);
-    assert_eq!(c.poll_nudge(), None, "within the 50 ms gap");
-    let later = at + 60_000_000;
-    c.handle_snapshot(later, &snapshot(&cpus(&[0, 1])));
-    c.handle_tick(later);
-    assert_eq!(c.poll_nudge().map(|n| n.task), Some(2));
+    let soon = at.ns() + 20_000_000;
+    c.handle(
+        TimeNs::from(soon),
+        Input::Snapshot(snapshot(&cpus(&[0, 1]))),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(soon), Input::Tick).unwrap();
+    assert_eq!(c.nudges.pop(), None, "within the 50 ms gap");
+    let later = at.ns() + 60_000_000;
+    c.handle(
+        TimeNs::from(later),
+        Input::Snapshot(snapshot(&cpus(&[0, 1]))),
+    )
+    .unwrap();
+    c.handle(TimeNs::from(later), Input::Tick).unwrap();
+    assert_eq!(c.nudges.pop().map(|n| n.task), Some(2));
 }
 
 /// The estimate the core keeps from the runs a live loop reports converges on the duty cycle
@@ -573,7 +663,7 @@ fn the_estimate_from_reported_runs_converges() {
                 last_run: Some(LastRun { start_ns: at, stop_ns: at + run }),
                 ..wakeup(7, Some(cpu), &all)
             };
-            c.handle_queued(at + run + sleep, &q).unwrap();
+            c.handle(TimeNs::from(at + run + sleep), Input::Queued(q)).unwrap();
             util = c.poll_dispatch().unwrap().util;
             at += run + sleep;
         }
@@ -608,8 +698,8 @@ fn dispatches_keep_bounded_credit_and_slice_limits() {
                 weight,
                 ..wakeup(task, Some(CpuId(0)), &all)
             };
-            c.handle_backlog(backlog);
-            c.handle_queued(at + ran, &q).unwrap();
+            c.handle(TimeNs(0), Input::Backlog { waiting: backlog }).unwrap();
+            c.handle(TimeNs::from(at + ran), Input::Queued(q)).unwrap();
             let d = c.poll_dispatch().unwrap();
             testkit::check_vtime_queue(clock, base, &charged, d.vtime, &c.task(task).unwrap())
                 .map_err(|v| TestCaseError::fail(v.to_string()))?;
@@ -630,8 +720,10 @@ fn a_fixed_slice_ignores_the_queue() {
         ..CoreConfig::DEFAULT
     };
     let mut c = core(&topo, &PolicyConfig::default(), config, 64);
-    c.handle_backlog(100);
-    c.handle_queued(1, &wakeup(1, None, &all)).unwrap();
+    c.handle(TimeNs(0), Input::Backlog { waiting: 100 })
+        .unwrap();
+    c.handle(TimeNs::from(1), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().slice_ns, config.slice_ns);
 }
 
@@ -641,9 +733,13 @@ fn a_batch_holds_at_most_batch_max_tasks_and_bad_storage_is_refused() {
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
     for id in 0..BATCH_MAX as u32 {
-        c.handle_queued(1, &wakeup(id, None, &all)).unwrap();
+        c.handle(TimeNs::from(1), Input::Queued(wakeup(id, None, &all)))
+            .unwrap();
     }
-    assert_eq!(c.handle_queued(1, &wakeup(999, None, &all)), Err(BatchFull));
+    assert_eq!(
+        c.handle(TimeNs::from(1), Input::Queued(wakeup(999, None, &all))),
+        Err(InputError::BatchFull)
+    );
     assert_eq!(poll_all(&mut c).len(), BATCH_MAX);
     let bad = SchedCore::new(
         topo.clone(),
@@ -665,17 +761,26 @@ fn all_busy(config: CoreConfig) -> Core {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), config, 64);
-    c.handle_snapshot(1, &snapshot(&all));
+    c.handle(TimeNs::from(1), Input::Snapshot(snapshot(&all)))
+        .unwrap();
     for id in 0..8 {
-        c.handle_queued(1, &wakeup(id, None, &all)).unwrap();
+        c.handle(TimeNs::from(1), Input::Queued(wakeup(id, None, &all)))
+            .unwrap();
     }
     assert!(poll_all(&mut c).iter().all(|d| d.target.cpu().is_some()));
     let on_3 = (0..8)
         .find(|id| c.placed_task(CpuId(3)) == Some(*id))
         .unwrap();
-    c.handle_queued(3_000_000, &slice_end(on_3, CpuId(3), Waiting::Nobody, &all))
-        .unwrap();
-    c.handle_snapshot(3_000_000, &snapshot(&CpuSet::EMPTY));
+    c.handle(
+        TimeNs::from(3_000_000),
+        Input::Queued(slice_end(on_3, CpuId(3), Waiting::Nobody, &all)),
+    )
+    .unwrap();
+    c.handle(
+        TimeNs::from(3_000_000),
+        Input::Snapshot(snapshot(&CpuSet::EMPTY)),
+    )
+    .unwrap();
     assert_eq!(poll_all(&mut c)[0].target, Target::Cpu(CpuId(3)));
     c
 }
@@ -695,15 +800,18 @@ fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
     let later = 1 + lead + 1_000_000;
     let decide = |c: &mut Core, at: u64, prevs: &[Option<u16>], queued: &CpuSet| {
         for (n, prev) in prevs.iter().enumerate() {
-            c.handle_queued(at, &wakeup(100 + n as u32, prev.map(CpuId), &all))
-                .unwrap();
+            c.handle(
+                TimeNs::from(at),
+                Input::Queued(wakeup(100 + n as u32, prev.map(CpuId), &all)),
+            )
+            .unwrap();
         }
         let snap = Snapshot {
             idle: &CpuSet::EMPTY,
             queued: Some(queued),
             caller_cpu: None,
         };
-        c.handle_snapshot(at, &snap);
+        c.handle(TimeNs::from(at), Input::Snapshot(snap)).unwrap();
         poll_all(c).iter().map(|d| d.target).collect::<Vec<_>>()
     };
     let none = CpuSet::EMPTY;
@@ -732,4 +840,166 @@ fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
     assert_eq!(CoreConfig::DEFAULT.wake_preempt, WakePreempt::Off);
     let mut c = all_busy(CoreConfig::DEFAULT);
     assert_eq!(decide(&mut c, later, &[Some(5)], &none), [Target::Shared]);
+}
+
+/// Each core takes the inputs of its own occupancy mode only; a refused input changes nothing.
+#[test]
+fn an_input_of_the_other_occupancy_mode_is_a_typed_error() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let run = LastRun {
+        start_ns: 0,
+        stop_ns: 10,
+    };
+    let mut live = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    for input in [
+        Input::Started {
+            task: 1,
+            cpu: CpuId(0),
+        },
+        Input::Stopped {
+            task: 1,
+            cpu: CpuId(0),
+            run,
+            weight: 100,
+        },
+    ] {
+        assert_eq!(
+            live.handle(TimeNs(1), input),
+            Err(InputError::WrongOccupancy {
+                input: input.name(),
+                core: Occupancy::Snapshots,
+            })
+        );
+    }
+    assert_eq!(live.stats().tracked, 0, "the refused run was not counted");
+    let tracked_config = CoreConfig {
+        occupancy: Occupancy::Tracked,
+        ..CoreConfig::DEFAULT
+    };
+    let mut sim = core(&topo, &PolicyConfig::default(), tracked_config, 64);
+    sim.handle(TimeNs(1), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
+    let snap = snapshot(&CpuSet::EMPTY);
+    for input in [
+        Input::Snapshot(snap),
+        Input::SnapshotFailed,
+        Input::Recheck(snap),
+    ] {
+        let err = sim.handle(TimeNs(2), input).unwrap_err();
+        assert!(matches!(
+            err,
+            InputError::WrongOccupancy {
+                core: Occupancy::Tracked,
+                ..
+            }
+        ));
+        assert!(err.to_string().contains(input.name()), "{err}");
+    }
+    // The pending task is still decided against the tracked state (all idle), not blind.
+    let Some(Output::Dispatch(d)) = sim.poll() else {
+        panic!("the pending task")
+    };
+    assert!(matches!(d.target, Target::Cpu(_)), "{d:?}");
+    assert_ne!(d.why, Why::Blind);
+}
+
+#[test]
+fn a_knob_the_policy_lacks_is_refused_and_the_token_comes_back() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let policy = crate::Builtin::Spread
+        .build(&topo, &PolicyConfig::default(), 1)
+        .unwrap();
+    let mut c = SchedCore::with_policy(
+        topo.clone(),
+        policy,
+        CoreConfig::DEFAULT,
+        vec![Slot::EMPTY; Slot::count_for(8)],
+    )
+    .unwrap();
+    let mode = ClusterBalance::On;
+    assert_eq!(
+        c.handle(TimeNs(0), Input::ClusterBalance { mode }),
+        Err(InputError::NoSuchKnob {
+            input: "cluster_balance"
+        })
+    );
+    let q = Queued {
+        token: 77,
+        ..wakeup(5, None, &all)
+    };
+    c.handle(TimeNs(1), Input::Queued(q)).unwrap();
+    c.handle(TimeNs(1), Input::Snapshot(snapshot(&all)))
+        .unwrap();
+    match c.poll() {
+        Some(Output::Dispatch(d)) => assert_eq!((d.task, d.token), (5, 77)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.poll(), None);
+}
+
+/// The owned form hands back the input it was made from, and survives JSON.
+#[test]
+fn every_input_survives_its_owned_form_and_json() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let some = cpus(&[1, 5]);
+    let q = Queued {
+        arrival: Arrival::Wakeup {
+            waker: Some(Waker {
+                task: Some(3),
+                cpu: CpuId(2),
+            }),
+        },
+        last_run: Some(LastRun {
+            start_ns: 1,
+            stop_ns: u64::MAX,
+        }),
+        util: UtilSource::Hint(512),
+        ..wakeup(9, Some(CpuId(7)), &some)
+    };
+    let unknown = Queued {
+        affinity: Affinity::Unknown,
+        ..slice_end(4, CpuId(0), Waiting::SharedQueue, &all)
+    };
+    let snap = Snapshot {
+        idle: &some,
+        queued: None,
+        caller_cpu: Some(CpuId(3)),
+    };
+    let inputs = [
+        Input::Queued(q),
+        Input::Queued(unknown),
+        Input::Snapshot(snap),
+        Input::Snapshot(snapshot(&CpuSet::EMPTY)),
+        Input::SnapshotFailed,
+        Input::Recheck(snap),
+        Input::Backlog { waiting: 1 << 40 },
+        Input::Tick,
+        Input::Exit { task: u32::MAX },
+        Input::Started {
+            task: 1,
+            cpu: CpuId(1023),
+        },
+        Input::Stopped {
+            task: 1,
+            cpu: CpuId(0),
+            run: LastRun {
+                start_ns: 0,
+                stop_ns: 5,
+            },
+            weight: 3,
+        },
+        Input::ClusterBalance {
+            mode: ClusterBalance::Auto,
+        },
+    ];
+    for input in inputs {
+        let owned = input.to_owned();
+        assert_eq!(owned.as_input().to_owned(), owned);
+        let text = serde_json::to_string(&owned).unwrap();
+        let back: OwnedInput = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, owned, "{text}");
+    }
 }

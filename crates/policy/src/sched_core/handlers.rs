@@ -1,0 +1,158 @@
+//! What each [`Input`](super::Input) does to the core: the handlers behind
+//! [`SchedCore::handle`].
+
+use super::{
+    Affinity, Allowed, Arrival, BATCH_MAX, CoreConfig, Dispatch, InputError, LastRun, Nudging,
+    Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId, Why,
+};
+use crate::cpu_set::{CpuId, CpuSet};
+use crate::placement_policy::PlacementPolicy;
+use crate::task_state::Run;
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
+    pub(super) fn handle_queued(&mut self, now_ns: u64, q: &Queued<'_>) -> Result<(), InputError> {
+        if self.pending.len() == BATCH_MAX {
+            return Err(InputError::BatchFull);
+        }
+        let allowed = match q.affinity {
+            Affinity::Cpus(set) if set == self.topo.cpus() => Allowed::All,
+            Affinity::Cpus(set) => {
+                let at = self.pending.tail();
+                self.pending_allowed[at] = *set;
+                Allowed::Restricted(at)
+            }
+            Affinity::Unknown => Allowed::Unknown,
+        };
+        self.pending
+            .push(Pending {
+                task: q.task,
+                token: q.token,
+                arrival: q.arrival,
+                cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
+                last_run: q.last_run,
+                weight: q.weight,
+                allowed,
+                util: q.util,
+                now_ns,
+            })
+            .map_err(|_| InputError::BatchFull)
+    }
+
+    pub(super) fn handle_snapshot(&mut self, now_ns: u64, snap: &Snapshot<'_>) {
+        self.blind = false;
+        self.queued_cpus = match snap.queued {
+            Some(q) => *q,
+            None => self
+                .topo
+                .cpus()
+                .iter()
+                .filter(|c| {
+                    self.last_sent[c.index()]
+                        .is_some_and(|at| now_ns.saturating_sub(at) < self.config.claim_ns)
+                })
+                .collect(),
+        };
+        self.caller_cpu = snap.caller_cpu.filter(|c| self.topo.info(*c).is_some());
+        let mut free = snap.idle.and_not(&self.queued_cpus);
+        // The caller's CPU runs only the caller, which yields it right after the batch: it is
+        // often the one a woken task last ran on. Not when a task of the batch was preempted
+        // there: that task gets it back, and a woken one would push it off its core.
+        if let Some(c) = self.caller_cpu
+            && !self.queued_cpus.contains(c)
+            && !self
+                .pending
+                .iter()
+                .any(|p| matches!(p.arrival, Arrival::SliceEnd { .. }) && p.cpu == Some(c))
+        {
+            free.insert(c);
+        }
+        self.state.reset_idle(&self.topo, &free);
+        self.decide_pending();
+    }
+
+    pub(super) fn handle_snapshot_failed(&mut self) {
+        self.blind = true;
+        self.decide_pending();
+        self.blind = false;
+    }
+
+    /// A dispatch to a CPU no longer free (busy, or with tasks in its own queue) goes to the
+    /// shared queue, where the first CPU to free up takes it, rather than waiting behind
+    /// whatever runs there now.
+    pub(super) fn handle_recheck(&mut self, snap: &Snapshot<'_>) {
+        let free = match snap.queued {
+            Some(q) => snap.idle.and_not(q),
+            None => *snap.idle,
+        };
+        let mut stale = CpuSet::EMPTY;
+        for o in self.outgoing.iter_mut() {
+            if let Some(cpu) = o.check.take()
+                && !free.contains(cpu)
+            {
+                o.dispatch.target = Target::Shared;
+                o.dispatch.why = Why::Stale(cpu);
+                stale.insert(cpu);
+            }
+        }
+        for cpu in stale.iter() {
+            self.clear_placed(cpu);
+        }
+    }
+
+    /// The next decided task, deciding the pending batch first if no snapshot did.
+    pub(super) fn poll_dispatch(&mut self) -> Option<Dispatch> {
+        if self.outgoing.len() == 0 && self.pending.len() > 0 {
+            self.decide_pending();
+        }
+        self.outgoing.pop().map(|o| o.dispatch)
+    }
+
+    pub(super) fn handle_tick(&mut self, now_ns: u64) {
+        if now_ns >= self.next_prune_ns {
+            self.next_prune_ns = now_ns.saturating_add(CoreConfig::PRUNE_EVERY_NS);
+            self.prune(now_ns);
+        }
+        if let Nudging::Scan { every_ns, gap_ns } = self.config.nudging
+            && now_ns >= self.next_scan_ns
+        {
+            self.next_scan_ns = now_ns.saturating_add(every_ns);
+            self.scan(now_ns, gap_ns);
+        }
+    }
+
+    pub(super) fn handle_exit(&mut self, task: TaskId) {
+        self.stats.exits += 1;
+        let Some(rec) = self.slots.remove(task) else {
+            return;
+        };
+        self.stats.exits_tracked += 1;
+        if let Some(home) = rec.home {
+            self.state.leave_home(&self.topo, home);
+        }
+    }
+
+    pub(super) fn handle_started(&mut self, task: TaskId, cpu: CpuId) {
+        self.state.occupy(&self.topo, cpu);
+        if let Some(rec) = self.slots.get_mut(task)
+            && rec.home != Some(cpu)
+        {
+            self.state.move_home(&self.topo, rec.home, cpu);
+            rec.home = Some(cpu);
+        }
+    }
+
+    pub(super) fn handle_stopped(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
+        self.state.release(&self.topo, cpu);
+        let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
+        if let Some(rec) = self.slots.entry(task) {
+            rec.seen_ns = rec.seen_ns.max(run.stop_ns);
+            let _counted = rec.state.on_run(&Run {
+                cpu,
+                capacity,
+                start_ns: run.start_ns,
+                stop_ns: run.stop_ns,
+                weight,
+            });
+        }
+    }
+}

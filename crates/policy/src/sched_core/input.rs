@@ -1,0 +1,394 @@
+//! The core's alphabet: every input is one [`Input`] value handed to
+//! [`SchedCore::handle`](super::SchedCore::handle) with the time it happened, every decision one
+//! [`Output`] value polled back. [`OwnedInput`] is an input that owns its CPU sets, for a log
+//! to keep and hand back again ([`OwnedInput::as_input`]).
+
+use super::io::{LastRun, Queued, Snapshot, TaskId};
+use super::{Dispatch, Nudge};
+use crate::ClusterBalance;
+use crate::cpu_set::{CpuId, CpuSet};
+use crate::sched_core::io::{Affinity, Arrival, UtilSource};
+
+/// A time on the caller's clock, in nanoseconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
+pub struct TimeNs(pub u64);
+
+impl TimeNs {
+    /// The nanoseconds.
+    #[inline]
+    pub const fn ns(self) -> u64 {
+        self.0
+    }
+}
+
+impl From<u64> for TimeNs {
+    fn from(ns: u64) -> Self {
+        Self(ns)
+    }
+}
+
+impl core::fmt::Display for TimeNs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} ns", self.0)
+    }
+}
+
+/// How the core learns which CPUs are free: part of its configuration
+/// ([`CoreConfig::occupancy`](super::CoreConfig::occupancy)). An input of the other kind is
+/// refused with [`InputError::WrongOccupancy`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Occupancy {
+    /// The caller reads the machine's idle CPUs and hands them over per batch
+    /// ([`Input::Snapshot`], [`Input::SnapshotFailed`], [`Input::Recheck`]); runs arrive with the
+    /// queued task ([`Queued::last_run`]). The live loop.
+    #[default]
+    Snapshots,
+    /// The caller reports every start and stop as it happens ([`Input::Started`],
+    /// [`Input::Stopped`]) and the core tracks occupancy itself. The simulator.
+    Tracked,
+}
+
+/// One thing that happened, for [`SchedCore::handle`](super::SchedCore::handle).
+#[derive(Copy, Clone, Debug)]
+pub enum Input<'a> {
+    /// A task to dispatch: decided by the next snapshot (or the next poll, when tracked).
+    /// Refused with [`InputError::BatchFull`] when [`BATCH_MAX`](super::BATCH_MAX) tasks are
+    /// pending.
+    Queued(Queued<'a>),
+    /// (Snapshots.) The caller read the idle CPUs: the core's view becomes these (homes kept)
+    /// and the pending batch is decided against it.
+    Snapshot(Snapshot<'a>),
+    /// (Snapshots.) The caller could not read the idle CPUs: the pending batch goes to the
+    /// shared queue.
+    SnapshotFailed,
+    /// (Snapshots.) The caller's second look, when
+    /// [`wants_recheck`](super::SchedCore::wants_recheck): each unpolled dispatch to a CPU that
+    /// is no longer free goes to the shared queue instead. Its `caller_cpu` is not read.
+    Recheck(Snapshot<'a>),
+    /// Tasks waiting for a CPU besides those handed over since the last poll (the slice
+    /// divisor counts both).
+    Backlog {
+        /// How many.
+        waiting: u64,
+    },
+    /// Time passed: the up-migration scan and the age prune run when due
+    /// ([`poll_timeout`](super::SchedCore::poll_timeout) says when).
+    Tick,
+    /// The task exited: it is forgotten at once, with its home.
+    Exit {
+        /// The task.
+        task: TaskId,
+    },
+    /// (Tracked.) The task starts running on `cpu`: the CPU is busy, and the task's home moves
+    /// there.
+    Started {
+        /// The task.
+        task: TaskId,
+        /// Its CPU.
+        cpu: CpuId,
+    },
+    /// (Tracked.) The task stopped running on `cpu` after `run`: the CPU is idle, and the run
+    /// is counted.
+    Stopped {
+        /// The task.
+        task: TaskId,
+        /// Its CPU.
+        cpu: CpuId,
+        /// The run.
+        run: LastRun,
+        /// Its weight (100 for nice 0).
+        weight: u32,
+    },
+    /// Hybridland's cluster-balance knob changed. Refused with [`InputError::NoSuchKnob`] by a
+    /// policy without it.
+    ClusterBalance {
+        /// The new mode.
+        mode: ClusterBalance,
+    },
+}
+
+impl Input<'_> {
+    /// Its name, as errors and logs give it.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Self::Queued(_) => "queued",
+            Self::Snapshot(_) => "snapshot",
+            Self::SnapshotFailed => "snapshot_failed",
+            Self::Recheck(_) => "recheck",
+            Self::Backlog { .. } => "backlog",
+            Self::Tick => "tick",
+            Self::Exit { .. } => "exit",
+            Self::Started { .. } => "started",
+            Self::Stopped { .. } => "stopped",
+            Self::ClusterBalance { .. } => "cluster_balance",
+        }
+    }
+
+    /// The occupancy mode it belongs to, when only one.
+    pub const fn occupancy(&self) -> Option<Occupancy> {
+        match self {
+            Self::Snapshot(_) | Self::SnapshotFailed | Self::Recheck(_) => {
+                Some(Occupancy::Snapshots)
+            }
+            Self::Started { .. } | Self::Stopped { .. } => Some(Occupancy::Tracked),
+            _ => None,
+        }
+    }
+
+    /// The same input owning its CPU sets (for a log).
+    pub fn to_owned(&self) -> OwnedInput {
+        match *self {
+            Self::Queued(q) => OwnedInput::Queued(OwnedQueued::from(&q)),
+            Self::Snapshot(s) => OwnedInput::Snapshot(OwnedSnapshot::from(&s)),
+            Self::SnapshotFailed => OwnedInput::SnapshotFailed,
+            Self::Recheck(s) => OwnedInput::Recheck(OwnedSnapshot::from(&s)),
+            Self::Backlog { waiting } => OwnedInput::Backlog { waiting },
+            Self::Tick => OwnedInput::Tick,
+            Self::Exit { task } => OwnedInput::Exit { task },
+            Self::Started { task, cpu } => OwnedInput::Started { task, cpu },
+            Self::Stopped {
+                task,
+                cpu,
+                run,
+                weight,
+            } => OwnedInput::Stopped {
+                task,
+                cpu,
+                run,
+                weight,
+            },
+            Self::ClusterBalance { mode } => OwnedInput::ClusterBalance { mode },
+        }
+    }
+}
+
+/// One decision, from [`SchedCore::poll`](super::SchedCore::poll).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Send a task.
+    Dispatch(Dispatch),
+    /// Make a task come back at its next slice end (up-migration).
+    Nudge(Nudge),
+}
+
+/// An input the core refused; nothing of it was applied.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InputError {
+    /// [`BATCH_MAX`](super::BATCH_MAX) tasks are pending: poll the decided batch first.
+    BatchFull,
+    /// An input of the other occupancy mode than the core's.
+    WrongOccupancy {
+        /// The input's name ([`Input::name`]).
+        input: &'static str,
+        /// The core's mode.
+        core: Occupancy,
+    },
+    /// A knob change for a knob the policy does not have.
+    NoSuchKnob {
+        /// The input's name.
+        input: &'static str,
+    },
+}
+
+impl core::fmt::Display for InputError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::BatchFull => write!(
+                f,
+                "the batch holds {} tasks: poll it before handing over more",
+                super::BATCH_MAX
+            ),
+            Self::WrongOccupancy { input, core } => write!(
+                f,
+                "input `{input}` is for a core that {}, and this one {}",
+                match core {
+                    Occupancy::Snapshots => "tracks occupancy itself",
+                    Occupancy::Tracked => "reads idle snapshots",
+                },
+                match core {
+                    Occupancy::Snapshots => "reads idle snapshots",
+                    Occupancy::Tracked => "tracks occupancy itself",
+                },
+            ),
+            Self::NoSuchKnob { input } => write!(f, "the policy has no `{input}` knob"),
+        }
+    }
+}
+
+impl core::error::Error for InputError {}
+
+/// An [`Input`] that owns its CPU sets. With the `serde` feature it is externally tagged by
+/// the input's [name](Input::name): `"tick"`, `{"exit": {"task": 7}}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[allow(missing_docs)] // each variant is the `Input` variant of the same name
+pub enum OwnedInput {
+    Queued(OwnedQueued),
+    Snapshot(OwnedSnapshot),
+    SnapshotFailed,
+    Recheck(OwnedSnapshot),
+    Backlog {
+        waiting: u64,
+    },
+    Tick,
+    Exit {
+        task: TaskId,
+    },
+    Started {
+        task: TaskId,
+        cpu: CpuId,
+    },
+    Stopped {
+        task: TaskId,
+        cpu: CpuId,
+        run: LastRun,
+        weight: u32,
+    },
+    ClusterBalance {
+        mode: ClusterBalance,
+    },
+}
+
+impl OwnedInput {
+    /// The input to hand over again.
+    pub fn as_input(&self) -> Input<'_> {
+        match self {
+            Self::Queued(q) => Input::Queued(q.as_queued()),
+            Self::Snapshot(s) => Input::Snapshot(s.as_snapshot()),
+            Self::SnapshotFailed => Input::SnapshotFailed,
+            Self::Recheck(s) => Input::Recheck(s.as_snapshot()),
+            Self::Backlog { waiting } => Input::Backlog { waiting: *waiting },
+            Self::Tick => Input::Tick,
+            Self::Exit { task } => Input::Exit { task: *task },
+            Self::Started { task, cpu } => Input::Started {
+                task: *task,
+                cpu: *cpu,
+            },
+            Self::Stopped {
+                task,
+                cpu,
+                run,
+                weight,
+            } => Input::Stopped {
+                task: *task,
+                cpu: *cpu,
+                run: *run,
+                weight: *weight,
+            },
+            Self::ClusterBalance { mode } => Input::ClusterBalance { mode: *mode },
+        }
+    }
+}
+
+/// A [`Queued`] that owns its allowed CPUs. The caller's
+/// [`token`](Queued::token) is not kept: it is the caller's handle, never part of a decision,
+/// and a task handed over again gets token 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
+#[allow(missing_docs)] // each field is the `Queued` field of the same name
+pub struct OwnedQueued {
+    pub task: TaskId,
+    pub arrival: Arrival,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub cpu: Option<CpuId>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub last_run: Option<LastRun>,
+    pub weight: u32,
+    /// The allowed CPUs; `None`: [`Affinity::Unknown`].
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub allowed: Option<CpuSet>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "UtilSource::is_estimate")
+    )]
+    pub util: UtilSource,
+}
+
+impl From<&Queued<'_>> for OwnedQueued {
+    fn from(q: &Queued<'_>) -> Self {
+        Self {
+            task: q.task,
+            arrival: q.arrival,
+            cpu: q.cpu,
+            last_run: q.last_run,
+            weight: q.weight,
+            allowed: match q.affinity {
+                Affinity::Cpus(set) => Some(*set),
+                Affinity::Unknown => None,
+            },
+            util: q.util,
+        }
+    }
+}
+
+impl OwnedQueued {
+    /// The input, borrowing the allowed CPUs.
+    pub fn as_queued(&self) -> Queued<'_> {
+        Queued {
+            task: self.task,
+            token: 0,
+            arrival: self.arrival,
+            cpu: self.cpu,
+            last_run: self.last_run,
+            weight: self.weight,
+            affinity: self
+                .allowed
+                .as_ref()
+                .map_or(Affinity::Unknown, Affinity::Cpus),
+            util: self.util,
+        }
+    }
+}
+
+/// A [`Snapshot`] that owns its CPU sets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
+#[allow(missing_docs)] // each field is the `Snapshot` field of the same name
+pub struct OwnedSnapshot {
+    pub idle: CpuSet,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub queued: Option<CpuSet>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub caller_cpu: Option<CpuId>,
+}
+
+impl From<&Snapshot<'_>> for OwnedSnapshot {
+    fn from(s: &Snapshot<'_>) -> Self {
+        Self {
+            idle: *s.idle,
+            queued: s.queued.copied(),
+            caller_cpu: s.caller_cpu,
+        }
+    }
+}
+
+impl OwnedSnapshot {
+    /// The input, borrowing the sets.
+    pub fn as_snapshot(&self) -> Snapshot<'_> {
+        Snapshot {
+            idle: &self.idle,
+            queued: self.queued.as_ref(),
+            caller_cpu: self.caller_cpu,
+        }
+    }
+}
