@@ -6,8 +6,8 @@ use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
 use hybridland_policy::{
     Affinity, Arrival, ClusterBalance, CoreConfig, CoreKind, CpuId, CpuSet, CpuState, Dispatch,
-    LastRun, Policy, PolicyConfig, PrimaryDomain, Queued, SchedCore, Slot, Target, TaskHints,
-    Topology, UtilSource,
+    Input, LastRun, Occupancy, Output, Policy, PolicyConfig, PrimaryDomain, Queued, SchedCore,
+    Slot, Target, TaskHints, TimeNs, Topology, UtilSource,
 };
 
 /// The machine sizes the benchmarks cover.
@@ -150,12 +150,20 @@ impl CoreWakeups {
         let mut core = SchedCore::new(
             case.topo.clone(),
             &PolicyConfig::default(),
-            CoreConfig::DEFAULT,
+            CoreConfig {
+                occupancy: Occupancy::Tracked,
+                ..CoreConfig::DEFAULT
+            },
             vec![Slot::EMPTY; Slot::count_for(1_000)],
         )
         .expect("the benchmark machines fit the default knobs");
         for cpu in case.topo.cpus().iter().filter(|c| !case.state.is_idle(*c)) {
-            core.handle_started(u32::MAX - 1, cpu);
+            let busy = Input::Started {
+                task: u32::MAX - 1,
+                cpu,
+            };
+            core.handle(TimeNs(0), busy)
+                .expect("a tracked core takes starts");
         }
         Self {
             core,
@@ -167,15 +175,16 @@ impl CoreWakeups {
     }
 
     /// One wake-up, as the simulator drives the core: the next task handed over
-    /// (`handle_queued`), its dispatch polled out (`poll_dispatch`: the estimator, the vtime
-    /// credit, the slice and the idle order), and its run reported (`handle_stopped`, which
-    /// frees its CPU again). Returns the dispatch.
+    /// ([`Input::Queued`]), its dispatch polled out (the estimator, the vtime credit, the slice
+    /// and the idle order), and its run reported ([`Input::Stopped`], which frees its CPU
+    /// again). Returns the dispatch.
     #[inline]
     pub fn step(&mut self) -> Option<Dispatch> {
         self.at += 10_000;
         self.task = (self.task + 1) % 1_000;
         let q = Queued {
             task: self.task,
+            token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: self.prev_cpu,
             last_run: None,
@@ -183,8 +192,14 @@ impl CoreWakeups {
             affinity: Affinity::Cpus(&self.allowed),
             util: UtilSource::Estimate,
         };
-        let _ = self.core.handle_queued(self.at, core::hint::black_box(&q));
-        let d = core::hint::black_box(self.core.poll_dispatch());
+        let at = TimeNs(self.at);
+        let _ = self
+            .core
+            .handle(at, Input::Queued(core::hint::black_box(q)));
+        let d = match core::hint::black_box(self.core.poll()) {
+            Some(Output::Dispatch(d)) => Some(d),
+            _ => None,
+        };
         if let Some(Dispatch {
             target: Target::Cpu(cpu),
             ..
@@ -194,7 +209,13 @@ impl CoreWakeups {
                 start_ns: self.at,
                 stop_ns: self.at + 5_000,
             };
-            self.core.handle_stopped(self.task, cpu, ran, 100);
+            let stopped = Input::Stopped {
+                task: self.task,
+                cpu,
+                run: ran,
+                weight: 100,
+            };
+            let _ = self.core.handle(at, stopped);
         }
         d
     }

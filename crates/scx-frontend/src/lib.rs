@@ -27,7 +27,6 @@ mod fast_wake;
 mod fifo;
 mod idle_snapshot;
 mod knobs;
-mod logged_core;
 mod ops;
 mod opts;
 mod policy_choice;

@@ -28,7 +28,6 @@ use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
 use crate::idle_snapshot::Snapshot;
 use crate::knobs::{KnobChange, Watcher};
-use crate::logged_core::LoggedCore;
 use crate::ops::SchedOps;
 pub(crate) use crate::policy_choice::LivePolicy;
 use crate::record::{Event, Recorder, TailReader};
@@ -38,11 +37,12 @@ use crate::task_events::TaskEvent;
 use crate::wakers::Wakers;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging, PlacementPolicy,
-    PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot as CoreSnapshot, Target,
-    Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
+    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Nudging,
+    Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot,
+    Snapshot as CoreSnapshot, Target, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker,
+    Why,
 };
-use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Header};
+use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Entry, Header};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -265,9 +265,12 @@ impl Nudger {
 /// The running scheduler, over the framework operations `O` ([`crate::ops::Live`] when live).
 pub(crate) struct Scheduler<O: SchedOps> {
     ops: O,
-    /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB),
-    /// and `--record`'s decision log.
-    core: LoggedCore,
+    /// The policy crate's scheduler core, with its task storage (boxed: a few hundred KiB).
+    /// Inputs reach it only through [`feed`](Self::feed), which logs them.
+    core: Box<SchedCore<Vec<Slot>, LivePolicy>>,
+    /// `--record`'s decision log and where it is to be written: every input the core is
+    /// handed and every output the loop carries out, in order.
+    decisions: Option<(PathBuf, DecisionLog)>,
     cfg: LoopConfig,
     control: Option<Watcher>,
     counters: Counters,
@@ -308,14 +311,15 @@ impl<O: SchedOps> Scheduler<O> {
         // No nudges in FIFO mode: there is no policy to re-place a task.
         let nudger = nudger.filter(|_| cfg.mode == Mode::Policy);
         let storage = vec![Slot::EMPTY; Slot::count_for(cfg.max_tasks)];
-        let mut core = LoggedCore::new(Box::new(
+        let mut core = Box::new(
             SchedCore::with_policy(topo, policy, cfg.core(nudger.is_some()), storage)
                 .context("the task storage")?,
-        ));
+        );
         core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
         let mut sched = Self {
             ops,
             core,
+            decisions: None,
             cfg,
             control,
             counters: Counters::default(),
@@ -398,8 +402,20 @@ impl<O: SchedOps> Scheduler<O> {
             max_bytes,
             truncated: false,
         };
-        self.core.start_log(path, DecisionLog::new(header));
+        self.decisions = Some((path, DecisionLog::new(header)));
         self
+    }
+
+    /// Hands `input` to the core at `now`, logging it first when a decision log is kept.
+    fn feed(&mut self, now: u64, input: Input<'_>) -> Result<(), InputError> {
+        feed(&mut self.core, &mut self.decisions, now, input)
+    }
+
+    /// Logs an output the loop carried out.
+    fn carried_out(&mut self, out: &Output) {
+        if let Some((_, log)) = self.decisions.as_mut() {
+            log.push(Entry::output(out));
+        }
     }
 
     /// Records what the loop sees (`--record`); `tails` reads `/proc` for the tasks still
@@ -493,7 +509,7 @@ impl<O: SchedOps> Scheduler<O> {
             // placement none is, and a round then reads no clock at all.
             if let Some(at) = self.core.poll_timeout() {
                 let now = now_ns();
-                if now >= at {
+                if now >= at.ns() {
                     self.tick(now)?;
                 }
             }
@@ -536,7 +552,7 @@ impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn into_parts(mut self) -> Parts<O> {
         let topo = self.core.topology().clone();
         Parts {
-            decisions: self.core.take_log(),
+            decisions: self.decisions.take(),
             ops: self.ops,
             recording: self.recorder.map(|r| (r, topo)),
             control: self.control,
@@ -554,12 +570,13 @@ impl<O: SchedOps> Scheduler<O> {
         match control.try_change() {
             None | Some(KnobChange::None) => {}
             Some(KnobChange::Set(mode)) => {
-                let _has_knob = self.core.set_cluster_balance(mode);
                 control.applied(mode);
                 info!(
                     "cluster balance: {current} -> {mode} (from {})",
                     control.path().display()
                 );
+                // Only hybridland has the knob, and only then is there a current mode.
+                let _ = self.feed(now_ns(), Input::ClusterBalance { mode });
                 self.install_fast_wake(false);
             }
             Some(KnobChange::Rejected) => {
@@ -612,21 +629,23 @@ impl<O: SchedOps> Scheduler<O> {
     /// it gives carried out by waking the helper.
     fn tick(&mut self, now: u64) -> Result<()> {
         if let Some(snap) = self.snapshot(now)? {
-            self.core.handle_snapshot(
-                now,
-                &CoreSnapshot {
-                    idle: &snap.idle,
-                    queued: snap.queued.as_ref(),
-                    caller_cpu: None,
-                },
-            );
+            let snap = CoreSnapshot {
+                idle: &snap.idle,
+                queued: snap.queued.as_ref(),
+                caller_cpu: None,
+            };
+            // A batch was polled empty before: nothing pending, nothing refused.
+            let _ = self.feed(now, Input::Snapshot(snap));
         }
-        self.core.handle_tick(now);
-        if let (Some(n), Some(nudger)) = (self.core.poll_nudge(), self.nudger.as_mut()) {
+        let _ = self.feed(now, Input::Tick);
+        // Between batches the core has only a nudge to give.
+        if let Some(out @ Output::Nudge(n)) = self.core.poll()
+            && let Some(nudger) = self.nudger.as_mut()
+        {
             debug!(cpu = n.cpu.0, pid = n.task, better = %n.better.step, "nudge");
-            self.core.nudged(&n);
             nudger.wake();
             self.counters.nudges += 1;
+            self.carried_out(&out);
         }
         Ok(())
     }
@@ -672,8 +691,9 @@ impl<O: SchedOps> Scheduler<O> {
     /// and a wake-up by a task goes into the recording. (`--fifo` loads no event source:
     /// nothing to drain there.)
     fn apply_events(&mut self) {
-        let (core, counters, recorder, wakers) = (
+        let (core, decisions, counters, recorder, wakers) = (
             &mut self.core,
+            &mut self.decisions,
             &mut self.counters,
             &mut self.recorder,
             &mut self.wakers,
@@ -682,8 +702,11 @@ impl<O: SchedOps> Scheduler<O> {
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
-                if u32::try_from(pid).is_ok_and(|pid| core.handle_exit(pid)) {
-                    counters.events.exit_tracked += 1;
+                if let Ok(task) = u32::try_from(pid) {
+                    let held = core.stats().exits_tracked;
+                    // Any core takes an exit.
+                    let _ = feed(core, decisions, at_ns, Input::Exit { task });
+                    counters.events.exit_tracked += core.stats().exits_tracked - held;
                 }
                 if let Some(r) = recorder.as_mut() {
                     r.exited(pid, at_ns);
@@ -809,9 +832,10 @@ impl<O: SchedOps> Scheduler<O> {
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
-        self.core.handle_backlog(self.ops.nr_queued());
+        let waiting = self.ops.nr_queued();
+        let _ = self.feed(now, Input::Backlog { waiting });
         let batch = core::mem::take(&mut self.queued);
-        for task in &batch {
+        for (token, task) in (0u32..).zip(&batch) {
             let helper = self.nudger.as_ref().is_some_and(|n| n.tid == task.pid);
             let allowed = if helper {
                 None
@@ -836,46 +860,58 @@ impl<O: SchedOps> Scheduler<O> {
                 None
             };
             self.counters.events.waker_to_core += u64::from(waker.is_some());
-            let queued = queued_input(task, allowed.as_ref(), queued_cpus.as_ref(), waker);
+            let queued = Queued {
+                token,
+                ..queued_input(task, allowed.as_ref(), queued_cpus.as_ref(), waker)
+            };
             // Cannot fail: a batch holds at most BATCH_MAX tasks and was polled empty.
-            let _ = self.core.handle_queued(now, &queued);
+            let _ = self.feed(now, Input::Queued(queued));
         }
+        // Neither can these: the core reads idle snapshots.
         match &snap {
             Some(snap) => {
-                self.core.handle_snapshot(
+                let caller_cpu = self.ops.current_cpu();
+                let _ = self.feed(
                     now,
-                    &CoreSnapshot {
+                    Input::Snapshot(CoreSnapshot {
                         idle: &snap.idle,
                         queued: snap.queued.as_ref(),
-                        caller_cpu: self.ops.current_cpu(),
-                    },
+                        caller_cpu,
+                    }),
                 );
                 // The second look earns its cost (one `bpf()` call) only for a batch with a
                 // pick from the snapshot; a failed one keeps the picks as they are.
                 if self.core.wants_recheck()
                     && let Some(again) = self.snapshot(now)?
                 {
-                    self.core.handle_recheck(&CoreSnapshot {
-                        idle: &again.idle,
-                        queued: again.queued.as_ref(),
-                        caller_cpu: None,
-                    });
+                    let _ = self.feed(
+                        now,
+                        Input::Recheck(CoreSnapshot {
+                            idle: &again.idle,
+                            queued: again.queued.as_ref(),
+                            caller_cpu: None,
+                        }),
+                    );
                 }
             }
-            None => self.core.handle_snapshot_failed(now),
+            None => {
+                let _ = self.feed(now, Input::SnapshotFailed);
+            }
         }
-        // Dispatches come in the core's order (slice ends first): find each one's task.
-        let mut used = 0u64;
-        while let Some(d) = self.core.poll_dispatch() {
-            let Some(i) = (0..batch.len())
-                .find(|i| used & (1 << i) == 0 && u32::try_from(batch[*i].pid) == Ok(d.task))
-            else {
+        // Dispatches come in the core's order (slice ends first), each with its task's place
+        // in the batch as its token. A batch decided here gives no nudge (those come at ticks).
+        while let Some(out @ Output::Dispatch(d)) = self.core.poll() {
+            let Some(task) = batch.get(d.token as usize) else {
+                // The core gives back the tokens it was handed, so this is a core defect.
+                error!(
+                    token = d.token,
+                    pid = d.task,
+                    "a dispatch for no task of the batch"
+                );
                 continue;
             };
-            used |= 1 << i;
-            let task = &batch[i];
             self.count(task, &d);
-            self.core.sent(&d);
+            self.carried_out(&out);
             let mut out = DispatchedTask::new(task);
             out.slice_ns = d.slice_ns;
             out.vtime = d.vtime;
@@ -927,11 +963,26 @@ impl<O: SchedOps> Scheduler<O> {
     }
 }
 
-/// A queued task in the core's terms. At a slice end, who waits is what the snapshot shows:
-/// tasks in the CPU's own queue, or nobody the loop can see. (Counting the shared queue's
-/// tasks as waiting, which the snapshot can read, was tried in session 8: it moved no VM
-/// figure, and since the loop cannot tell which CPUs those tasks may use it made tasks leave
-/// CPUs nobody else could take, which failed vm-check's knob-runtime.)
+/// Hands `input` to `core` at `now`, logging it first into `decisions` when one is kept: the
+/// only way an input reaches the live core.
+fn feed(
+    core: &mut SchedCore<Vec<Slot>, LivePolicy>,
+    decisions: &mut Option<(PathBuf, DecisionLog)>,
+    now: u64,
+    input: Input<'_>,
+) -> Result<(), InputError> {
+    let now = TimeNs(now);
+    if let Some((_, log)) = decisions.as_mut() {
+        log.push(Entry::input(now, &input));
+    }
+    core.handle(now, input)
+}
+
+/// A queued task in the core's terms (token 0: the caller sets its own). At a slice end, who
+/// waits is what the snapshot shows: tasks in the CPU's own queue, or nobody the loop can see.
+/// The shared queue's tasks are not counted as waiting, though the snapshot can read them: the
+/// loop cannot tell which CPUs those tasks may use, so counting them makes tasks leave CPUs
+/// nobody else can take (vm-check's knob-runtime check fails), and it moves no VM figure.
 fn queued_input<'a>(
     task: &QueuedTask,
     allowed: Option<&'a CpuSet>,
@@ -955,6 +1006,7 @@ fn queued_input<'a>(
     Queued {
         // Pids are positive; a negative one cannot be stored, and is decided untracked.
         task: u32::try_from(task.pid).unwrap_or(u32::MAX),
+        token: 0,
         arrival,
         cpu,
         last_run: ran.then_some(LastRun {
@@ -1158,10 +1210,8 @@ mod test {
             before,
             hybridland_policy::BalanceRange { from: 0, until: 0 }
         );
-        assert!(
-            s.core
-                .set_cluster_balance(hybridland_policy::ClusterBalance::Off)
-        );
+        let mode = hybridland_policy::ClusterBalance::Off;
+        s.feed(1, Input::ClusterBalance { mode }).unwrap();
         s.install_fast_wake(false);
         let after = s
             .ops
@@ -1725,7 +1775,7 @@ mod test {
         idle.remove(CpuId(u16::try_from(on).unwrap()));
         s.ops.snapshots.push_back(Ok(idle));
         let now = now_ns();
-        assert!(s.core.poll_timeout().is_some_and(|at| at <= now));
+        assert!(s.core.poll_timeout().is_some_and(|at| at.ns() <= now));
         s.tick(now).unwrap();
         assert_eq!(s.counters.nudges, 1);
         s.ops.incoming.push_back(Ok(wakeup(tid)));

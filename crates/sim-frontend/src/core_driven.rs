@@ -7,9 +7,9 @@ use crate::sim_policy::{
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Placement,
-    PlacementPolicy, Policy, PolicyConfig, Queued, Reach, SchedCore, Slot, Topology, UtilSource,
-    Waiting, WakePreempt,
+    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Input,
+    Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig, Queued, Reach, SchedCore,
+    Slot, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -184,6 +184,7 @@ impl SimPolicy for CoreDriven {
             } else {
                 WakePreempt::Off
             },
+            occupancy: Occupancy::Tracked,
             ..CoreConfig::DEFAULT
         };
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
@@ -193,7 +194,7 @@ impl SimPolicy for CoreDriven {
             .map(|p| FastTable::new(&topo, p, slice_ns));
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
-        // Never handed a backlog (`handle_backlog`), the core keeps its initial 0. It divides the
+        // Never handed a backlog (`Input::Backlog`), the core keeps its initial 0. It divides the
         // slice by the tasks waiting for its decision: live, the framework's count of tasks still
         // on their way to user space, not the kernel's shared queue; here every wake-up is
         // decided the moment it happens, so none is waiting. Fed the shared queue instead, the
@@ -232,6 +233,7 @@ impl SimPolicy for CoreDriven {
         let queued = Queued {
             // Task indices are below the trace's task limit, far from u32::MAX.
             task: u32::try_from(task.id).unwrap_or(u32::MAX),
+            token: 0,
             arrival,
             cpu: task.prev_cpu,
             last_run: None,
@@ -244,8 +246,8 @@ impl SimPolicy for CoreDriven {
             },
         };
         // A batch of one, polled at once: the core's batch is never full here.
-        let _ = core.handle_queued(machine.now_ns, &queued);
-        let Some(d) = core.poll_dispatch() else {
+        let _ = core.handle(TimeNs(machine.now_ns), Input::Queued(queued));
+        let Some(Output::Dispatch(d)) = core.poll() else {
             return Decision::plain(Target::QueueShared);
         };
         Decision {

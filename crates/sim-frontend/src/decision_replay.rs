@@ -8,10 +8,10 @@ use crate::machine_file::Machine;
 use crate::registry::custom_policies;
 use hybridland_machine::MachineError;
 use hybridland_policy::{
-    Builtin, CoreConfig, CpuId, CpuSet, Dispatch, PlacementPolicy, SchedCore, Slot, Snapshot,
-    Target,
+    Builtin, CoreConfig, CpuSet, Dispatch, Output, OwnedInput, PlacementPolicy, SchedCore, Slot,
+    Target, TimeNs,
 };
-use hybridland_trace::decisions::{DecisionLog, Entry, sent_target};
+use hybridland_trace::decisions::{DecisionLog, Entry, Nudged, Sent};
 use std::collections::VecDeque;
 
 /// How many inputs before a difference the report shows.
@@ -75,13 +75,16 @@ pub enum DecisionReplayError {
     },
 }
 
-fn dispatch_text(task: u32, target: Target, slice_ns: u64, vtime: u64) -> String {
-    let target = match target {
+fn dispatch_text(d: &Sent) -> String {
+    let target = match d.target() {
         Target::Cpu(c) => format!("cpu {c}"),
         Target::Preempt(c) => format!("cpu {c}, preempting"),
         Target::Shared => "the shared queue".to_owned(),
     };
-    format!("task {task} to {target}, slice {slice_ns} ns, vtime {vtime}")
+    format!(
+        "task {} to {target}, slice {} ns, vtime {}",
+        d.task, d.slice_ns, d.vtime
+    )
 }
 
 /// Replays `log`, with `knobs` (the `--set` items) over the header's hybridland knobs.
@@ -139,9 +142,9 @@ pub fn replay_decisions_observed(
 
     // The totals, counted in one pass: the replay stops at the first difference.
     let (sent, nudges) = log.iter().fold((0, 0), |(s, n), e| match e {
-        Entry::Sent { .. } => (s + 1, n),
-        Entry::Nudged { .. } => (s, n + 1),
-        _ => (s, n),
+        Entry::Sent(_) => (s + 1, n),
+        Entry::Nudged(_) => (s, n + 1),
+        Entry::Input { .. } => (s, n),
     });
     let mut report = DecisionReport {
         policy: h.policy.clone(),
@@ -157,133 +160,77 @@ pub fn replay_decisions_observed(
     let mut idle_seen: Option<CpuSet> = None;
     // The last entries before the current one, for the report of a difference.
     let mut recent: VecDeque<Entry> = VecDeque::with_capacity(CONTEXT + 1);
-    let differ =
-        |recent: &VecDeque<Entry>, i: usize, now, task, logged: String, replayed| Difference {
-            line: i + 2,
-            now_ns: now,
-            task,
-            logged,
-            replayed,
-            inputs: recent
-                .iter()
-                .map(|e| serde_json::to_string(e).unwrap_or_default())
-                .collect(),
-        };
     for (i, entry) in log.iter().enumerate() {
-        let entry = &entry;
-        now = entry.now().or(now);
-        match entry {
-            Entry::Queued { .. } => {
-                if let Some((at, q)) = entry.to_queued() {
-                    // A batch the live loop could hand over fits here too.
-                    let _ = core.handle_queued(at, &q);
+        now = entry.now().map(TimeNs::ns).or(now);
+        // What the loop did and what the core does now, when they differ.
+        let differs = match &entry {
+            Entry::Input { now, input } => {
+                match input {
+                    OwnedInput::Snapshot(s) => idle_seen = Some(s.idle),
+                    OwnedInput::SnapshotFailed => idle_seen = None,
+                    _ => {}
                 }
+                // An input the live core took is taken here too (a batch the loop could hand
+                // over fits); one it refused is refused again, with no effect either time.
+                let _ = core.handle(*now, input.as_input());
+                None
             }
-            Entry::Snapshot {
-                now,
-                idle,
-                queued,
-                caller,
-            } => {
-                idle_seen = Some(*idle);
-                core.handle_snapshot(*now, &snapshot(idle, queued.as_ref(), *caller));
-            }
-            Entry::SnapshotFailed { now } => {
-                idle_seen = None;
-                core.handle_snapshot_failed(*now);
-            }
-            Entry::Recheck { idle, queued } => {
-                core.handle_recheck(&snapshot(idle, queued.as_ref(), None));
-            }
-            Entry::Backlog { waiting } => core.handle_backlog(*waiting),
-            Entry::Tick { now } => core.handle_tick(*now),
-            Entry::Exit { task } => {
-                let _held = core.handle_exit(*task);
-            }
-            Entry::ClusterBalance { mode } => {
-                let _has_knob = core.set_cluster_balance(*mode);
-            }
-            Entry::Sent {
-                task,
-                cpu,
-                slice_ns,
-                vtime,
-                preempt,
-            } => {
-                let target = sent_target(*cpu, *preempt);
-                let logged = dispatch_text(*task, target, *slice_ns, *vtime);
-                let polled = core.poll_dispatch();
-                if let Some(d) = &polled {
+            Entry::Sent(sent) => match core.poll() {
+                Some(Output::Dispatch(d)) => {
                     observe(&ReplayedDispatch {
                         now_ns: now,
-                        dispatch: d,
+                        dispatch: &d,
                         idle: idle_seen.as_ref(),
                     });
-                }
-                match polled {
-                    Some(d)
-                        if d.task == *task
-                            && d.target == target
-                            && d.slice_ns == *slice_ns
-                            && d.vtime == *vtime =>
-                    {
+                    if sent.matches(&d) {
                         report.agreed += 1;
-                    }
-                    Some(d) => {
-                        report.difference = Some(differ(
-                            &recent,
-                            i,
-                            now,
-                            Some(*task),
-                            logged,
-                            dispatch_text(d.task, d.target, d.slice_ns, d.vtime),
-                        ));
-                    }
-                    None => {
-                        report.difference = Some(differ(
-                            &recent,
-                            i,
-                            now,
-                            Some(*task),
-                            logged,
-                            "nothing".into(),
-                        ));
+                        None
+                    } else {
+                        Some((sent.task, dispatch_text(&Sent::of(&d))))
                     }
                 }
+                other => Some((sent.task, output_text(other))),
             }
-            Entry::Nudged { cpu, task } => match core.poll_nudge() {
-                Some(n) if n.cpu.0 == *cpu && n.task == *task => report.nudges_agreed += 1,
-                other => {
-                    report.difference = Some(differ(
-                        &recent,
-                        i,
-                        now,
-                        Some(*task),
-                        format!("nudged cpu {cpu} (task {task})"),
-                        other.map_or_else(
-                            || "no nudge".to_owned(),
-                            |n| format!("nudged cpu {} (task {})", n.cpu, n.task),
-                        ),
-                    ));
+            .map(|(task, replayed)| (task, dispatch_text(sent), replayed)),
+            Entry::Nudged(n) => match core.poll() {
+                Some(Output::Nudge(got)) if Nudged::of(&got) == *n => {
+                    report.nudges_agreed += 1;
+                    None
                 }
+                other => Some((n.task, nudge_text(n), output_text(other))),
             },
-        }
-        if report.difference.is_some() {
+        };
+        if let Some((task, logged, replayed)) = differs {
+            report.difference = Some(Difference {
+                line: i + 2,
+                now_ns: now,
+                task: Some(task),
+                logged,
+                replayed,
+                inputs: recent
+                    .iter()
+                    .map(|e| serde_json::to_string(e).unwrap_or_default())
+                    .collect(),
+            });
             break;
         }
         if recent.len() == CONTEXT {
             let _oldest = recent.pop_front();
         }
-        recent.push_back(entry.clone());
+        recent.push_back(entry);
     }
     Ok(report)
 }
 
-fn snapshot<'a>(idle: &'a CpuSet, queued: Option<&'a CpuSet>, caller: Option<u16>) -> Snapshot<'a> {
-    Snapshot {
-        idle,
-        queued,
-        caller_cpu: caller.map(CpuId),
+fn nudge_text(n: &Nudged) -> String {
+    format!("nudged cpu {} (task {})", n.cpu, n.task)
+}
+
+fn output_text(out: Option<Output>) -> String {
+    match out {
+        None => "nothing".to_owned(),
+        Some(Output::Dispatch(d)) => dispatch_text(&Sent::of(&d)),
+        Some(Output::Nudge(n)) => nudge_text(&Nudged::of(&n)),
     }
 }
 

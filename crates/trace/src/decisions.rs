@@ -10,8 +10,8 @@
 //! ([`Header::truncated`]); a replay then compares what was kept. `docs/decision-log.md` describes every field.
 
 use hybridland_policy::{
-    Affinity, Arrival, ClusterBalance, CoreConfig, CpuId, CpuSet, Dispatch, LastRun, Nudging,
-    PolicyConfig, Queued, SliceMode, Snapshot, Target, UtilSource, Waiting, WakePreempt, Waker,
+    CoreConfig, CpuId, Dispatch, Input, Nudge, Nudging, Occupancy, Output, OwnedInput,
+    PolicyConfig, SliceMode, Target, TimeNs, WakePreempt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ use std::io::{self, BufRead, Write};
 /// The format's name, in every header.
 pub const FORMAT: &str = "hybridland-decisions";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The memory the live loop keeps the log in unless told otherwise: 8 MiB, a few hundred
 /// thousand entries (the framework's whole heap is a fixed 64 MiB arena).
 pub const DEFAULT_MAX_BYTES: usize = 8 << 20;
@@ -77,7 +77,7 @@ pub struct CoreSettings {
     pub helper_slice_ns: u64,
     /// The age prune's limit.
     pub forget_after_ns: u64,
-    /// Wake-up preemption (logs written before it existed say nothing: it was off).
+    /// Wake-up preemption.
     #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub wake_preempt: bool,
 }
@@ -125,140 +125,54 @@ impl From<&CoreSettings> for CoreConfig {
             } else {
                 WakePreempt::Off
             },
+            // A log is the live loop's: it reads idle snapshots.
+            occupancy: Occupancy::Snapshots,
         }
     }
 }
 
-/// One call the loop made, or one dispatch it sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "in", rename_all = "snake_case", deny_unknown_fields)]
+/// One input the loop handed to the core, or one decision it carried out.
+///
+/// As a JSON line: an input is `{"now": NS, "in": INPUT}` with the core's own
+/// [`OwnedInput`] form (`"tick"`, `{"exit": {"task": 7}}`, `{"queued": {...}}`); a dispatch
+/// sent is `{"sent": {...}}`, a nudge carried out `{"nudged": {...}}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    /// `handle_queued`.
-    Queued {
-        /// Time handed over.
-        now: u64,
-        /// Task id (pid).
-        task: u32,
-        /// For a wake-up: the waker's CPU, when known. `None` with `slice_end` unset: no waker.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        waker_cpu: Option<u16>,
-        /// For a slice end: who waits (`nobody`, `own_queue`, `shared_queue`); absent for a
-        /// wake-up.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        slice_end: Option<WaitingRec>,
-        /// The CPU it last ran on.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cpu: Option<u16>,
-        /// Its last run, `[start_ns, stop_ns]`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        last_run: Option<[u64; 2]>,
-        /// Its weight.
-        weight: u32,
-        /// Its allowed CPUs as a CPU list; absent: unknown.
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_set")]
-        allowed: Option<CpuSet>,
-        /// A utilisation hint in place of the core's estimate.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        util_hint: Option<u16>,
-    },
-    /// `handle_snapshot`.
-    Snapshot {
-        /// Time.
-        now: u64,
-        /// Idle CPUs.
-        #[serde(with = "set")]
-        idle: CpuSet,
-        /// CPUs with tasks in their own queue, when the snapshot had them.
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_set")]
-        queued: Option<CpuSet>,
-        /// The loop's own CPU.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        caller: Option<u16>,
-    },
-    /// `handle_snapshot_failed`.
-    SnapshotFailed {
-        /// Time.
-        now: u64,
-    },
-    /// `handle_recheck`.
-    Recheck {
-        /// Idle CPUs.
-        #[serde(with = "set")]
-        idle: CpuSet,
-        /// CPUs with tasks in their own queue.
-        #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_set")]
-        queued: Option<CpuSet>,
-    },
-    /// `handle_backlog`.
-    Backlog {
-        /// Tasks waiting besides the batch.
-        waiting: u64,
-    },
-    /// `handle_tick`.
-    Tick {
-        /// Time.
-        now: u64,
-    },
-    /// `handle_exit`.
-    Exit {
-        /// Task id.
-        task: u32,
-    },
-    /// `set_cluster_balance` (the control file).
-    ClusterBalance {
-        /// The new mode.
-        mode: ClusterBalance,
+    /// An input, with the time it was handed over.
+    Input {
+        /// The time handed over.
+        now: TimeNs,
+        /// The input.
+        input: OwnedInput,
     },
     /// A dispatch the loop sent, as the core polled it out.
-    Sent {
-        /// Task id.
-        task: u32,
-        /// The CPU, or absent for the shared queue.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cpu: Option<u16>,
-        /// Slice.
-        slice_ns: u64,
-        /// Vtime.
-        vtime: u64,
-        /// It takes `cpu` from the task there ([`hybridland_policy::Target::Preempt`]).
-        #[serde(default, skip_serializing_if = "core::ops::Not::not")]
-        preempt: bool,
-    },
+    Sent(Sent),
     /// A nudge the loop carried out, as the core polled it out.
-    Nudged {
-        /// The CPU nudged.
-        cpu: u16,
-        /// The task on it.
-        task: u32,
-    },
+    Nudged(Nudged),
 }
 
-/// Who waits at a slice end.
+/// A dispatch as sent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitingRec {
-    /// Nobody the loop can see.
-    Nobody,
-    /// Tasks in the CPU's own queue.
-    OwnQueue,
-    /// Tasks in the shared queue.
-    SharedQueue,
+#[serde(deny_unknown_fields)]
+pub struct Sent {
+    /// Task id (pid).
+    pub task: u32,
+    /// The CPU, or absent for the shared queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u16>,
+    /// Slice.
+    pub slice_ns: u64,
+    /// Vtime.
+    pub vtime: u64,
+    /// It takes `cpu` from the task there ([`Target::Preempt`]).
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub preempt: bool,
 }
 
-/// The target an [`Entry::Sent`] names: `cpu` (absent: the shared queue), taken from the task
-/// there when `preempt`.
-pub fn sent_target(cpu: Option<u16>, preempt: bool) -> Target {
-    match cpu.map(CpuId) {
-        None => Target::Shared,
-        Some(c) if preempt => Target::Preempt(c),
-        Some(c) => Target::Cpu(c),
-    }
-}
-
-impl Entry {
-    /// The entry for dispatch `d`, sent.
-    pub fn sent(d: &Dispatch) -> Self {
-        Self::Sent {
+impl Sent {
+    /// What dispatch `d` logs as.
+    pub fn of(d: &Dispatch) -> Self {
+        Self {
             task: d.task,
             cpu: d.target.cpu().map(|c| c.0),
             slice_ns: d.slice_ns,
@@ -267,148 +181,129 @@ impl Entry {
         }
     }
 
-    /// The entry for `handle_queued(now, q)`.
-    pub fn queued(now: u64, q: &Queued<'_>) -> Self {
-        let (waker_cpu, slice_end) = match q.arrival {
-            Arrival::Wakeup { waker } => (waker.map(|w| w.cpu.0), None),
-            Arrival::SliceEnd { waiting } => (
-                None,
-                Some(match waiting {
-                    Waiting::Nobody => WaitingRec::Nobody,
-                    Waiting::OwnQueue => WaitingRec::OwnQueue,
-                    Waiting::SharedQueue => WaitingRec::SharedQueue,
-                }),
-            ),
-        };
-        Self::Queued {
-            now,
-            task: q.task,
-            waker_cpu,
-            slice_end,
-            cpu: q.cpu.map(|c| c.0),
-            last_run: q.last_run.map(|r| [r.start_ns, r.stop_ns]),
-            weight: q.weight,
-            allowed: match q.affinity {
-                Affinity::Cpus(set) => Some(*set),
-                Affinity::Unknown => None,
-            },
-            util_hint: match q.util {
-                UtilSource::Estimate => None,
-                UtilSource::Hint(h) => Some(h),
-            },
+    /// The target it names.
+    pub fn target(&self) -> Target {
+        match self.cpu.map(CpuId) {
+            None => Target::Shared,
+            Some(c) if self.preempt => Target::Preempt(c),
+            Some(c) => Target::Cpu(c),
         }
     }
 
-    /// The entry for `handle_snapshot(now, snap)`.
-    pub fn snapshot(now: u64, snap: &Snapshot<'_>) -> Self {
-        Self::Snapshot {
+    /// Whether `d` is this dispatch (task, target, slice and vtime; the caller's token and
+    /// the reason are not logged).
+    pub fn matches(&self, d: &Dispatch) -> bool {
+        *self == Self::of(d)
+    }
+}
+
+/// A nudge as carried out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nudged {
+    /// The CPU nudged.
+    pub cpu: u16,
+    /// The task on it.
+    pub task: u32,
+}
+
+impl Nudged {
+    /// What nudge `n` logs as.
+    pub fn of(n: &Nudge) -> Self {
+        Self {
+            cpu: n.cpu.0,
+            task: n.task,
+        }
+    }
+}
+
+impl Entry {
+    /// The entry for handing `input` over at `now`.
+    pub fn input(now: TimeNs, input: &Input<'_>) -> Self {
+        Self::Input {
             now,
-            idle: *snap.idle,
-            queued: snap.queued.copied(),
-            caller: snap.caller_cpu.map(|c| c.0),
+            input: input.to_owned(),
         }
     }
 
-    /// The entry for `handle_recheck(snap)`.
-    pub fn recheck(snap: &Snapshot<'_>) -> Self {
-        Self::Recheck {
-            idle: *snap.idle,
-            queued: snap.queued.copied(),
+    /// The entry for a polled output carried out.
+    pub fn output(out: &Output) -> Self {
+        match out {
+            Output::Dispatch(d) => Self::Sent(Sent::of(d)),
+            Output::Nudge(n) => Self::Nudged(Nudged::of(n)),
         }
-    }
-
-    /// For a `queued` entry: the time and the input to hand over again.
-    pub fn to_queued(&self) -> Option<(u64, Queued<'_>)> {
-        let Self::Queued {
-            now,
-            task,
-            waker_cpu,
-            slice_end,
-            cpu,
-            last_run,
-            weight,
-            allowed,
-            util_hint,
-        } = self
-        else {
-            return None;
-        };
-        let arrival = match slice_end {
-            None => Arrival::Wakeup {
-                waker: waker_cpu.map(|c| Waker {
-                    task: None,
-                    cpu: CpuId(c),
-                }),
-            },
-            Some(w) => Arrival::SliceEnd {
-                waiting: match w {
-                    WaitingRec::Nobody => Waiting::Nobody,
-                    WaitingRec::OwnQueue => Waiting::OwnQueue,
-                    WaitingRec::SharedQueue => Waiting::SharedQueue,
-                },
-            },
-        };
-        Some((
-            *now,
-            Queued {
-                task: *task,
-                arrival,
-                cpu: cpu.map(CpuId),
-                last_run: last_run.map(|[start_ns, stop_ns]| LastRun { start_ns, stop_ns }),
-                weight: *weight,
-                affinity: allowed.as_ref().map_or(Affinity::Unknown, Affinity::Cpus),
-                util: util_hint.map_or(UtilSource::Estimate, UtilSource::Hint),
-            },
-        ))
     }
 
     /// The time the entry carries, if any.
-    pub fn now(&self) -> Option<u64> {
+    pub fn now(&self) -> Option<TimeNs> {
         match self {
-            Self::Queued { now, .. }
-            | Self::Snapshot { now, .. }
-            | Self::SnapshotFailed { now }
-            | Self::Tick { now } => Some(*now),
+            Self::Input { now, .. } => Some(*now),
             _ => None,
         }
     }
 }
 
-mod set {
-    use hybridland_policy::{CpuSet, parse_cpu_list};
-    use serde::{Deserialize, Deserializer, Serializer};
+/// An entry's JSON line: exactly one of `now` with `in`, `sent`, `nudged`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    now: Option<TimeNs>,
+    #[serde(rename = "in", default, skip_serializing_if = "Option::is_none")]
+    input: Option<OwnedInput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sent: Option<Sent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nudged: Option<Nudged>,
+}
 
-    /// A CPU list (`0-3,6`); the empty set as an empty string.
-    pub(super) fn serialize<S: Serializer>(set: &CpuSet, s: S) -> Result<S::Ok, S::Error> {
-        if set.is_empty() {
-            s.serialize_str("")
-        } else {
-            s.collect_str(set)
+impl Serialize for Entry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut line = Line {
+            now: None,
+            input: None,
+            sent: None,
+            nudged: None,
+        };
+        match self {
+            Self::Input { now, input } => {
+                line.now = Some(*now);
+                line.input = Some(input.clone());
+            }
+            Self::Sent(x) => line.sent = Some(*x),
+            Self::Nudged(x) => line.nudged = Some(*x),
         }
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CpuSet, D::Error> {
-        let text = String::deserialize(d)?;
-        if text.trim().is_empty() {
-            return Ok(CpuSet::EMPTY);
-        }
-        parse_cpu_list(&text).map_err(serde::de::Error::custom)
+        line.serialize(s)
     }
 }
 
-mod opt_set {
-    use hybridland_policy::CpuSet;
-    use serde::{Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(set: &Option<CpuSet>, s: S) -> Result<S::Ok, S::Error> {
-        match set {
-            Some(set) => super::set::serialize(set, s),
-            None => s.serialize_none(),
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let line = Line::deserialize(d)?;
+        match line {
+            Line {
+                now: Some(now),
+                input: Some(input),
+                sent: None,
+                nudged: None,
+            } => Ok(Self::Input { now, input }),
+            Line {
+                now: None,
+                input: None,
+                sent: Some(x),
+                nudged: None,
+            } => Ok(Self::Sent(x)),
+            Line {
+                now: None,
+                input: None,
+                sent: None,
+                nudged: Some(x),
+            } => Ok(Self::Nudged(x)),
+            _ => Err(D::Error::custom(
+                "an entry is `now` with `in`, or `sent`, or `nudged`, and nothing else",
+            )),
         }
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CpuSet>, D::Error> {
-        super::set::deserialize(d).map(Some)
     }
 }
 
@@ -420,6 +315,8 @@ pub struct DecisionLog {
     /// The entries, packed (see `codec`).
     bytes: Vec<u8>,
     len: usize,
+    /// The last input's time: the packed form keeps times as differences.
+    last_now: TimeNs,
 }
 
 impl DecisionLog {
@@ -431,6 +328,7 @@ impl DecisionLog {
             header,
             bytes,
             len: 0,
+            last_now: TimeNs(0),
         }
     }
 
@@ -441,13 +339,14 @@ impl DecisionLog {
             return;
         }
         let mut buf = [0u8; codec::MAX_ENTRY_BYTES];
-        let n = codec::encode(&entry, &mut buf);
+        let n = codec::encode(&entry, self.last_now, &mut buf);
         if self.bytes.len() + n > self.header.max_bytes {
             self.header.truncated = true;
             return;
         }
         self.bytes.extend_from_slice(&buf[..n]);
         self.len += 1;
+        self.last_now = entry.now().unwrap_or(self.last_now);
     }
 
     /// The header.
@@ -468,9 +367,11 @@ impl DecisionLog {
     /// The entries, in order.
     pub fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
         let mut at = 0;
+        let mut last_now = TimeNs(0);
         core::iter::from_fn(move || {
-            let (entry, n) = codec::decode(self.bytes.get(at..)?)?;
+            let (entry, n) = codec::decode(self.bytes.get(at..)?, last_now)?;
             at += n;
+            last_now = entry.now().unwrap_or(last_now);
             Some(entry)
         })
     }
@@ -524,6 +425,7 @@ impl DecisionLog {
             header,
             bytes: Vec::new(),
             len: 0,
+            last_now: TimeNs(0),
         };
         let mut buf = [0u8; codec::MAX_ENTRY_BYTES];
         for (i, line) in lines.enumerate() {
@@ -535,9 +437,10 @@ impl DecisionLog {
                 line: i + 2,
                 message: e.to_string(),
             })?;
-            let n = codec::encode(&entry, &mut buf);
+            let n = codec::encode(&entry, log.last_now, &mut buf);
             log.bytes.extend_from_slice(&buf[..n]);
             log.len += 1;
+            log.last_now = entry.now().unwrap_or(log.last_now);
         }
         Ok(log)
     }
@@ -569,129 +472,4 @@ pub enum LogError {
 }
 
 #[cfg(test)]
-mod test {
-    use super::*;
-    use hybridland_policy::CpuId;
-
-    fn header(max_bytes: usize) -> Header {
-        Header {
-            format: FORMAT.into(),
-            version: VERSION,
-            machine: String::new(),
-            policy: "hybridland".into(),
-            seed: 3,
-            knobs: PolicyConfig::default(),
-            core: CoreSettings::from(&CoreConfig::DEFAULT),
-            max_tasks: 64,
-            helper: None,
-            max_bytes,
-            truncated: false,
-        }
-    }
-
-    fn every_kind() -> Vec<Entry> {
-        let full = CpuSet::first_n(1024);
-        let some: CpuSet = [CpuId(0), CpuId(5), CpuId(700)].into_iter().collect();
-        vec![
-            Entry::Queued {
-                now: u64::MAX,
-                task: u32::MAX,
-                waker_cpu: Some(3),
-                slice_end: None,
-                cpu: Some(1023),
-                last_run: Some([1, u64::MAX - 1]),
-                weight: 100,
-                allowed: Some(full),
-                util_hint: Some(1024),
-            },
-            Entry::Queued {
-                now: 0,
-                task: 7,
-                waker_cpu: None,
-                slice_end: Some(WaitingRec::SharedQueue),
-                cpu: None,
-                last_run: None,
-                weight: 0,
-                allowed: None,
-                util_hint: None,
-            },
-            Entry::Snapshot {
-                now: 9,
-                idle: full,
-                queued: Some(full),
-                caller: Some(2),
-            },
-            Entry::Snapshot {
-                now: 9,
-                idle: CpuSet::EMPTY,
-                queued: None,
-                caller: None,
-            },
-            Entry::SnapshotFailed { now: 1 },
-            Entry::Recheck {
-                idle: some,
-                queued: Some(CpuSet::EMPTY),
-            },
-            Entry::Backlog { waiting: 1 << 40 },
-            Entry::Tick { now: 5 },
-            Entry::Exit { task: 0 },
-            Entry::ClusterBalance {
-                mode: ClusterBalance::Auto,
-            },
-            Entry::Sent {
-                task: 4,
-                cpu: None,
-                slice_ns: 5_000_000,
-                vtime: 0,
-                preempt: false,
-            },
-            Entry::Sent {
-                task: 4,
-                cpu: Some(6),
-                slice_ns: 1,
-                vtime: u64::MAX,
-                preempt: false,
-            },
-            Entry::Sent {
-                task: 5,
-                cpu: Some(7),
-                slice_ns: 2,
-                vtime: 3,
-                preempt: true,
-            },
-            Entry::Nudged { cpu: 2, task: 9 },
-        ]
-    }
-
-    #[test]
-    fn every_entry_survives_memory_and_the_file() {
-        let mut log = DecisionLog::new(header(1 << 16));
-        for e in every_kind() {
-            log.push(e);
-        }
-        assert_eq!(log.iter().collect::<Vec<_>>(), every_kind());
-        let mut file = Vec::new();
-        log.write_to(&mut file).unwrap();
-        let back = DecisionLog::read_from(file.as_slice()).unwrap();
-        assert_eq!(back.header(), log.header());
-        assert_eq!(back.iter().collect::<Vec<_>>(), every_kind());
-    }
-
-    #[test]
-    fn a_full_log_stops_whole_and_says_so() {
-        let mut log = DecisionLog::new(header(40));
-        for _ in 0..20 {
-            log.push(Entry::Tick { now: 1_000_000 });
-        }
-        assert!(log.header().truncated);
-        assert_eq!(log.len(), 10, "4 bytes each, 40 bytes");
-        assert_eq!(log.iter().count(), 10);
-    }
-
-    #[test]
-    fn packed_bytes_that_encode_did_not_write_read_as_nothing() {
-        for bytes in [&[10u8][..], &[0, 0xff], &[1, 0, 5, 17], &[8, 1, 0x80]] {
-            assert!(codec::decode(bytes).is_none(), "{bytes:?}");
-        }
-    }
-}
+mod tests;

@@ -56,8 +56,8 @@ pub const POLICY: CustomPolicy = CustomPolicy {
 mod test {
     use super::*;
     use hybridland_policy::{
-        Affinity, Arrival, CoreConfig, CoreKind, CpuSet, Queued, SchedCore, Slot, Snapshot, Target,
-        TopologyBuilder, UtilSource,
+        Affinity, Arrival, CoreConfig, CoreKind, CpuSet, Input, Output, Queued, SchedCore, Slot,
+        Snapshot, Target, TimeNs, TopologyBuilder, UtilSource,
     };
 
     /// One P-core with SMT (CPUs 0-1, capacity 1024) and two E-cores (2-3, capacity 600).
@@ -86,6 +86,7 @@ mod test {
             SchedCore::with_policy(topo, LittleFirst, CoreConfig::DEFAULT, storage).unwrap();
         let task = Queued {
             task: 1,
+            token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: prev.map(CpuId),
             last_run: None,
@@ -93,14 +94,17 @@ mod test {
             affinity: Affinity::Cpus(&all),
             util: UtilSource::Hint(util),
         };
-        core.handle_queued(0, &task).unwrap();
+        core.handle(TimeNs(0), Input::Queued(task)).unwrap();
         let snap = Snapshot {
             idle: &all,
             queued: Some(&CpuSet::EMPTY),
             caller_cpu: None,
         };
-        core.handle_snapshot(0, &snap);
-        core.poll_dispatch().unwrap().target
+        core.handle(TimeNs(0), Input::Snapshot(snap)).unwrap();
+        match core.poll() {
+            Some(Output::Dispatch(d)) => d.target,
+            other => panic!("one dispatch, not {other:?}"),
+        }
     }
 
     fn placed(util: u16) -> Target {

@@ -70,19 +70,28 @@ pub(crate) fn random_round<
     log: &mut dyn FnMut(&hybridland_trace::decisions::Entry),
 ) -> usize {
     use hybridland_policy::{
-        Arrival, CpuId, CpuSet, LastRun, Queued, Snapshot, UtilSource, Waiting, Waker,
+        Arrival, CpuId, CpuSet, Input, LastRun, Output, Queued, Snapshot, TimeNs, UtilSource,
+        Waiting, Waker,
     };
     use hybridland_trace::decisions::Entry;
+    let at = TimeNs(now);
+    // Every input is logged as it is handed over, every output as it is carried out.
+    let feed = |core: &mut hybridland_policy::SchedCore<S>,
+                log: &mut dyn FnMut(&Entry),
+                input: Input<'_>| {
+        log(&Entry::input(at, &input));
+        core.handle(at, input)
+    };
     let nr_cpus = all.count() as u32;
     let waiting = u64::from(rng.below(4));
-    log(&Entry::Backlog { waiting });
-    core.handle_backlog(waiting);
+    feed(core, log, Input::Backlog { waiting }).unwrap();
     for _ in 0..1 + rng.below(3) {
         let task = 100 + rng.below(last_cpu.len() as u32);
         let i = (task - 100) as usize;
         let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
         let q = Queued {
             task,
+            token: 0,
             arrival: if slice_end {
                 Arrival::SliceEnd {
                     waiting: if rng.below(2) == 0 {
@@ -108,8 +117,7 @@ pub(crate) fn random_round<
             affinity: affinity(task),
             util: UtilSource::Estimate,
         };
-        log(&Entry::queued(now, &q));
-        core.handle_queued(now, &q).unwrap();
+        feed(core, log, Input::Queued(q)).unwrap();
     }
     let idle: CpuSet = all.iter().filter(|_| rng.below(3) != 0).collect();
     let queued: CpuSet = all.iter().filter(|_| rng.below(8) == 0).collect();
@@ -118,8 +126,7 @@ pub(crate) fn random_round<
         queued: Some(&queued),
         caller_cpu: Some(CpuId(rng.below(nr_cpus) as u16)),
     };
-    log(&Entry::snapshot(now, &snap));
-    core.handle_snapshot(now, &snap);
+    feed(core, log, Input::Snapshot(snap)).unwrap();
     if core.wants_recheck() {
         let again: CpuSet = idle.iter().filter(|_| rng.below(4) != 0).collect();
         let snap = Snapshot {
@@ -127,12 +134,14 @@ pub(crate) fn random_round<
             queued: Some(&queued),
             caller_cpu: None,
         };
-        log(&Entry::recheck(&snap));
-        core.handle_recheck(&snap);
+        feed(core, log, Input::Recheck(snap)).unwrap();
     }
     let mut sent = 0;
-    while let Some(d) = core.poll_dispatch() {
-        log(&Entry::sent(&d));
+    while let Some(out) = core.poll() {
+        log(&Entry::output(&out));
+        let Output::Dispatch(d) = out else {
+            continue;
+        };
         sent += 1;
         if let (Some(c), Some(slot)) = (
             d.target.cpu(),
@@ -141,20 +150,15 @@ pub(crate) fn random_round<
             *slot = Some(c);
         }
     }
-    if core.poll_timeout().is_some_and(|at| now >= at) {
-        log(&Entry::Tick { now });
-        core.handle_tick(now);
-        if let Some(n) = core.poll_nudge() {
-            log(&Entry::Nudged {
-                cpu: n.cpu.0,
-                task: n.task,
-            });
+    if core.poll_timeout().is_some_and(|due| at >= due) {
+        feed(core, log, Input::Tick).unwrap();
+        if let Some(out) = core.poll() {
+            log(&Entry::output(&out));
         }
     }
     if rng.below(40) == 0 {
         let task = 100 + rng.below(last_cpu.len() as u32);
-        log(&Entry::Exit { task });
-        let _held = core.handle_exit(task);
+        feed(core, log, Input::Exit { task }).unwrap();
         last_cpu[(task - 100) as usize] = None;
     }
     sent

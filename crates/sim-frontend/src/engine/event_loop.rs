@@ -8,7 +8,7 @@ use super::{
 use crate::machine::WORK_SCALE;
 use crate::report::Report;
 use crate::sim_policy::{MachineView, Move, QueuedTask, Reason};
-use hybridland_policy::CpuId;
+use hybridland_policy::{CpuId, Input, Output, TimeNs};
 
 /// Events between two reads of the wall clock for [`SimOptions::max_wall`](crate::SimOptions).
 const WALL_CHECK_EVERY: u64 = 4_096;
@@ -231,7 +231,7 @@ impl<'a> Simulation<'a> {
         if let Some(core) = self.policy.sched_core() {
             let id = t as u32;
             self.tasks[t].final_util = core.task(id).map(|s| s.util());
-            let _held = core.handle_exit(id);
+            let _ = core.handle(TimeNs(self.now), Input::Exit { task: id });
         }
     }
 
@@ -243,7 +243,7 @@ impl<'a> Simulation<'a> {
         let Some(at) = self.policy.sched_core().and_then(|c| c.poll_timeout()) else {
             return;
         };
-        let at = at.max(self.now);
+        let at = at.ns().max(self.now);
         self.core_tick_at = Some(at);
         self.events.push(at, Event::CoreTick);
     }
@@ -256,8 +256,8 @@ impl<'a> Simulation<'a> {
         let Some(core) = self.policy.sched_core() else {
             return;
         };
-        core.handle_tick(now);
-        if let Some(nudge) = core.poll_nudge()
+        let _ = core.handle(TimeNs(now), Input::Tick);
+        if let Some(Output::Nudge(nudge)) = core.poll()
             && let Some(c) = self.cpus.get_mut(nudge.cpu.index())
             && c.running == usize::try_from(nudge.task).ok()
         {

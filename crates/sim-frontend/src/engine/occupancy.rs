@@ -4,7 +4,7 @@
 use super::progress::RunInfo;
 use super::{Event, OccupancyRecord, Pending, Simulation, Status, slice_end_key, work_done_key};
 use crate::machine::WORK_SCALE;
-use hybridland_policy::{CpuId, LastRun, Run, slice_ns as sized_slice};
+use hybridland_policy::{CpuId, Input, LastRun, Run, TimeNs, slice_ns as sized_slice};
 
 impl<'a> Simulation<'a> {
     /// Puts task `t` on idle `cpu`.
@@ -72,7 +72,8 @@ impl<'a> Simulation<'a> {
             .take()
             .unwrap_or_else(|| sized_slice(self.options.slice_ns, nr_waiting));
         if let Some(core) = self.policy.sched_core() {
-            core.handle_started(t as u32, cpu);
+            let task = t as u32;
+            let _ = core.handle(TimeNs(self.now), Input::Started { task, cpu });
         }
 
         self.idle.remove(cpu);
@@ -184,7 +185,13 @@ impl<'a> Simulation<'a> {
                     task.weight,
                 );
                 if let Some(core) = self.policy.sched_core() {
-                    core.handle_stopped(t as u32, cpu, ran, weight);
+                    let input = Input::Stopped {
+                        task: t as u32,
+                        cpu,
+                        run: ran,
+                        weight,
+                    };
+                    let _ = core.handle(TimeNs(now), input);
                 }
             }
         }

@@ -1,15 +1,19 @@
-//! The decision log in memory: entries packed into bytes (a tag, LEB128 numbers, CPU sets as
-//! their words up to the last non-zero one), so the live loop keeps a long log in little
-//! memory and never allocates while it runs. The live scheduler's whole heap is the framework's
+//! The decision log in memory: entries packed into bytes (a tag, LEB128 numbers, an input's
+//! time as the zigzag difference from the previous input's, CPU sets as their words up to the
+//! last non-zero one), so the live loop keeps a long log in little memory and never allocates
+//! while it runs. The live scheduler's whole heap is the framework's
 //! fixed arena; a `Vec<Entry>` (up to two 128-byte CPU sets per entry) would not fit in it.
 
-use super::{Entry, WaitingRec};
-use hybridland_policy::{ClusterBalance, CpuSet, MAX_CPUS};
+use super::{Entry, Nudged, Sent};
+use hybridland_policy::{
+    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, MAX_CPUS, OwnedInput, OwnedQueued,
+    OwnedSnapshot, TimeNs, UtilSource, Waiting, Waker,
+};
 
 const WORDS: usize = MAX_CPUS / 64;
 
 /// The longest encoding of one entry: a snapshot with two full CPU sets (2 x 129 bytes) and a
-/// few numbers.
+/// few numbers (at most 10 bytes each).
 pub(super) const MAX_ENTRY_BYTES: usize = 320;
 
 struct Writer<'a> {
@@ -35,6 +39,12 @@ impl Writer<'_> {
         }
     }
 
+    fn opt(&mut self, v: Option<u64>) {
+        if let Some(v) = v {
+            self.num(v);
+        }
+    }
+
     fn set(&mut self, set: &CpuSet) {
         let words = set.words();
         let n = words.iter().rposition(|w| *w != 0).map_or(0, |i| i + 1);
@@ -47,127 +57,174 @@ impl Writer<'_> {
     }
 }
 
-fn waiting_code(w: Option<WaitingRec>) -> u8 {
-    match w {
-        None => 0,
-        Some(WaitingRec::Nobody) => 1,
-        Some(WaitingRec::OwnQueue) => 2,
-        Some(WaitingRec::SharedQueue) => 3,
-    }
+const TAG_QUEUED: u8 = 0;
+const TAG_SNAPSHOT: u8 = 1;
+const TAG_SNAPSHOT_FAILED: u8 = 2;
+const TAG_RECHECK: u8 = 3;
+const TAG_BACKLOG: u8 = 4;
+const TAG_TICK: u8 = 5;
+const TAG_EXIT: u8 = 6;
+const TAG_CLUSTER_BALANCE: u8 = 7;
+const TAG_SENT: u8 = 8;
+const TAG_NUDGED: u8 = 9;
+const TAG_STARTED: u8 = 10;
+const TAG_STOPPED: u8 = 11;
+
+/// A queued task's flags byte: bits 0-1 the arrival (0 a wake-up, else who waits at a slice
+/// end), then which optional fields follow.
+const Q_WAKER: u8 = 1 << 2;
+const Q_WAKER_TASK: u8 = 1 << 3;
+const Q_CPU: u8 = 1 << 4;
+const Q_LAST_RUN: u8 = 1 << 5;
+const Q_ALLOWED: u8 = 1 << 6;
+const Q_HINT: u8 = 1 << 7;
+
+fn zigzag(delta: u64) -> u64 {
+    let d = delta as i64;
+    ((d << 1) ^ (d >> 63)) as u64
 }
 
-/// Writes `e` into `buf`; returns its length.
-pub(super) fn encode(e: &Entry, buf: &mut [u8; MAX_ENTRY_BYTES]) -> usize {
+fn unzigzag(z: u64) -> u64 {
+    ((z >> 1) as i64 ^ -((z & 1) as i64)) as u64
+}
+
+fn snapshot_flags(s: &OwnedSnapshot) -> u8 {
+    u8::from(s.queued.is_some()) | u8::from(s.caller_cpu.is_some()) << 1
+}
+
+/// Writes `e` into `buf`, its time relative to `prev_now` (the previous input's); returns its
+/// length.
+pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES]) -> usize {
     let mut w = Writer { buf, len: 0 };
-    match e {
-        Entry::Queued {
-            now,
-            task,
-            waker_cpu,
-            slice_end,
-            cpu,
-            last_run,
-            weight,
-            allowed,
-            util_hint,
-        } => {
-            w.byte(0);
-            let flags = waiting_code(*slice_end)
-                | u8::from(waker_cpu.is_some()) << 2
-                | u8::from(cpu.is_some()) << 3
-                | u8::from(last_run.is_some()) << 4
-                | u8::from(allowed.is_some()) << 5
-                | u8::from(util_hint.is_some()) << 6;
+    let (now, input) = match e {
+        Entry::Input { now, input } => (*now, input),
+        Entry::Sent(s) => {
+            w.byte(TAG_SENT);
+            w.byte(u8::from(s.cpu.is_some()) | u8::from(s.preempt) << 1);
+            w.num(u64::from(s.task));
+            w.opt(s.cpu.map(u64::from));
+            w.num(s.slice_ns);
+            w.num(s.vtime);
+            return w.len;
+        }
+        Entry::Nudged(n) => {
+            w.byte(TAG_NUDGED);
+            w.num(u64::from(n.cpu));
+            w.num(u64::from(n.task));
+            return w.len;
+        }
+    };
+    let time = |w: &mut Writer<'_>| w.num(zigzag(now.0.wrapping_sub(prev_now.0)));
+    match input {
+        OwnedInput::Queued(q) => {
+            w.byte(TAG_QUEUED);
+            let (arrival, waker) = match q.arrival {
+                Arrival::Wakeup { waker } => (0, waker),
+                Arrival::SliceEnd { waiting } => (
+                    match waiting {
+                        Waiting::Nobody => 1,
+                        Waiting::OwnQueue => 2,
+                        Waiting::SharedQueue => 3,
+                    },
+                    None,
+                ),
+            };
+            let flags = arrival
+                | if waker.is_some() { Q_WAKER } else { 0 }
+                | if waker.is_some_and(|w| w.task.is_some()) {
+                    Q_WAKER_TASK
+                } else {
+                    0
+                }
+                | if q.cpu.is_some() { Q_CPU } else { 0 }
+                | if q.last_run.is_some() { Q_LAST_RUN } else { 0 }
+                | if q.allowed.is_some() { Q_ALLOWED } else { 0 }
+                | if matches!(q.util, UtilSource::Hint(_)) {
+                    Q_HINT
+                } else {
+                    0
+                };
             w.byte(flags);
-            w.num(*now);
-            w.num(u64::from(*task));
-            w.num(u64::from(*weight));
-            if let Some(c) = waker_cpu {
-                w.num(u64::from(*c));
+            time(&mut w);
+            w.num(u64::from(q.task));
+            w.num(u64::from(q.weight));
+            if let Some(wk) = waker {
+                w.num(u64::from(wk.cpu.0));
+                w.opt(wk.task.map(u64::from));
             }
-            if let Some(c) = cpu {
-                w.num(u64::from(*c));
+            w.opt(q.cpu.map(|c| u64::from(c.0)));
+            if let Some(r) = q.last_run {
+                w.num(r.start_ns);
+                w.num(r.stop_ns);
             }
-            if let Some([a, b]) = last_run {
-                w.num(*a);
-                w.num(*b);
-            }
-            if let Some(s) = allowed {
+            if let Some(s) = &q.allowed {
                 w.set(s);
             }
-            if let Some(u) = util_hint {
-                w.num(u64::from(*u));
+            if let UtilSource::Hint(h) = q.util {
+                w.num(u64::from(h));
             }
         }
-        Entry::Snapshot {
-            now,
-            idle,
-            queued,
-            caller,
-        } => {
-            w.byte(1);
-            w.byte(u8::from(queued.is_some()) | u8::from(caller.is_some()) << 1);
-            w.num(*now);
-            w.set(idle);
-            if let Some(q) = queued {
+        OwnedInput::Snapshot(s) | OwnedInput::Recheck(s) => {
+            let tag = if matches!(input, OwnedInput::Snapshot(_)) {
+                TAG_SNAPSHOT
+            } else {
+                TAG_RECHECK
+            };
+            w.byte(tag);
+            w.byte(snapshot_flags(s));
+            time(&mut w);
+            w.set(&s.idle);
+            if let Some(q) = &s.queued {
                 w.set(q);
             }
-            if let Some(c) = caller {
-                w.num(u64::from(*c));
-            }
+            w.opt(s.caller_cpu.map(|c| u64::from(c.0)));
         }
-        Entry::SnapshotFailed { now } => {
-            w.byte(2);
-            w.num(*now);
+        OwnedInput::SnapshotFailed => {
+            w.byte(TAG_SNAPSHOT_FAILED);
+            time(&mut w);
         }
-        Entry::Recheck { idle, queued } => {
-            w.byte(3);
-            w.byte(u8::from(queued.is_some()));
-            w.set(idle);
-            if let Some(q) = queued {
-                w.set(q);
-            }
-        }
-        Entry::Backlog { waiting } => {
-            w.byte(4);
+        OwnedInput::Backlog { waiting } => {
+            w.byte(TAG_BACKLOG);
+            time(&mut w);
             w.num(*waiting);
         }
-        Entry::Tick { now } => {
-            w.byte(5);
-            w.num(*now);
+        OwnedInput::Tick => {
+            w.byte(TAG_TICK);
+            time(&mut w);
         }
-        Entry::Exit { task } => {
-            w.byte(6);
+        OwnedInput::Exit { task } => {
+            w.byte(TAG_EXIT);
+            time(&mut w);
             w.num(u64::from(*task));
         }
-        Entry::ClusterBalance { mode } => {
-            w.byte(7);
+        OwnedInput::ClusterBalance { mode } => {
+            w.byte(TAG_CLUSTER_BALANCE);
+            time(&mut w);
             w.byte(match mode {
                 ClusterBalance::Off => 0,
                 ClusterBalance::On => 1,
                 ClusterBalance::Auto => 2,
             });
         }
-        Entry::Sent {
+        OwnedInput::Started { task, cpu } => {
+            w.byte(TAG_STARTED);
+            time(&mut w);
+            w.num(u64::from(*task));
+            w.num(u64::from(cpu.0));
+        }
+        OwnedInput::Stopped {
             task,
             cpu,
-            slice_ns,
-            vtime,
-            preempt,
+            run,
+            weight,
         } => {
-            w.byte(8);
-            w.byte(u8::from(cpu.is_some()) | u8::from(*preempt) << 1);
+            w.byte(TAG_STOPPED);
+            time(&mut w);
             w.num(u64::from(*task));
-            if let Some(c) = cpu {
-                w.num(u64::from(*c));
-            }
-            w.num(*slice_ns);
-            w.num(*vtime);
-        }
-        Entry::Nudged { cpu, task } => {
-            w.byte(9);
-            w.num(u64::from(*cpu));
-            w.num(u64::from(*task));
+            w.num(u64::from(cpu.0));
+            w.num(run.start_ns);
+            w.num(run.stop_ns);
+            w.num(u64::from(*weight));
         }
     }
     w.len
@@ -229,86 +286,119 @@ impl Reader<'_> {
     }
 }
 
-/// Reads the entry at the start of `bytes`: it and its length; `None` for bytes `encode` did
-/// not write.
-pub(super) fn decode(bytes: &[u8]) -> Option<(Entry, usize)> {
+/// Reads the entry at the start of `bytes`, its time relative to `prev_now`: it and its
+/// length; `None` for bytes `encode` did not write.
+pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
     let mut r = Reader { bytes, at: 0 };
-    let entry = match r.byte()? {
-        0 => {
-            let flags = r.byte()?;
-            let now = r.num()?;
-            let task = r.small()?;
-            let weight = r.small()?;
-            let waker_cpu = r.opt(flags & 4 != 0, Reader::small)?;
-            let cpu = r.opt(flags & 8 != 0, Reader::small)?;
-            let last_run = r.opt(flags & 16 != 0, |r| Some([r.num()?, r.num()?]))?;
-            let allowed = r.opt(flags & 32 != 0, Reader::set)?;
-            let util_hint = r.opt(flags & 64 != 0, Reader::small)?;
-            let slice_end = match flags & 3 {
-                0 => None,
-                1 => Some(WaitingRec::Nobody),
-                2 => Some(WaitingRec::OwnQueue),
-                _ => Some(WaitingRec::SharedQueue),
-            };
-            Entry::Queued {
-                now,
-                task,
-                waker_cpu,
-                slice_end,
-                cpu,
-                last_run,
-                weight,
-                allowed,
-                util_hint,
-            }
-        }
-        1 => {
-            let flags = r.byte()?;
-            let now = r.num()?;
-            let idle = r.set()?;
-            let queued = r.opt(flags & 1 != 0, Reader::set)?;
-            let caller = r.opt(flags & 2 != 0, Reader::small)?;
-            Entry::Snapshot {
-                now,
-                idle,
-                queued,
-                caller,
-            }
-        }
-        2 => Entry::SnapshotFailed { now: r.num()? },
-        3 => {
-            let flags = r.byte()?;
-            let idle = r.set()?;
-            let queued = r.opt(flags & 1 != 0, Reader::set)?;
-            Entry::Recheck { idle, queued }
-        }
-        4 => Entry::Backlog { waiting: r.num()? },
-        5 => Entry::Tick { now: r.num()? },
-        6 => Entry::Exit { task: r.small()? },
-        7 => Entry::ClusterBalance {
-            mode: match r.byte()? {
-                0 => ClusterBalance::Off,
-                1 => ClusterBalance::On,
-                _ => ClusterBalance::Auto,
-            },
-        },
-        8 => {
+    let tag = r.byte()?;
+    match tag {
+        TAG_SENT => {
             let flags = r.byte()?;
             let task = r.small()?;
             let cpu = r.opt(flags & 1 != 0, Reader::small)?;
-            Entry::Sent {
+            let sent = Sent {
                 task,
                 cpu,
                 slice_ns: r.num()?,
                 vtime: r.num()?,
                 preempt: flags & 2 != 0,
+            };
+            return Some((Entry::Sent(sent), r.at));
+        }
+        TAG_NUDGED => {
+            let nudged = Nudged {
+                cpu: r.small()?,
+                task: r.small()?,
+            };
+            return Some((Entry::Nudged(nudged), r.at));
+        }
+        _ => {}
+    }
+    let flags = match tag {
+        TAG_QUEUED | TAG_SNAPSHOT | TAG_RECHECK => r.byte()?,
+        _ => 0,
+    };
+    let now = TimeNs(prev_now.0.wrapping_add(unzigzag(r.num()?)));
+    let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
+    let input = match tag {
+        TAG_QUEUED => {
+            let task = r.small()?;
+            let weight = r.small()?;
+            let waker = if flags & Q_WAKER != 0 {
+                let cpu = cpu(&mut r)?;
+                let task = r.opt(flags & Q_WAKER_TASK != 0, Reader::small)?;
+                Some(Waker { task, cpu })
+            } else {
+                None
+            };
+            let arrival = match flags & 3 {
+                0 => Arrival::Wakeup { waker },
+                1 => Arrival::SliceEnd {
+                    waiting: Waiting::Nobody,
+                },
+                2 => Arrival::SliceEnd {
+                    waiting: Waiting::OwnQueue,
+                },
+                _ => Arrival::SliceEnd {
+                    waiting: Waiting::SharedQueue,
+                },
+            };
+            OwnedInput::Queued(OwnedQueued {
+                task,
+                arrival,
+                cpu: r.opt(flags & Q_CPU != 0, cpu)?,
+                last_run: r.opt(flags & Q_LAST_RUN != 0, |r| {
+                    Some(LastRun {
+                        start_ns: r.num()?,
+                        stop_ns: r.num()?,
+                    })
+                })?,
+                weight,
+                allowed: r.opt(flags & Q_ALLOWED != 0, Reader::set)?,
+                util: match r.opt(flags & Q_HINT != 0, Reader::small)? {
+                    Some(h) => UtilSource::Hint(h),
+                    None => UtilSource::Estimate,
+                },
+            })
+        }
+        TAG_SNAPSHOT | TAG_RECHECK => {
+            let s = OwnedSnapshot {
+                idle: r.set()?,
+                queued: r.opt(flags & 1 != 0, Reader::set)?,
+                caller_cpu: r.opt(flags & 2 != 0, cpu)?,
+            };
+            if tag == TAG_SNAPSHOT {
+                OwnedInput::Snapshot(s)
+            } else {
+                OwnedInput::Recheck(s)
             }
         }
-        9 => Entry::Nudged {
-            cpu: r.small()?,
+        TAG_SNAPSHOT_FAILED => OwnedInput::SnapshotFailed,
+        TAG_BACKLOG => OwnedInput::Backlog { waiting: r.num()? },
+        TAG_TICK => OwnedInput::Tick,
+        TAG_EXIT => OwnedInput::Exit { task: r.small()? },
+        TAG_CLUSTER_BALANCE => OwnedInput::ClusterBalance {
+            mode: match r.byte()? {
+                0 => ClusterBalance::Off,
+                1 => ClusterBalance::On,
+                2 => ClusterBalance::Auto,
+                _ => return None,
+            },
+        },
+        TAG_STARTED => OwnedInput::Started {
             task: r.small()?,
+            cpu: cpu(&mut r)?,
+        },
+        TAG_STOPPED => OwnedInput::Stopped {
+            task: r.small()?,
+            cpu: cpu(&mut r)?,
+            run: LastRun {
+                start_ns: r.num()?,
+                stop_ns: r.num()?,
+            },
+            weight: r.small()?,
         },
         _ => return None,
     };
-    Some((entry, r.at))
+    Some((Entry::Input { now, input }, r.at))
 }
