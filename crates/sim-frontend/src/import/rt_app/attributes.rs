@@ -3,7 +3,7 @@
 //! phase that changes one, noted.
 
 use super::super::json_tree::Node;
-use super::PhaseIn;
+use super::tasks::PhaseIn;
 use super::{Importer, show};
 use super::{RtAppError, Treatment};
 

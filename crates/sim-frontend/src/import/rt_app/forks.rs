@@ -3,7 +3,7 @@
 //! generations deep.
 
 use super::Importer;
-use super::TaskModel;
+use super::tasks::TaskModel;
 use super::{MAX_FORKS, RtAppError, Treatment, Unmodelled};
 use crate::trace::TaskSpec;
 

@@ -3,7 +3,7 @@
 
 use super::super::json_tree::Node;
 use super::Importer;
-use super::TaskModel;
+use super::tasks::TaskModel;
 use super::{RtAppError, Treatment, Unmodelled};
 use crate::trace::{FrameSpec, MAX_FRAMES, TaskSpec};
 

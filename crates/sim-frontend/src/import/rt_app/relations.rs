@@ -3,8 +3,8 @@
 //! `sem_wait` waits for, with what the model has no counterpart for noted.
 
 use super::Importer;
-use super::TaskModel;
 use super::steps::{self, Relation};
+use super::tasks::TaskModel;
 use super::{RtAppError, Treatment, Unmodelled};
 use crate::trace::{MAX_WAKERS, Phase, TaskSpec};
 

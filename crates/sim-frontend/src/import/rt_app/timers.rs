@@ -4,8 +4,8 @@
 
 use super::super::json_tree::Node;
 use super::steps::{self, Event, Step, TimerState, Times};
+use super::tasks::{PhaseIn, TaskModel};
 use super::{Importer, show};
-use super::{PhaseIn, TaskModel};
 use super::{RtAppError, Treatment, Unmodelled};
 use crate::trace::{FrameSpec, MAX_FRAMES};
 
