@@ -40,6 +40,7 @@
 
 mod attributes;
 mod forks;
+mod importer;
 mod legacy;
 mod merge;
 mod probe;
@@ -52,28 +53,9 @@ use super::json_tree::{Node, lenient};
 use crate::trace::{TRACE_VERSION, Trace, TraceError};
 use core::fmt;
 use hybridland_trace::json_error::strip_position;
+use importer::Importer;
 pub use probe::is_rt_app;
 use serde::Serialize;
-use tasks::event_of;
-
-/// `global` keys that only steer rt-app itself (logs, calibration, memory locking): nothing to
-/// model, nothing lost.
-const GLOBAL_KEYS: [&str; 14] = [
-    "duration",
-    "calibration",
-    "default_policy",
-    "pi_enabled",
-    "lock_pages",
-    "logdir",
-    "log_basename",
-    "log_size",
-    "ftrace",
-    "gnuplot",
-    "io_device",
-    "mem_buffer_size",
-    "cumulative_slack",
-    "frag",
-];
 
 /// Bytes per reference ns that `mem` (memset), `iorun` (write to the I/O device) and
 /// `memrun` `read`/`write` move: 10 GB/s, a core streaming through its caches. A documented
@@ -380,140 +362,4 @@ pub fn import_files(
         trace,
         unmodelled: cx.notes,
     })
-}
-
-struct Importer {
-    source: String,
-    notes: Vec<Unmodelled>,
-    duration_ns: Option<u64>,
-    default_policy: String,
-    /// The `resources` object (name, type), which the older grammar's `lock_order` refers
-    /// to.
-    resources: Vec<(String, String)>,
-    /// Timers whose ref does not start with "unique" (the timer's name in `feature`): rt-app
-    /// shares one clock between every thread naming it.
-    shared_timers: Vec<Unmodelled>,
-}
-
-impl Importer {
-    fn invalid(&self, path: &str, message: String) -> RtAppError {
-        RtAppError::Invalid {
-            source_name: self.source.clone(),
-            path: path.to_owned(),
-            message,
-        }
-    }
-
-    fn note(&mut self, task: &str, phase: Option<&str>, key: &str, treatment: Treatment) {
-        let feature = event_of(key).unwrap_or(key).to_owned();
-        self.notes.push(Unmodelled {
-            source: self.source.clone(),
-            task: task.to_owned(),
-            phase: phase.map(str::to_owned),
-            key: key.to_owned(),
-            feature,
-            treatment,
-        });
-    }
-
-    fn global(&mut self, key: &str, value: &Node) -> Result<(), RtAppError> {
-        let path = format!("global.{key}");
-        match key {
-            "duration" => {
-                self.duration_ns = match value {
-                    Node::Int(-1) => None,
-                    Node::Int(s) if *s > 0 && *s <= 100_000 => Some(*s as u64 * 1_000_000_000),
-                    _ => {
-                        return Err(self.invalid(
-                            &path,
-                            format!("must be -1 or 1..=100000 seconds, got {}", show(value)),
-                        ));
-                    }
-                };
-            }
-            "default_policy" => match value {
-                Node::Str(p) => p.clone_into(&mut self.default_policy),
-                _ => {
-                    return Err(
-                        self.invalid(&path, format!("must be a string, got {}", value.kind()))
-                    );
-                }
-            },
-            k if GLOBAL_KEYS.contains(&k) => {}
-            _ => {
-                return Err(self.invalid(&path, "is not an rt-app global key".into()));
-            }
-        }
-        Ok(())
-    }
-
-    fn forever(&self, base: &str) -> RtAppError {
-        self.invalid(
-            base,
-            "loops forever (loop -1, the default for a task) and global.duration is -1 or \
-             missing: rt-app runs it until stopped; give the run's length with `import rt-app \
-             --duration`, the task a loop count or the file a duration"
-                .into(),
-        )
-    }
-
-    fn count(&self, v: &Node, path: &str) -> Result<u64, RtAppError> {
-        match v {
-            Node::Int(n) if *n >= 0 && *n <= i128::from(u64::MAX) => Ok(*n as u64),
-            _ => Err(self.invalid(
-                path,
-                format!("must be a non-negative integer, got {}", show(v)),
-            )),
-        }
-    }
-
-    fn loop_count(&self, v: &Node, path: &str) -> Result<Option<u64>, RtAppError> {
-        match v {
-            Node::Int(-1) => Ok(None),
-            Node::Int(n) if *n >= 1 && *n <= i128::from(u64::MAX) => Ok(Some(*n as u64)),
-            _ => Err(self.invalid(
-                path,
-                format!("must be -1 (forever) or a count from 1, got {}", show(v)),
-            )),
-        }
-    }
-
-    fn micros(&self, v: &Node, path: &str) -> Result<u64, RtAppError> {
-        match v {
-            Node::Int(us) if *us >= 0 => u64::try_from(*us * 1000)
-                .map_err(|_| self.invalid(path, format!("{us} us is out of range"))),
-            _ => Err(self.invalid(
-                path,
-                format!(
-                    "must be a non-negative integer of microseconds, got {}",
-                    show(v)
-                ),
-            )),
-        }
-    }
-
-    fn int_in(&self, v: &Node, path: &str, lo: i128, hi: i128) -> Result<i128, RtAppError> {
-        match v {
-            Node::Int(n) if (lo..=hi).contains(n) => Ok(*n),
-            _ => Err(self.invalid(
-                path,
-                format!("must be an integer in {lo}..={hi}, got {}", show(v)),
-            )),
-        }
-    }
-}
-
-fn show(v: &Node) -> String {
-    match v {
-        Node::Int(n) => n.to_string(),
-        Node::Float(f) => f.to_string(),
-        Node::Str(s) => format!("\"{s}\""),
-        Node::Bool(b) => b.to_string(),
-        Node::Null => "null".into(),
-        Node::Arr(items) => format!(
-            "[{}]",
-            items.iter().map(show).collect::<Vec<_>>().join(", ")
-        ),
-        Node::Obj(_) => "an object".into(),
-    }
 }

@@ -3,8 +3,8 @@
 //! phase that changes one, noted.
 
 use super::super::json_tree::Node;
+use super::importer::{Importer, show};
 use super::tasks::PhaseIn;
-use super::{Importer, show};
 use super::{RtAppError, Treatment};
 
 /// The kernel's `sched_prio_to_weight`, nice -20 to 19.

@@ -2,7 +2,7 @@
 //! forking thread reaches it, forked threads that fork followed a bounded number of
 //! generations deep.
 
-use super::Importer;
+use super::importer::Importer;
 use super::tasks::TaskModel;
 use super::{MAX_FORKS, RtAppError, Treatment, Unmodelled};
 use crate::trace::TaskSpec;

@@ -2,7 +2,7 @@
 //! as its `doc/examples/merge/` writes them): each task of it a frame loop.
 
 use super::super::json_tree::Node;
-use super::Importer;
+use super::importer::Importer;
 use super::tasks::TaskModel;
 use super::{RtAppError, Treatment, Unmodelled};
 use crate::trace::{FrameSpec, MAX_FRAMES, TaskSpec};

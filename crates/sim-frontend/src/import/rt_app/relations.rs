@@ -2,7 +2,7 @@
 //! `resume`, `signal`, `broad` or `sem_post` wakes and whom a `suspend`, `wait`, `sync` or
 //! `sem_wait` waits for, with what the model has no counterpart for noted.
 
-use super::Importer;
+use super::importer::Importer;
 use super::steps::{self, Relation};
 use super::tasks::TaskModel;
 use super::{RtAppError, Treatment, Unmodelled};

@@ -4,8 +4,8 @@
 
 use super::super::json_tree::Node;
 use super::attributes::ATTRIBUTES;
+use super::importer::{Importer, show};
 use super::steps::{self, Event, Relation, Step};
-use super::{Importer, show};
 use super::{MAX_FORKS, MEM_BYTES_PER_NS, MEM_CHASE_NS_PER_STEP, RtAppError, Treatment};
 use crate::trace::TaskSpec;
 

@@ -3,9 +3,9 @@
 //! threads share, noted.
 
 use super::super::json_tree::Node;
+use super::importer::{Importer, show};
 use super::steps::{self, Event, Step, TimerState, Times};
 use super::tasks::{PhaseIn, TaskModel};
-use super::{Importer, show};
 use super::{RtAppError, Treatment, Unmodelled};
 use crate::trace::{FrameSpec, MAX_FRAMES};
 
