@@ -19,12 +19,16 @@
 //!
 //! Besides the trace, the builder keeps what the recording says about placement, which is
 //! what a replay of it is compared with: each CPU's busy time and the moves between CPUs.
+//!
+//! The types and the per-task bookkeeping live here; [`events`] takes the reports, [`finish`]
+//! turns what they built into the trace.
 
-use crate::format::{
-    LoopSpec, MAX_LOOP_TIMES, MAX_PHASES, Phase, TRACE_VERSION, TaskSpec, Trace, TraceError,
-};
+use crate::format::{Trace, TraceError};
 use hybridland_policy::{CpuId, Topology};
 use std::collections::BTreeMap;
+
+mod events;
+mod finish;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -151,286 +155,6 @@ pub struct TimelineBuilder<'t> {
     relations: u64,
 }
 
-impl<'t> TimelineBuilder<'t> {
-    /// An empty timeline on `topo`, whose capacities turn run time into reference work.
-    pub fn new(topo: &'t Topology) -> Self {
-        Self {
-            topo,
-            tasks: BTreeMap::new(),
-            first_ns: None,
-            last_ns: 0,
-            busy_ns: BTreeMap::new(),
-            migrations: 0,
-            relations: 0,
-        }
-    }
-
-    /// Extends the recording's span to `now` without touching any task: the trace runs from
-    /// the earliest time given to any method to the latest, and tasks still running at the
-    /// end are closed there.
-    pub fn mark(&mut self, now: u64) {
-        self.first_ns = Some(self.first_ns.map_or(now, |f| f.min(now)));
-        self.last_ns = self.last_ns.max(now);
-    }
-
-    /// `pid` starts running on `cpu` at `now`. A sleep not ended by a wake-up ends here.
-    pub fn switch_in(&mut self, pid: u32, comm: &str, now: u64, cpu: u16) {
-        self.mark(now);
-        let (t, now) = entry(&mut self.tasks, pid, comm, now);
-        if t.state == State::Done {
-            return;
-        }
-        // Two switch-ins in a row: the first stretch ends where the second begins.
-        close_run(self.topo, &mut self.busy_ns, t, now);
-        t.sleep_until(now, None);
-        t.comm.clear();
-        t.comm.push_str(comm);
-        if t.last_cpu.is_some_and(|c| c != cpu) {
-            self.migrations += 1;
-        }
-        t.last_cpu = Some(cpu);
-        t.state = State::Running { since_ns: now, cpu };
-        if !t.cpus.contains(&cpu) {
-            t.cpus.push(cpu);
-        }
-    }
-
-    /// `pid` leaves its CPU at `now`: preempted when `runnable`, else it starts to sleep.
-    pub fn switch_out(&mut self, pid: u32, comm: &str, now: u64, runnable: bool) {
-        self.mark(now);
-        let (t, now) = entry(&mut self.tasks, pid, comm, now);
-        if t.state == State::Done {
-            return;
-        }
-        close_run(self.topo, &mut self.busy_ns, t, now);
-        if runnable {
-            t.state = State::Runnable;
-        } else {
-            t.flush_run();
-            // Already asleep (a second report of the same sleep): it began at the first.
-            if !matches!(t.state, State::Sleeping { .. }) {
-                t.state = State::Sleeping { since_ns: now };
-            }
-        }
-    }
-
-    /// `pid` is woken at `now` (a new task's first wake-up starts it).
-    pub fn wakeup(&mut self, pid: u32, comm: &str, now: u64) {
-        self.wakeup_by(pid, comm, now, None);
-    }
-
-    /// `pid` is woken at `now` by the task `waker` when known (the task that was running where
-    /// the wake-up was reported, not in an interrupt). The sleep it ends becomes a wait for the
-    /// waker, and the waker's run is split there by a wake, when the waker is another task
-    /// and is running at `now`; otherwise as [`wakeup`](Self::wakeup).
-    pub fn wakeup_by(&mut self, pid: u32, comm: &str, now: u64, waker: Option<u32>) {
-        self.mark(now);
-        let asleep = self
-            .tasks
-            .get(&pid)
-            .is_some_and(|t| matches!(t.state, State::Sleeping { .. }));
-        let waker = waker.filter(|w| {
-            *w != pid
-                && asleep
-                && self
-                    .tasks
-                    .get(w)
-                    .is_some_and(|t| matches!(t.state, State::Running { .. }))
-        });
-        let by = waker.map(|w| {
-            self.relations += 1;
-            (w, self.relations)
-        });
-        if let Some((w, seq)) = by {
-            if let Some(t) = self.tasks.get_mut(&w) {
-                let at = now.max(t.last_ns);
-                t.last_ns = at;
-                if let State::Running { cpu, .. } = t.state {
-                    close_run(self.topo, &mut self.busy_ns, t, at);
-                    t.flush_run();
-                    t.phases.push(Built::Wake { target: pid, seq });
-                    t.state = State::Running { since_ns: at, cpu };
-                }
-            }
-        }
-        let (t, now) = entry(&mut self.tasks, pid, comm, now);
-        if matches!(t.state, State::Sleeping { .. }) {
-            t.sleep_until(now, by);
-            t.state = State::Runnable;
-        }
-    }
-
-    /// `pid` ends at `now`; later reports of it are ignored.
-    pub fn exit(&mut self, pid: u32, now: u64) {
-        self.mark(now);
-        let Some(t) = self.tasks.get_mut(&pid) else {
-            return;
-        };
-        let now = now.max(t.last_ns);
-        t.last_ns = now;
-        close_run(self.topo, &mut self.busy_ns, t, now);
-        t.flush_run();
-        t.state = State::Done;
-    }
-
-    /// The CPUs `pid` may use, as a kernel CPU list (its trace task's `allowed_cpus`).
-    pub fn restrict(&mut self, pid: u32, cpus: String) {
-        if let Some(t) = self.tasks.get_mut(&pid) {
-            t.allowed = Some(cpus);
-        }
-    }
-
-    /// Whether `pid` has been reported.
-    pub fn knows(&self, pid: u32) -> bool {
-        self.tasks.contains_key(&pid)
-    }
-
-    /// The trace: one task per pid that ran, named `COMM-PID`, starting at its first event
-    /// counted from the start of the span ([`mark`](Self::mark)); tasks still running are
-    /// closed at its end, which is also the trace's `duration_ns`. `pin_observed` makes the
-    /// CPUs a task ran on its `allowed_cpus` where [`restrict`](Self::restrict) gave none.
-    /// `source_name` names the recording in the description and in errors.
-    pub fn finish(
-        mut self,
-        source_name: &str,
-        trace_name: &str,
-        pin_observed: bool,
-    ) -> Result<Timeline, TimelineError> {
-        let start = self.first_ns.unwrap_or(0);
-        let end = self.last_ns;
-        let mut tracks = core::mem::take(&mut self.tasks);
-        // What each task keeps: trailing sleeps go (the recording ended, not the task), a
-        // task that never ran is left out, one with more phases than a trace task holds is
-        // folded. A relation stays only between two tasks kept unfolded.
-        let mut names: BTreeMap<u32, String> = BTreeMap::new();
-        let mut unfolded: BTreeMap<u32, bool> = BTreeMap::new();
-        for (pid, t) in &mut tracks {
-            close_run(self.topo, &mut self.busy_ns, t, end);
-            t.flush_run();
-            while matches!(t.phases.last(), Some(Built::Sleep(_) | Built::Wait { .. })) {
-                t.phases.pop();
-            }
-            if !t.phases.iter().any(|p| matches!(p, Built::Run(_))) {
-                continue;
-            }
-            names.insert(
-                *pid,
-                format!("{}-{pid}", t.comm.replace(char::is_whitespace, "_")),
-            );
-            unfolded.insert(*pid, t.phases.len() <= MAX_PHASES);
-        }
-        let mut kept = std::collections::BTreeSet::new();
-        for (pid, t) in &tracks {
-            if unfolded.get(pid) != Some(&true) {
-                continue;
-            }
-            for p in &t.phases {
-                if let Built::Wait { waker, seq, .. } = p {
-                    if unfolded.get(waker) == Some(&true) {
-                        kept.insert(*seq);
-                    }
-                }
-            }
-        }
-        let mut specs = Vec::new();
-        let mut observed = BTreeMap::new();
-        let mut folded = Vec::new();
-        for (pid, t) in tracks {
-            let Some(name) = names.get(&pid).cloned() else {
-                continue;
-            };
-            let mut cpus = t.cpus.clone();
-            cpus.sort_unstable();
-            let list = cpus
-                .iter()
-                .map(u16::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let mut phases = settle(&t.phases, &kept, &names);
-            if phases.len() > MAX_PHASES {
-                phases = fold(&phases);
-                folded.push(name.clone());
-            }
-            observed.insert(name.clone(), list.clone());
-            let allowed = t.allowed.or_else(|| pin_observed.then_some(list));
-            specs.push(TaskSpec {
-                name,
-                copies: 1,
-                start_ns: t.first_ns.saturating_sub(start),
-                weight: 100,
-                allowed_cpus: allowed,
-                util: None,
-                cache_sensitivity_pct: 0,
-                phases,
-                frames: None,
-            });
-        }
-        if specs.is_empty() {
-            return Err(TimelineError::Empty);
-        }
-        let trace = Trace {
-            version: TRACE_VERSION,
-            name: Some(trace_name.to_owned()),
-            description: Some(format!("recorded: {source_name}")),
-            machine: None,
-            seed: 0,
-            duration_ns: Some(end.saturating_sub(start).max(1)),
-            pools: Vec::new(),
-            tasks: specs,
-        };
-        trace.validate(source_name)?;
-        trace.validate_for(self.topo, source_name)?;
-        Ok(Timeline {
-            trace,
-            observed_cpus: observed,
-            folded,
-            busy_ns: self.busy_ns,
-            migrations: self.migrations,
-            relations: kept.len() as u64,
-        })
-    }
-}
-
-/// A task's recorded phases as trace phases: a wait whose relation is `kept` names its waker,
-/// any other is a sleep of its recorded length; a wake whose relation is kept names its target,
-/// any other goes (the runs around it join again).
-fn settle(
-    built: &[Built],
-    kept: &std::collections::BTreeSet<u64>,
-    names: &BTreeMap<u32, String>,
-) -> Vec<Phase> {
-    let mut out: Vec<Phase> = Vec::with_capacity(built.len());
-    for b in built {
-        match *b {
-            Built::Run(ns) => match out.last_mut() {
-                Some(Phase::RunNs(prev)) => *prev = prev.saturating_add(ns),
-                _ => out.push(Phase::RunNs(ns)),
-            },
-            Built::Wait { waker, seq, .. } if kept.contains(&seq) => {
-                if let Some(w) = names.get(&waker) {
-                    out.push(Phase::WaitFor(vec![w.clone()]));
-                }
-            }
-            Built::Sleep(ns) | Built::Wait { ns, .. } => {
-                if ns > 0 {
-                    match out.last_mut() {
-                        Some(Phase::SleepNs(prev)) => *prev = prev.saturating_add(ns),
-                        _ => out.push(Phase::SleepNs(ns)),
-                    }
-                }
-            }
-            Built::Wake { target, seq } => {
-                if kept.contains(&seq) {
-                    if let Some(n) = names.get(&target) {
-                        out.push(Phase::Wake(n.clone()));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The task `pid` (created runnable at `now` if new) and `now` raised to its latest time:
 /// a report older than one already made is taken as made then.
 fn entry<'a>(
@@ -459,62 +183,10 @@ fn close_run(topo: &Topology, busy: &mut BTreeMap<u16, u64>, t: &mut TaskTrack, 
     }
 }
 
-/// More phases than a task holds: a loop of the average run and sleep, then what the
-/// averages' rounding left, so the run and sleep totals are the recording's to the nanosecond.
-/// More runs than a loop repeats ([`MAX_LOOP_TIMES`]) are taken several to an iteration.
-fn fold(phases: &[Phase]) -> Vec<Phase> {
-    let (mut run, mut sleep, mut runs) = (0u128, 0u128, 0u64);
-    for p in phases {
-        match p {
-            Phase::RunNs(n) => {
-                run = run.saturating_add(u128::from(*n));
-                runs += 1;
-            }
-            Phase::SleepNs(n) => sleep = sleep.saturating_add(u128::from(*n)),
-            _ => {}
-        }
-    }
-    let times = runs.clamp(1, MAX_LOOP_TIMES);
-    let split = |total: u128| {
-        let each = total / u128::from(times);
-        let rest = total - each * u128::from(times);
-        (
-            u64::try_from(each).unwrap_or(u64::MAX),
-            u64::try_from(rest).unwrap_or(u64::MAX),
-        )
-    };
-    let ((run_each, run_rest), (sleep_each, sleep_rest)) = (split(run), split(sleep));
-    let mut body = Vec::new();
-    if run_each > 0 {
-        body.push(Phase::RunNs(run_each));
-    }
-    if sleep_each > 0 {
-        body.push(Phase::SleepNs(sleep_each));
-    }
-    let mut out = Vec::new();
-    if body.is_empty() {
-        // Less than a nanosecond per iteration: the totals as one run and one sleep.
-        return [Phase::RunNs(run_rest), Phase::SleepNs(sleep_rest)]
-            .into_iter()
-            .filter(|p| !matches!(p, Phase::RunNs(0) | Phase::SleepNs(0)))
-            .collect();
-    }
-    out.push(Phase::Loop(LoopSpec {
-        times,
-        phases: body,
-    }));
-    if sleep_rest > 0 {
-        out.push(Phase::SleepNs(sleep_rest));
-    }
-    if run_rest > 0 {
-        out.push(Phase::RunNs(run_rest));
-    }
-    out
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::format::Phase;
     use hybridland_policy::{CoreKind, TopologyBuilder};
 
     /// CPU 0: capacity 1024; CPU 1: capacity 512.
@@ -523,37 +195,6 @@ mod test {
         b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
         b.add_cpu(CpuId(1), CoreKind::Efficiency, 512, 0).unwrap();
         b.build().unwrap()
-    }
-
-    /// Run and sleep totals of phases, loops multiplied out.
-    fn totals(phases: &[Phase]) -> (u128, u128) {
-        phases.iter().fold((0, 0), |(r, s), p| match p {
-            Phase::RunNs(n) => (r + u128::from(*n), s),
-            Phase::SleepNs(n) => (r, s + u128::from(*n)),
-            Phase::Loop(l) => {
-                let (lr, ls) = totals(&l.phases);
-                (r + lr * u128::from(l.times), s + ls * u128::from(l.times))
-            }
-            _ => (r, s),
-        })
-    }
-
-    /// Folding keeps the recording's totals exactly, for uneven runs that do not divide, and
-    /// for more runs than a loop may repeat.
-    #[test]
-    fn folding_keeps_the_run_and_sleep_totals() {
-        for runs in [MAX_PHASES as u64 + 7, 2 * MAX_LOOP_TIMES + 3] {
-            let mut phases = Vec::new();
-            for k in 0..runs {
-                phases.push(Phase::RunNs(1_000 + k % 7));
-                phases.push(Phase::SleepNs(k % 3));
-            }
-            let folded = fold(&phases);
-            assert!(folded.len() <= 3, "{folded:?}");
-            assert_eq!(totals(&folded), totals(&phases), "{runs} runs");
-        }
-        let tiny = [Phase::RunNs(0), Phase::SleepNs(1), Phase::RunNs(0)];
-        assert_eq!(totals(&fold(&tiny)), (0, 1));
     }
 
     #[test]

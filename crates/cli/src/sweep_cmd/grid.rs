@@ -1,0 +1,163 @@
+//! The sweep's grid: the `--set` items read, which policy reads which knob, every point in
+//! row order, and each row's gain over its reference row in the compared dimension.
+
+use super::Point;
+use crate::failure::Failure;
+use anyhow::anyhow;
+use hybridland_sim::Report;
+
+/// `KEY=V1,V2` items; a key given twice is refused.
+pub(super) fn parse_sets(items: &[String]) -> Result<Vec<(String, Vec<String>)>, Failure> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for item in items {
+        let Some((key, values)) = item.split_once('=') else {
+            return Err(Failure::Input(anyhow!(
+                "--set {item}: expected KEY=VALUE[,VALUE...]"
+            )));
+        };
+        let key = key.trim();
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_owned()).collect();
+        if key.is_empty() || values.iter().any(String::is_empty) {
+            return Err(Failure::Input(anyhow!(
+                "--set {item}: expected KEY=VALUE[,VALUE...] with no empty value"
+            )));
+        }
+        if out.iter().any(|(k, _)| k == key) {
+            return Err(Failure::Input(anyhow!(
+                "--set {key} is given twice: list every value in one --set {key}=V1,V2"
+            )));
+        }
+        out.push((key.to_owned(), values));
+    }
+    Ok(out)
+}
+
+/// Whether a replay under `policy` (a name, perhaps with its own `:KEY=VALUE` knobs) depends
+/// on `key` from `--set`. An unknown name is taken to read everything: building it fails later
+/// with the error that names it.
+pub(super) fn reads_knob(policy: &str, key: &str) -> bool {
+    let mut parts = policy.split(':');
+    let base = parts.next().unwrap_or("").trim();
+    let set_by_name = parts.any(|item| item.split_once('=').is_some_and(|(k, _)| k.trim() == key));
+    !set_by_name && hybridland_sim::PolicyKind::from_name(base).is_none_or(|k| k.has_knob(key))
+}
+
+pub(super) fn grid(
+    copies: &[u32],
+    swept: &[(String, Vec<String>)],
+    policies: &[String],
+) -> Vec<Point> {
+    let copies: Vec<Option<u32>> = if copies.is_empty() {
+        vec![None]
+    } else {
+        copies.iter().copied().map(Some).collect()
+    };
+    let mut settings: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (key, values) in swept {
+        settings = settings
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut s = prefix.clone();
+                    s.push((key.clone(), v.clone()));
+                    s
+                })
+            })
+            .collect();
+    }
+    let mut points = Vec::new();
+    for c in &copies {
+        for s in &settings {
+            for policy in policies {
+                let point = Point {
+                    copies: *c,
+                    settings: s
+                        .iter()
+                        .map(|(k, v)| (k.clone(), reads_knob(policy, k).then(|| v.clone())))
+                        .collect(),
+                    policy: policy.clone(),
+                };
+                // The keys it does not read: one replay stands for all their values.
+                let same = |q: &Point| {
+                    q.copies == point.copies
+                        && q.policy == point.policy
+                        && q.settings == point.settings
+                };
+                if !points.iter().any(same) {
+                    points.push(point);
+                }
+            }
+        }
+    }
+    points
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compared {
+    None,
+    Policy,
+    /// Index into the swept keys.
+    Key(usize),
+}
+
+pub(super) fn gains(
+    points: &[Point],
+    reports: &[Report],
+    compared: Compared,
+    swept: &[(String, Vec<String>)],
+    policies: &[String],
+) -> Vec<Option<f64>> {
+    let reference = |p: &Point| -> Option<usize> {
+        points.iter().position(|q| match compared {
+            Compared::None => false,
+            Compared::Policy => {
+                q.copies == p.copies && q.settings == p.settings && q.policy == policies[0]
+            }
+            // A row that does not read the compared key has nothing to be compared with.
+            Compared::Key(k) => {
+                p.settings[k].1.is_some()
+                    && q.copies == p.copies
+                    && q.policy == p.policy
+                    && q.settings.iter().zip(&p.settings).enumerate().all(
+                        |(i, ((qk, qv), (_, pv)))| {
+                            if i == k {
+                                qv.as_ref() == Some(&swept[k].1[0]) && *qk == swept[k].0
+                            } else {
+                                qv == pv
+                            }
+                        },
+                    )
+            }
+        })
+    };
+    points
+        .iter()
+        .zip(reports)
+        .map(|(p, r)| {
+            let base = &reports[reference(p)?];
+            (r.summary.makespan_ns > 0).then(|| {
+                (base.summary.makespan_ns as f64 / r.summary.makespan_ns as f64 - 1.0) * 100.0
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn a_policy_reads_its_own_knobs_and_the_replays() {
+        assert!(reads_knob("hybridland", "cluster_balance"));
+        assert!(!reads_knob(
+            "hybridland:cluster_balance=on",
+            "cluster_balance"
+        ));
+        assert!(!reads_knob("spread", "cluster_balance"));
+        assert!(reads_knob("spread", "slice_us"));
+        assert!(reads_knob("spread", "smt_slowdown_pct"));
+        assert!(reads_knob("kernel-default", "kernel_asym_capacity"));
+        assert!(!reads_knob("hybridland", "kernel_asym_capacity"));
+        assert!(reads_knob("no-such-policy", "cluster_balance"));
+    }
+}
