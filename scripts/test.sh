@@ -53,7 +53,7 @@ if ! skip workspace; then
   # alone, outside the parallel run above (where it is ignored). A renamed test would run
   # nothing and pass, hence the count.
   largest=$(cargo test --locked -p scx_hybridland --lib -- --ignored --exact \
-    record::test::the_largest_recording_of_relations_is_written_within_the_arena 2>&1) ||
+    record::tests::the_largest_recording_of_relations_is_written_within_the_arena 2>&1) ||
     { echo "$largest"; exit 1; }
   echo "$largest" | tail -n 3
   grep -F "test result: ok. 1 passed" <<< "$largest" > /dev/null ||

@@ -7,7 +7,10 @@
 //! - [`decisions`]: the decision log, the scheduler core's inputs and the dispatches sent, which
 //!   `hybrid-sim decisions` feeds through the same core again;
 //! - [`live`]: the figures a live run keeps beside its trace (CPU time per kind and cluster,
-//!   placements per step), which `hybrid-sim compare` sets beside a replay.
+//!   placements per step), which `hybrid-sim compare` sets beside a replay;
+//! - [`recording`]: what `scx_hybridland --record` saw (the tasks its loop dequeued, the
+//!   wake-ups by a task, the tasks still running at the end) made into a trace and its live
+//!   figures.
 //!
 //! The live scheduler links this crate and not the simulator: a recording is a trace in the
 //! one format without the machine model, the engine or the baselines in a root daemon.
@@ -20,6 +23,7 @@ pub mod format;
 pub mod json_error;
 pub mod live;
 mod object_only;
+pub mod recording;
 mod step_count;
 
 pub use format::{Phase, TaskSpec, Trace, TraceError};
