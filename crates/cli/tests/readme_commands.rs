@@ -26,8 +26,8 @@ fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).unwrap()
 }
 
-/// The lines of the README's fenced `sh` blocks, with their comments, a leading `$ ` and
-/// `sudo ` dropped and continuation lines joined.
+/// The lines of the README's fenced `sh` blocks, with their comments and a leading `$ `
+/// dropped and continuation lines joined.
 fn sh_lines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_sh = false;
@@ -46,7 +46,7 @@ fn sh_lines(text: &str) -> Vec<String> {
             continue;
         }
         if let Some(head) = code.strip_suffix('\\') {
-            pending.push_str(head);
+            pending.push_str(head.trim_end());
             pending.push(' ');
             continue;
         }
