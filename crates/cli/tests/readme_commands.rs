@@ -165,15 +165,17 @@ fn check_cargo(line: &str, words: &[&str]) {
 
 /// The long flags the live scheduler defines: its `Opts` fields, as clap derives them.
 fn live_flags() -> Vec<String> {
-    let src =
-        std::fs::read_to_string(root().join("crates/scx-frontend/src/opts.rs")).unwrap();
+    let src = std::fs::read_to_string(root().join("crates/scx-frontend/src/opts.rs")).unwrap();
     let start = src.find("struct Opts {").expect("opts.rs defines Opts");
     let body = &src[start..];
     let body = &body[..body.find("\n}").unwrap()];
     let mut flags: Vec<String> = body
         .lines()
         .map(str::trim)
-        .filter_map(|l| l.strip_prefix("pub(crate) ").or_else(|| l.strip_prefix("pub ")))
+        .filter_map(|l| {
+            l.strip_prefix("pub(crate) ")
+                .or_else(|| l.strip_prefix("pub "))
+        })
         .filter_map(|l| l.split_once(':'))
         .filter(|(name, _)| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
         .map(|(name, _)| format!("--{}", name.replace('_', "-")))
@@ -196,7 +198,13 @@ fn check_line(line: &str) {
     let line = line.strip_prefix("sudo ").unwrap_or(line);
     // Only the first command of a pipeline or a `&&` chain is checked; the others are
     // system tools (tee, systemctl).
-    let first = line.split(" | ").next().unwrap().split(" && ").next().unwrap();
+    let first = line
+        .split(" | ")
+        .next()
+        .unwrap()
+        .split(" && ")
+        .next()
+        .unwrap();
     let words: Vec<&str> = first.split_whitespace().collect();
     match words[0] {
         "cargo" => {
@@ -210,7 +218,11 @@ fn check_line(line: &str) {
         "target/release/scx_hybridland" | "target/release/scx_my_policy" => {
             check_live(line, &words)
         }
-        "source" => assert!(root().join(words[1]).is_file(), "README: `{line}`: no {}", words[1]),
+        "source" => assert!(
+            root().join(words[1]).is_file(),
+            "README: `{line}`: no {}",
+            words[1]
+        ),
         "install" => {
             for w in words.iter().filter(|w| w.starts_with("dist/")) {
                 assert!(root().join(w).is_file(), "README: `{line}`: no {w}");
@@ -240,7 +252,11 @@ fn check_line(line: &str) {
 fn readme_is_short_and_starts_with_the_two_commands() {
     let text = readme();
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() <= 210, "README.md has {} lines; keep it near 200", lines.len());
+    assert!(
+        lines.len() <= 210,
+        "README.md has {} lines; keep it near 200",
+        lines.len()
+    );
     let head = &lines[..40.min(lines.len())];
     assert!(
         head.contains(&MAIN_COMMAND),
@@ -283,7 +299,10 @@ fn every_cargo_command_in_the_readme_prose_names_a_package() {
             seen += 1;
         }
     }
-    assert!(seen >= 3, "the README names how to build and install the binaries");
+    assert!(
+        seen >= 3,
+        "the README names how to build and install the binaries"
+    );
     for bin in ["target/release/hybrid-sim", "target/release/scx_hybridland"] {
         assert!(text.contains(bin), "the README says where {bin} is");
     }
