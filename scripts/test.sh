@@ -2,8 +2,8 @@
 # Runs every test of the project, in the order a failure is cheapest to see:
 #   0. the scripts' own checks: the installer's decisions against a stubbed apt, no
 #      early-exit reader behind a pipe under pipefail, and the VM scripts stopping their VM
-#      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C, and the systemd unit's exposure score
-#      (scripts/tests/);
+#      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C, the systemd unit's exposure score, and
+#      every relative link in the Markdown docs resolving (scripts/tests/);
 #   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
 #   2. the proof that the policy crate is no_std (ci/nostd-check);
 #   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
@@ -31,7 +31,7 @@ if [[ -f scripts/env.sh ]]; then
 fi
 
 if ! skip scripts; then
-  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, medians of boots, unit score"
+  phase "scripts: installer decisions (stubbed apt), pipefail lint, VM scripts interrupted, repeated vm-checks, void bench phases, medians of boots, unit score, documentation links"
   scripts/tests/installer.sh
   scripts/tests/pipefail-lint.sh
   scripts/tests/vm-interrupt.sh
@@ -39,6 +39,7 @@ if ! skip scripts; then
   scripts/tests/bench-table.sh
   scripts/tests/bench-boots.sh
   scripts/tests/unit-security.sh
+  scripts/tests/doc-links.sh
 fi
 
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # scripts/vm-check-repeat.sh: scripts/vm-check.sh N times back to back, optionally beside a CPU
-# hog on the host, each run's output kept in a directory: what issue 23's "5 of 5 under host
-# load" asks for, and a way to see whether a check is flaky before CI finds out.
+# hog on the host, each run's output kept in a directory: the "5 of 5 under host load" target of
+# BENCHMARKS.md, and a way to see whether a check is flaky before CI finds out.
 #
 # Usage: scripts/vm-check-repeat.sh [-n RUNS] [--hog] [-o DIR] [path/to/scx_hybridland]
 #   -n RUNS   how many runs (default 5)
 #   --hog     run `yes > /dev/null` on the host for the whole series (stopped at the end, and
 #             on Ctrl-C, by its process id)
-#   -o DIR    where the logs go (default docs/logs/vm-check-repeat): run-N.log per run and
+#   -o DIR    where the logs go (default target/vm-check-repeat): run-N.log per run and
 #             summary.txt (one line per run: its verdict, the checks that failed, the host's
 #             load averages at its start and end, the time it took)
 # Exits non-zero when any run failed. Uses the binaries vm-check.sh uses (it builds nothing).
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=5
 HOG=0
-OUT=docs/logs/vm-check-repeat
+OUT=target/vm-check-repeat
 BIN=()
 while (($#)); do
   case $1 in

@@ -4,9 +4,7 @@
 # and joined as fast as one process can (scripts/vm/thread-storm.c, run as nobody), once plain
 # and once with --record. Passes when the scheduler is still loaded at the end, was not
 # ejected, kept its task table within --max-tasks, and wrote the recording
-# (scripts/vm/guest-storm.sh). Before the task-event source and the bounded tables, the kernel
-# ejected it after about 30 s and the process aborted on a failed allocation
-# (docs/logs/vm-storm-before.log).
+# (scripts/vm/guest-storm.sh).
 #
 # Usage: scripts/vm-storm.sh [path/to/scx_hybridland]
 # Environment: HYBRIDLAND_KERNEL, HYBRIDLAND_VM_TIMEOUT (default 900), HYBRIDLAND_VM_CONSOLE,

@@ -1,4 +1,4 @@
-//! Every command follows the README's exit-status table: 0 ok, 1 a replay failed for a reason
+//! Every command follows docs/cli.md's exit-status table: 0 ok, 1 a replay failed for a reason
 //! that is not the input's, 2 bad input or usage, 3 an output that could not be written
 //! (standard output to /dev/full, `-o`, `--timeline`, `--plot`, `--live`, a closed pipe).
 //! Status 1 needs a policy that breaks the engine's rules, which no bundled policy does; the

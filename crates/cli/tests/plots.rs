@@ -257,10 +257,10 @@ fn the_latency_cdf_has_decade_ticks_and_stays_within_one() {
 }
 
 #[test]
-fn the_readme_chart_is_what_the_tool_draws() {
+fn the_documented_chart_is_what_the_tool_draws() {
     let committed = "docs/charts/seed004-webgl-cpu-time-by-kind.svg";
     let dir = replay_plots(
-        "plots-readme",
+        "plots-docs",
         &[
             "examples/traces/seed004-webgl.json",
             "--policy",
@@ -274,9 +274,10 @@ fn the_readme_chart_is_what_the_tool_draws() {
         "{committed} is stale: copy {} over it",
         dir.join("cpu-time-by-kind.svg").display()
     );
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let doc = std::fs::read_to_string(common::root().join("docs/cli.md")).unwrap();
+    let link = committed.strip_prefix("docs/").unwrap();
     assert!(
-        readme.contains(&format!("]({committed})")),
-        "the README shows no {committed}"
+        doc.contains(&format!("]({link})")),
+        "docs/cli.md shows no {committed}"
     );
 }

@@ -89,7 +89,7 @@ fn worker_count_changes_nothing_but_the_header() {
 }
 
 #[test]
-fn the_readme_shows_the_sweep_as_it_prints() {
+fn the_cli_doc_shows_the_sweep_as_it_prints() {
     let table = ok(&[
         "sweep",
         "examples/traces/seed002-mcf-1.json",
@@ -98,10 +98,10 @@ fn the_readme_shows_the_sweep_as_it_prints() {
         "--copies",
         "1,6,12,24",
     ]);
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let doc = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
     assert!(
-        readme.contains(&table),
-        "README.md must show the sweep's output as it prints now:\n{table}"
+        doc.contains(&table),
+        "docs/cli.md must show the sweep's output as it prints now:\n{table}"
     );
 }
 

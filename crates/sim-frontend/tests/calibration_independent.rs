@@ -2,7 +2,7 @@
 //! structure and the policies' orderings, not the figures a constant was chosen to hit. Each
 //! sweeps the constant that was calibrated on its seed (`l2_contention_pct` on seed 002, the
 //! A7 capacity on seed 003, the E-core capacity and the power constants on seed 004), so a
-//! figure the README calls predicted cannot quietly depend on the value chosen.
+//! figure docs/seed-figures.md calls predicted cannot quietly depend on the value chosen.
 
 mod util;
 

@@ -1,4 +1,4 @@
-//! The seeds' figures as README.md and docs/machine-model.md print them, each with its status:
+//! The seeds' figures as docs/seed-figures.md prints them, each with its status:
 //!
 //! - **calibrated**: a model constant was chosen from this figure, so matching it shows only
 //!   that the constant was set (seed 002's +27% is `l2_contention_pct = 9` three times);
@@ -7,8 +7,8 @@
 //! - **by construction**: a trace parameter, the policy's own rule or a baseline's design
 //!   gives it, whatever the model's constants.
 //!
-//! The tables are rendered here from replays of the bundled traces, pinned with an insta
-//! snapshot (a changed figure fails `cargo test`), and must appear verbatim in both documents,
+//! The table is rendered here from replays of the bundled traces, pinned with an insta
+//! snapshot (a changed figure fails `cargo test`), and must appear verbatim in that document,
 //! so neither the figures nor their labels can drift from what the simulator gives.
 
 mod util;
@@ -538,8 +538,8 @@ fn figures() -> Vec<Figure> {
     all
 }
 
-/// The README's table: every column.
-fn readme_table(figures: &[Figure]) -> String {
+/// docs/seed-figures.md's table: every column.
+fn doc_table(figures: &[Figure]) -> String {
     let mut t = String::from(
         "| seed | what the document measured | what the simulator gives | status | why |\n|---|---|---|---|---|\n",
     );
@@ -558,15 +558,6 @@ fn readme_table(figures: &[Figure]) -> String {
     t
 }
 
-/// docs/machine-model.md's table: the figures and their status.
-fn model_doc_table(figures: &[Figure]) -> String {
-    let mut t = String::from("| seed | result | status |\n|---|---|---|\n");
-    for f in figures {
-        writeln!(t, "| {} | {} | {} |", f.seed, f.simulated, f.status.label()).unwrap();
-    }
-    t
-}
-
 fn repo_file(path: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -577,16 +568,10 @@ fn repo_file(path: &str) -> String {
 #[test]
 fn seed_figures_are_pinned_and_printed_as_they_are() {
     let figures = figures();
-    let readme = readme_table(&figures);
-    let model = model_doc_table(&figures);
-    insta::assert_snapshot!("readme_seed_table", readme);
-    insta::assert_snapshot!("machine_model_seed_table", model);
+    let table = doc_table(&figures);
+    insta::assert_snapshot!("seed_table", table);
     assert!(
-        repo_file("README.md").contains(&readme),
-        "README.md's seed table differs from what the simulator gives; it should read:\n{readme}"
-    );
-    assert!(
-        repo_file("docs/machine-model.md").contains(&model),
-        "docs/machine-model.md's seed table differs from what the simulator gives; it should read:\n{model}"
+        repo_file("docs/seed-figures.md").contains(&table),
+        "docs/seed-figures.md's table differs from what the simulator gives; it should read:\n{table}"
     );
 }

@@ -1,5 +1,5 @@
 //! What the `hybrid-sim` end-to-end tests share: the binary, run from the repository root so
-//! the bundled examples' relative paths work as the README writes them.
+//! the bundled examples' relative paths work as the docs write them.
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
