@@ -99,8 +99,8 @@ pub use policies::{Builtin, BuiltinPolicy};
 pub use sched_core::Audit;
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, CoreConfig, CoreError, CoreStats, Dispatch, Input, InputError,
-    LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, Queued,
-    SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TimeNs, UtilSource,
+    InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot,
+    Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TimeNs, UtilSource,
     Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{

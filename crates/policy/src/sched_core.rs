@@ -1,48 +1,5 @@
-//! The scheduler core: the whole per-task sequence, in one place, for both frontends.
-//!
-//! quinn-proto's split: the caller hands over what happened as one [`Input`] value with the
-//! time it happened ([`SchedCore::handle`]), and drains what to do as [`Output`] values
-//! ([`SchedCore::poll`]). The core reads no clock, does no I/O, allocates nothing (its task
-//! storage is the caller's, [`Slot`]) and uses no randomness. The live loop and the simulator
-//! differ only in what they can see, and each difference is an input here. Which of the two
-//! the caller is, is the core's [`Occupancy`] ([`CoreConfig::occupancy`]): an input of the
-//! other kind is refused with [`InputError::WrongOccupancy`].
-//!
-//! | what | live loop ([`Occupancy::Snapshots`]) | simulator ([`Occupancy::Tracked`]) |
-//! |---|---|---|
-//! | which CPUs are free | [`Input::Snapshot`] per batch (and [`Input::SnapshotFailed`]) | [`Input::Started`] / [`Input::Stopped`] as they happen |
-//! | a task's runs | [`Queued::last_run`], the kernel's timestamps | [`Input::Stopped`] |
-//! | who waits at a slice end | [`Waiting::OwnQueue`] or [`Waiting::SharedQueue`] (the framework refills an uncontended slice silently) | the same: the engine refills an uncontended slice as the framework does |
-//! | CPUs with tasks queued | [`Snapshot::queued`], or the core's claim window | exact (nothing queues on a CPU) |
-//! | the loop's own CPU | [`Snapshot::caller_cpu`] | none |
-//! | a second look before sending | [`Input::Recheck`] when [`wants_recheck`](SchedCore::wants_recheck) | not needed: nothing changes between decision and start |
-//!
-//! The sequence for one batch (the simulator's batches hold one task):
-//! 1. [`Input::Queued`] for each task the caller took off its queue;
-//! 2. live: [`Input::Snapshot`], which decides the batch against it; the simulator skips this
-//!    and the first poll decides against the tracked state;
-//! 3. live, when [`wants_recheck`](SchedCore::wants_recheck): a second snapshot as
-//!    [`Input::Recheck`];
-//! 4. [`poll`](SchedCore::poll) until `None`, sending each [`Output::Dispatch`] (its
-//!    [`Dispatch::token`] is the one the caller gave with the task).
-//!
-//! Inside a batch, tasks whose slice ended are decided before woken ones (they were running a
-//! moment ago and get their CPUs back before a short wake-up can take them); each decision
-//! marks its CPU busy for the rest of the batch. A wake-up is the idle order
-//! ([`Policy::select_cpu`]), a slice end the slice-end rule. Each dispatch carries its vtime
-//! (the bounded-credit rule, the clock following it as the task is about to run) and its
-//! slice (the base divided by the tasks waiting, or fixed).
-//!
-//! Between batches, [`Input::Tick`] at the times [`poll_timeout`](SchedCore::poll_timeout)
-//! names: the up-migration scan (a task the core sent to a CPU that a now-idle CPU would serve
-//! strictly better gives an [`Output::Nudge`], at most one per gap) and the age prune (tasks
-//! not heard of for [`CoreConfig::forget_after_ns`] are forgotten: the fallback for exits
-//! nobody reported). [`Input::Exit`] forgets a task at once.
-//!
-//! **When the task storage is full** a task it does not hold is decided from a fresh state
-//! (no utilisation history, no vtime credit, no home) every time, and counted in
-//! [`CoreStats::untracked`]. Placement stays correct (the idle order needs no history), and a
-//! thread storm cannot grow the storage or evict the tasks already known.
+//! The scheduler core: the whole per-task sequence, in one place, for both frontends (see
+//! [`SchedCore`]).
 
 #[cfg(feature = "testkit")]
 mod audit;
@@ -61,7 +18,7 @@ mod tests;
 pub use audit::Audit;
 pub use config::{CoreConfig, CoreError, CoreStats, Nudging, SliceMode, WakePreempt};
 pub use input::{
-    Input, InputError, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, TimeNs,
+    Input, InputError, InputOf, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, TimeNs,
 };
 pub use io::{
     Affinity, Arrival, Dispatch, LastRun, Nudge, Queued, Snapshot, Target, TaskId, UtilSource,
@@ -126,8 +83,52 @@ struct PlacedTask {
 }
 
 /// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`),
-/// running placement policy `P` (hybridland's unless told otherwise). See the [module](self)
-/// docs.
+/// running placement policy `P` (hybridland's unless told otherwise).
+///
+///
+/// quinn-proto's split: the caller hands over what happened as one [`Input`] value with the
+/// time it happened ([`SchedCore::handle`]), and drains what to do as [`Output`] values
+/// ([`SchedCore::poll`]). The core reads no clock, does no I/O, allocates nothing (its task
+/// storage is the caller's, [`Slot`]) and uses no randomness. The live loop and the simulator
+/// differ only in what they can see, and each difference is an input here. Which of the two
+/// the caller is, is the core's [`Occupancy`] ([`CoreConfig::occupancy`]): an input of the
+/// other kind is refused with [`InputError::WrongOccupancy`].
+///
+/// | what | live loop ([`Occupancy::Snapshots`]) | simulator ([`Occupancy::Tracked`]) |
+/// |---|---|---|
+/// | which CPUs are free | [`Input::Snapshot`](InputOf::Snapshot) per batch (and [`Input::SnapshotFailed`](InputOf::SnapshotFailed)) | [`Input::Started`](InputOf::Started) / [`Input::Stopped`](InputOf::Stopped) as they happen |
+/// | a task's runs | [`Queued::last_run`], the kernel's timestamps | [`Input::Stopped`](InputOf::Stopped) |
+/// | who waits at a slice end | [`Waiting::OwnQueue`] or [`Waiting::SharedQueue`] (the framework refills an uncontended slice silently) | the same: the engine refills an uncontended slice as the framework does |
+/// | CPUs with tasks queued | [`Snapshot::queued`], or the core's claim window | exact (nothing queues on a CPU) |
+/// | the loop's own CPU | [`Snapshot::caller_cpu`] | none |
+/// | a second look before sending | [`Input::Recheck`](InputOf::Recheck) when [`wants_recheck`](SchedCore::wants_recheck) | not needed: nothing changes between decision and start |
+///
+/// The sequence for one batch (the simulator's batches hold one task):
+/// 1. [`Input::Queued`](InputOf::Queued) for each task the caller took off its queue;
+/// 2. live: [`Input::Snapshot`](InputOf::Snapshot), which decides the batch against it; the simulator skips this
+///    and the first poll decides against the tracked state;
+/// 3. live, when [`wants_recheck`](SchedCore::wants_recheck): a second snapshot as
+///    [`Input::Recheck`](InputOf::Recheck);
+/// 4. [`poll`](SchedCore::poll) until `None`, sending each [`Output::Dispatch`] (its
+///    [`Dispatch::token`] is the one the caller gave with the task).
+///
+/// Inside a batch, tasks whose slice ended are decided before woken ones (they were running a
+/// moment ago and get their CPUs back before a short wake-up can take them); each decision
+/// marks its CPU busy for the rest of the batch. A wake-up is the idle order
+/// (`Policy::select_cpu`), a slice end the slice-end rule. Each dispatch carries its vtime
+/// (the bounded-credit rule, the clock following it as the task is about to run) and its
+/// slice (the base divided by the tasks waiting, or fixed).
+///
+/// Between batches, [`Input::Tick`](InputOf::Tick) at the times [`poll_timeout`](SchedCore::poll_timeout)
+/// names: the up-migration scan (a task the core sent to a CPU that a now-idle CPU would serve
+/// strictly better gives an [`Output::Nudge`], at most one per gap) and the age prune (tasks
+/// not heard of for [`CoreConfig::forget_after_ns`] are forgotten: the fallback for exits
+/// nobody reported). [`Input::Exit`](InputOf::Exit) forgets a task at once.
+///
+/// **When the task storage is full** a task it does not hold is decided from a fresh state
+/// (no utilisation history, no vtime credit, no home) every time, and counted in
+/// [`CoreStats::untracked`]. Placement stays correct (the idle order needs no history), and a
+/// thread storm cannot grow the storage or evict the tasks already known.
 pub struct SchedCore<S, P = Policy> {
     topo: Topology,
     policy: P,
@@ -290,8 +291,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
 
     /// Hands over what happened at `now`. Each input's docs say what it does; nothing of a
     /// refused input is applied. Does the work of one decision per pending task when the
-    /// input decides a batch ([`Input::Snapshot`], [`Input::SnapshotFailed`]), of one scan
-    /// over the CPUs the core placed tasks on for a due [`Input::Tick`], and a few field
+    /// input decides a batch ([`Input::Snapshot`](InputOf::Snapshot), [`Input::SnapshotFailed`](InputOf::SnapshotFailed)), of one scan
+    /// over the CPUs the core placed tasks on for a due [`Input::Tick`](InputOf::Tick), and a few field
     /// updates otherwise.
     pub fn handle(&mut self, now: TimeNs, input: Input<'_>) -> Result<(), InputError> {
         if let Some(mode) = input.occupancy()
@@ -339,7 +340,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.nudges.pop().map(Output::Nudge)
     }
 
-    /// When the core wants [`Input::Tick`] next: `None` when there is nothing to scan or
+    /// When the core wants [`Input::Tick`](InputOf::Tick) next: `None` when there is nothing to scan or
     /// forget.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<TimeNs> {
@@ -357,7 +358,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     }
 
     /// Whether a decided, unpolled dispatch went to a CPU that was idle in the snapshot (the
-    /// caller's own CPU aside): a second snapshot ([`Input::Recheck`]) can find it taken
+    /// caller's own CPU aside): a second snapshot ([`Input::Recheck`](InputOf::Recheck)) can find it taken
     /// meanwhile.
     #[must_use]
     pub fn wants_recheck(&self) -> bool {

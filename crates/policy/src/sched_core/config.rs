@@ -30,7 +30,7 @@ pub enum WakePreempt {
     /// When the task the core last sent to an allowed busy CPU is, by the core's estimate, at
     /// least a base slice ([`CoreConfig::slice_ns`]) of vtime ahead of the woken task, the
     /// woken task goes to that CPU's queue and the task there is made to end its slice now
-    /// ([`Target::Preempt`]). A slice is the credit a sleeper keeps, so a task that slept
+    /// ([`Target::Preempt`](super::Target::Preempt)). A slice is the credit a sleeper keeps, so a task that slept
     /// takes a CPU from one that has run for a while, and two busy tasks do not take turns
     /// preempting each other. The estimate is the vtime the task was sent with plus the time
     /// since (it ran all along, at nice 0): the core is not told of runs until a task comes

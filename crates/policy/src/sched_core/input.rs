@@ -41,32 +41,42 @@ impl core::fmt::Display for TimeNs {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Occupancy {
     /// The caller reads the machine's idle CPUs and hands them over per batch
-    /// ([`Input::Snapshot`], [`Input::SnapshotFailed`], [`Input::Recheck`]); runs arrive with the
+    /// ([`Input::Snapshot`](InputOf::Snapshot), [`Input::SnapshotFailed`](InputOf::SnapshotFailed), [`Input::Recheck`](InputOf::Recheck)); runs arrive with the
     /// queued task ([`Queued::last_run`]). The live loop.
     #[default]
     Snapshots,
-    /// The caller reports every start and stop as it happens ([`Input::Started`],
-    /// [`Input::Stopped`]) and the core tracks occupancy itself. The simulator.
+    /// The caller reports every start and stop as it happens ([`Input::Started`](InputOf::Started),
+    /// [`Input::Stopped`](InputOf::Stopped)) and the core tracks occupancy itself. The simulator.
     Tracked,
 }
 
 /// One thing that happened, for [`SchedCore::handle`](super::SchedCore::handle).
-#[derive(Copy, Clone, Debug)]
-pub enum Input<'a> {
+pub type Input<'a> = InputOf<Queued<'a>, Snapshot<'a>>;
+
+/// An [`Input`] that owns its CPU sets, for a log to keep. With the `serde` feature it is
+/// externally tagged by the input's [name](InputOf::name): `"tick"`, `{"exit": {"task": 7}}`.
+pub type OwnedInput = InputOf<OwnedQueued, OwnedSnapshot>;
+
+/// The core's inputs over how a queued task (`Q`) and a snapshot (`S`) are held: borrowed in
+/// an [`Input`], owned in an [`OwnedInput`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum InputOf<Q, S> {
     /// A task to dispatch: decided by the next snapshot (or the next poll, when tracked).
     /// Refused with [`InputError::BatchFull`] when [`BATCH_MAX`](super::BATCH_MAX) tasks are
     /// pending.
-    Queued(Queued<'a>),
+    Queued(Q),
     /// (Snapshots.) The caller read the idle CPUs: the core's view becomes these (homes kept)
     /// and the pending batch is decided against it.
-    Snapshot(Snapshot<'a>),
+    Snapshot(S),
     /// (Snapshots.) The caller could not read the idle CPUs: the pending batch goes to the
     /// shared queue.
     SnapshotFailed,
     /// (Snapshots.) The caller's second look, when
     /// [`wants_recheck`](super::SchedCore::wants_recheck): each unpolled dispatch to a CPU that
     /// is no longer free goes to the shared queue instead. Its `caller_cpu` is not read.
-    Recheck(Snapshot<'a>),
+    Recheck(S),
     /// Tasks waiting for a CPU besides those handed over since the last poll (the slice
     /// divisor counts both).
     Backlog {
@@ -109,7 +119,7 @@ pub enum Input<'a> {
     },
 }
 
-impl Input<'_> {
+impl<Q, S> InputOf<Q, S> {
     /// Its name, as errors and logs give it.
     pub const fn name(&self) -> &'static str {
         match self {
@@ -137,30 +147,52 @@ impl Input<'_> {
         }
     }
 
-    /// The same input owning its CPU sets (for a log).
-    pub fn to_owned(&self) -> OwnedInput {
-        match *self {
-            Self::Queued(q) => OwnedInput::Queued(OwnedQueued::from(&q)),
-            Self::Snapshot(s) => OwnedInput::Snapshot(OwnedSnapshot::from(&s)),
-            Self::SnapshotFailed => OwnedInput::SnapshotFailed,
-            Self::Recheck(s) => OwnedInput::Recheck(OwnedSnapshot::from(&s)),
-            Self::Backlog { waiting } => OwnedInput::Backlog { waiting },
-            Self::Tick => OwnedInput::Tick,
-            Self::Exit { task } => OwnedInput::Exit { task },
-            Self::Started { task, cpu } => OwnedInput::Started { task, cpu },
+    /// The same input with its queued task and snapshots turned by `q` and `s`: the one place
+    /// that lists every input.
+    pub fn map_ref<'a, Q2, S2>(
+        &'a self,
+        q: impl FnOnce(&'a Q) -> Q2,
+        s: impl FnOnce(&'a S) -> S2,
+    ) -> InputOf<Q2, S2> {
+        match self {
+            Self::Queued(x) => InputOf::Queued(q(x)),
+            Self::Snapshot(x) => InputOf::Snapshot(s(x)),
+            Self::SnapshotFailed => InputOf::SnapshotFailed,
+            Self::Recheck(x) => InputOf::Recheck(s(x)),
+            Self::Backlog { waiting } => InputOf::Backlog { waiting: *waiting },
+            Self::Tick => InputOf::Tick,
+            Self::Exit { task } => InputOf::Exit { task: *task },
+            Self::Started { task, cpu } => InputOf::Started {
+                task: *task,
+                cpu: *cpu,
+            },
             Self::Stopped {
                 task,
                 cpu,
                 run,
                 weight,
-            } => OwnedInput::Stopped {
-                task,
-                cpu,
-                run,
-                weight,
+            } => InputOf::Stopped {
+                task: *task,
+                cpu: *cpu,
+                run: *run,
+                weight: *weight,
             },
-            Self::ClusterBalance { mode } => OwnedInput::ClusterBalance { mode },
+            Self::ClusterBalance { mode } => InputOf::ClusterBalance { mode: *mode },
         }
+    }
+}
+
+impl Input<'_> {
+    /// The same input owning its CPU sets (for a log).
+    pub fn to_owned(&self) -> OwnedInput {
+        self.map_ref(OwnedQueued::from, OwnedSnapshot::from)
+    }
+}
+
+impl OwnedInput {
+    /// The input to hand over again.
+    pub fn as_input(&self) -> Input<'_> {
+        self.map_ref(OwnedQueued::as_queued, OwnedSnapshot::as_snapshot)
     }
 }
 
@@ -180,7 +212,7 @@ pub enum InputError {
     BatchFull,
     /// An input of the other occupancy mode than the core's.
     WrongOccupancy {
-        /// The input's name ([`Input::name`]).
+        /// The input's name ([`Input::name`](InputOf::name)).
         input: &'static str,
         /// The core's mode.
         core: Occupancy,
@@ -218,70 +250,6 @@ impl core::fmt::Display for InputError {
 }
 
 impl core::error::Error for InputError {}
-
-/// An [`Input`] that owns its CPU sets. With the `serde` feature it is externally tagged by
-/// the input's [name](Input::name): `"tick"`, `{"exit": {"task": 7}}`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
-#[allow(missing_docs)] // each variant is the `Input` variant of the same name
-pub enum OwnedInput {
-    Queued(OwnedQueued),
-    Snapshot(OwnedSnapshot),
-    SnapshotFailed,
-    Recheck(OwnedSnapshot),
-    Backlog {
-        waiting: u64,
-    },
-    Tick,
-    Exit {
-        task: TaskId,
-    },
-    Started {
-        task: TaskId,
-        cpu: CpuId,
-    },
-    Stopped {
-        task: TaskId,
-        cpu: CpuId,
-        run: LastRun,
-        weight: u32,
-    },
-    ClusterBalance {
-        mode: ClusterBalance,
-    },
-}
-
-impl OwnedInput {
-    /// The input to hand over again.
-    pub fn as_input(&self) -> Input<'_> {
-        match self {
-            Self::Queued(q) => Input::Queued(q.as_queued()),
-            Self::Snapshot(s) => Input::Snapshot(s.as_snapshot()),
-            Self::SnapshotFailed => Input::SnapshotFailed,
-            Self::Recheck(s) => Input::Recheck(s.as_snapshot()),
-            Self::Backlog { waiting } => Input::Backlog { waiting: *waiting },
-            Self::Tick => Input::Tick,
-            Self::Exit { task } => Input::Exit { task: *task },
-            Self::Started { task, cpu } => Input::Started {
-                task: *task,
-                cpu: *cpu,
-            },
-            Self::Stopped {
-                task,
-                cpu,
-                run,
-                weight,
-            } => Input::Stopped {
-                task: *task,
-                cpu: *cpu,
-                run: *run,
-                weight: *weight,
-            },
-            Self::ClusterBalance { mode } => Input::ClusterBalance { mode: *mode },
-        }
-    }
-}
 
 /// A [`Queued`] that owns its allowed CPUs. The caller's
 /// [`token`](Queued::token) is not kept: it is the caller's handle, never part of a decision,
