@@ -137,6 +137,10 @@ impl From<&CoreSettings> for CoreConfig {
 /// [`OwnedInput`] form (`"tick"`, `{"exit": {"task": 7}}`, `{"queued": {...}}`); a dispatch
 /// sent is `{"sent": {...}}`, a nudge carried out `{"nudged": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built on the stack and packed at once: boxing the input would allocate in the live loop"
+)]
 pub enum Entry {
     /// An input, with the time it was handed over.
     Input {

@@ -1,0 +1,62 @@
+//! The loop's outside controls: the stats server's requests and the control file's knob.
+
+use super::*;
+
+impl<O: SchedOps> Scheduler<O> {
+    /// Answers the stats server's requests through `link`.
+    pub(crate) fn with_stats(mut self, link: StatsLink) -> Self {
+        self.stats = Some(link);
+        self
+    }
+
+    /// Answers each pending stats request with the counters as they stand (a copy and a
+    /// channel send; the server side does the arithmetic and the formatting). A server that
+    /// went away is not the loop's concern.
+    pub(super) fn answer_stats(&mut self) {
+        let Some(link) = &self.stats else { return };
+        while link.requests.try_recv().is_ok() {
+            let core = self.core.stats();
+            let sample = Sample {
+                counters: self.counters,
+                fw: self.ops.counters(),
+                balance: self.core.policy_config().map(|c| c.cluster_balance),
+                backlog: self.backlog.len() as u64,
+                tasks_tracked: core.tracked,
+                tasks_high_water: core.high_water,
+                tasks_untracked: core.untracked,
+                events_dropped: self.ops.event_counters().dropped.iter().sum(),
+                loop_cpu_ns: thread_cpu_ns(),
+            };
+            let _ = link.samples.send(sample);
+        }
+    }
+
+    /// Applies a change of the control file, if the watcher found one.
+    pub(super) fn poll_knob(&mut self) {
+        let Some(control) = self.control.as_ref() else {
+            return;
+        };
+        let Some(current) = self.core.policy_config().map(|c| c.cluster_balance) else {
+            return;
+        };
+        match control.try_change() {
+            None | Some(KnobChange::None) => {}
+            Some(KnobChange::Set(mode)) => {
+                control.applied(mode);
+                info!(
+                    "cluster balance: {current} -> {mode} (from {})",
+                    control.path().display()
+                );
+                // Only hybridland has the knob, and only then is there a current mode.
+                let _ = self.feed(now_ns(), Input::ClusterBalance { mode });
+                self.install_fast_wake(false);
+            }
+            Some(KnobChange::Rejected) => {
+                warn!(
+                    "{}: expected off, on or auto; keeping {current}",
+                    control.path().display()
+                );
+            }
+        }
+    }
+}
