@@ -254,7 +254,6 @@ impl<O: SchedOps> Scheduler<O> {
         {
             debug!(cpu = n.cpu.0, pid = n.task, better = %n.better.step, "nudge");
             nudger.wake();
-            self.counters.nudges += 1;
             self.carried_out(&out);
         }
         Ok(())
@@ -419,7 +418,6 @@ impl<O: SchedOps> Scheduler<O> {
         c.overflow += u64::from(overflow);
         let kept = d.why.slice_end() == Some(SliceEnd::Keep);
         c.kept += u64::from(kept);
-        c.preempts += u64::from(matches!(d.target, Target::Preempt(_)));
         if let Some(r) = self.recorder.as_mut()
             && !matches!(d.why, Why::Helper | Why::Blind | Why::AffinityUnknown)
         {

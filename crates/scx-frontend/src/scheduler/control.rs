@@ -3,6 +3,17 @@
 use super::*;
 
 impl<O: SchedOps> Scheduler<O> {
+    /// The loop's counters, with what the core counts read from the core (the loop keeps no
+    /// second count of nudges, preemptions or exits of held tasks).
+    pub(super) fn counters(&self) -> Counters {
+        let core = self.core.stats();
+        let mut c = self.counters;
+        c.nudges = core.nudges;
+        c.preempts = core.preempts;
+        c.events.exit_tracked = core.exits_tracked;
+        c
+    }
+
     /// Answers the stats server's requests through `link`.
     pub(crate) fn with_stats(mut self, link: StatsLink) -> Self {
         self.stats = Some(link);
@@ -17,7 +28,7 @@ impl<O: SchedOps> Scheduler<O> {
         while link.requests.try_recv().is_ok() {
             let core = self.core.stats();
             let sample = Sample {
-                counters: self.counters,
+                counters: self.counters(),
                 fw: self.ops.counters(),
                 balance: self.core.policy_config().map(|c| c.cluster_balance),
                 backlog: self.backlog.len() as u64,

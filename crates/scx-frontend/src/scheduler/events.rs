@@ -21,10 +21,8 @@ impl<O: SchedOps> Scheduler<O> {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
                 if let Ok(task) = u32::try_from(pid) {
-                    let held = core.stats().exits_tracked;
                     // Any core takes an exit.
                     let _ = feed(core, decisions, at_ns, Input::Exit { task });
-                    counters.events.exit_tracked += core.stats().exits_tracked - held;
                 }
                 if let Some(r) = recorder.as_mut() {
                     r.exited(pid, at_ns);

@@ -47,11 +47,15 @@ impl<O: SchedOps> Scheduler<O> {
     /// reader for which recorded tasks still run. Without a reader the recording ends
     /// without them: the loop never reads `/proc` (one file per task, with tasks waiting).
     pub(super) fn stop_recording(&mut self) {
-        let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
+        if !self.recorder.as_ref().is_some_and(Recorder::recording) {
+            return;
+        }
+        self.counters.fast = self.ops.counters().fast;
+        let counters = self.counters();
+        let Some(r) = self.recorder.as_mut() else {
             return;
         };
-        self.counters.fast = self.ops.counters().fast;
-        let candidates = r.stop(now_ns(), &self.counters);
+        let candidates = r.stop(now_ns(), &counters);
         match &self.tail_reader {
             Some(reader) => {
                 self.tails_pending = reader.request(candidates);

@@ -426,7 +426,7 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
     s.apply_events();
     assert_eq!(s.core.stats().tracked, 2);
     assert!(s.core.task(2).is_none() && s.core.task(1).is_some());
-    let e = s.counters.events;
+    let e = s.counters().events;
     assert_eq!(
         (
             e.exit,
@@ -756,7 +756,7 @@ fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
     let now = now_ns();
     assert!(s.core.poll_timeout().is_some_and(|at| at.ns() <= now));
     s.tick(now).unwrap();
-    assert_eq!(s.counters.nudges, 1);
+    assert_eq!(s.counters().nudges, 1);
     s.ops.incoming.push_back(Ok(wakeup(tid)));
     s.schedule_batch().unwrap();
     let sent = s.ops.ring.last().unwrap();
