@@ -440,7 +440,7 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
     );
     // Drained: a second call applies nothing again.
     s.apply_events();
-    assert_eq!(s.counters.events, e);
+    assert_eq!(s.counters().events, e);
 }
 
 /// Task 1 placed on an idle machine and taken by the kernel, then back from its CPU at a
