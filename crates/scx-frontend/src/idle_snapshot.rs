@@ -15,7 +15,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
 /// One reading of the kernel's idle state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Snapshot {
+pub(crate) struct IdleCpus {
     /// Idle CPUs.
     pub(crate) idle: CpuSet,
     /// CPUs whose whole SMT core is idle.
@@ -70,7 +70,7 @@ impl<'obj> IdleSnapshot<'obj> {
     }
 
     /// Runs the program and returns the masks it copied.
-    pub(crate) fn take(&mut self) -> Result<Snapshot> {
+    pub(crate) fn take(&mut self) -> Result<IdleCpus> {
         let prog = if self.full {
             &self.skel.progs.snapshot_full
         } else {
@@ -103,7 +103,7 @@ impl<'obj> IdleSnapshot<'obj> {
         idle[..n].copy_from_slice(&bss.idle_words[..n]);
         idle_smt[..n].copy_from_slice(&bss.idle_smt_words[..n]);
         queued[..n].copy_from_slice(&bss.queued_words[..n]);
-        Ok(Snapshot {
+        Ok(IdleCpus {
             idle: CpuSet::from_words(idle),
             idle_smt: CpuSet::from_words(idle_smt),
             queued: self.full.then(|| CpuSet::from_words(queued)),

@@ -8,7 +8,7 @@
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
 use crate::fast_audit::{AuditCounts, FastAudit};
 use crate::fast_wake::FastWakeTable;
-use crate::idle_snapshot::{IdleSnapshot, Snapshot};
+use crate::idle_snapshot::{IdleCpus, IdleSnapshot};
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
@@ -26,7 +26,7 @@ pub(crate) trait SchedOps {
     /// Ends one round: `nr_pending` tasks are still waiting in user space.
     fn notify_complete(&mut self, nr_pending: u64);
     /// The kernel's idle CPUs now.
-    fn snapshot(&mut self) -> Result<Snapshot>;
+    fn snapshot(&mut self) -> Result<IdleCpus>;
     /// `--fifo`: an idle CPU task `pid` may run on, claimed for it by the framework's built-in
     /// idle selection (its `rs_select_cpu` program, one `bpf()` call), starting from `prev`;
     /// `None` when none is idle or the call failed.
@@ -104,7 +104,7 @@ impl SchedOps for Live<'_, '_> {
         self.bpf.notify_complete(nr_pending);
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot> {
+    fn snapshot(&mut self) -> Result<IdleCpus> {
         self.idle.take()
     }
 

@@ -45,7 +45,7 @@ pub(crate) use nudger::Nudger;
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
-use crate::idle_snapshot::Snapshot;
+use crate::idle_snapshot::IdleCpus;
 use crate::knobs::{KnobChange, Watcher};
 use crate::ops::SchedOps;
 pub(crate) use crate::policy_choice::LivePolicy;
@@ -57,9 +57,8 @@ use crate::wakers::Wakers;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
     Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Nudging,
-    Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot,
-    Snapshot as CoreSnapshot, Target, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker,
-    Why,
+    Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot,
+    Target, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Entry, Header};
 use std::collections::VecDeque;
@@ -239,7 +238,7 @@ impl<O: SchedOps> Scheduler<O> {
     /// it gives carried out by waking the helper.
     fn tick(&mut self, now: u64) -> Result<()> {
         if let Some(snap) = self.snapshot(now)? {
-            let snap = CoreSnapshot {
+            let snap = Snapshot {
                 idle: &snap.idle,
                 queued: snap.queued.as_ref(),
                 caller_cpu: None,
@@ -337,7 +336,7 @@ impl<O: SchedOps> Scheduler<O> {
                 let caller_cpu = self.ops.current_cpu();
                 let _ = self.feed(
                     now,
-                    Input::Snapshot(CoreSnapshot {
+                    Input::Snapshot(Snapshot {
                         idle: &snap.idle,
                         queued: snap.queued.as_ref(),
                         caller_cpu,
@@ -350,7 +349,7 @@ impl<O: SchedOps> Scheduler<O> {
                 {
                     let _ = self.feed(
                         now,
-                        Input::Recheck(CoreSnapshot {
+                        Input::Recheck(Snapshot {
                             idle: &again.idle,
                             queued: again.queued.as_ref(),
                             caller_cpu: None,

@@ -44,7 +44,7 @@ impl EventKind {
 
 /// The task that woke another, when a task did (not an interrupt).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Waker {
+pub(crate) struct WakingTask {
     pub(crate) pid: i32,
     pub(crate) cpu: CpuId,
 }
@@ -58,7 +58,7 @@ pub(crate) enum TaskEvent {
     Waking {
         at_ns: u64,
         pid: i32,
-        waker: Option<Waker>,
+        waker: Option<WakingTask>,
     },
     /// `pid`'s slice ended on `cpu` with no other task wanting the CPU, and the framework let
     /// it run on with a new slice of `slice_us`.
@@ -124,7 +124,7 @@ pub(crate) fn parse_event(bytes: &[u8]) -> Result<TaskEvent, RawEventError> {
             at_ns,
             pid,
             waker: if other > 0 && cpu >= 0 {
-                Some(Waker {
+                Some(WakingTask {
                     pid: other,
                     cpu: cpu_id(cpu)?,
                 })
@@ -288,7 +288,7 @@ mod test {
             Ok(TaskEvent::Waking {
                 at_ns: 8,
                 pid: 10,
-                waker: Some(Waker {
+                waker: Some(WakingTask {
                     pid: 11,
                     cpu: CpuId(3)
                 })

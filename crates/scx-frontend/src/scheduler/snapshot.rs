@@ -19,7 +19,7 @@ impl<O: SchedOps> Scheduler<O> {
     /// An idle snapshot, or `None` if this one failed (counted). Fails only when every
     /// snapshot has failed for [`SNAPSHOT_GIVE_UP_NS`] and at least [`SNAPSHOT_GIVE_UP_MIN`]
     /// times in a row.
-    pub(super) fn snapshot(&mut self, now: u64) -> Result<Option<Snapshot>> {
+    pub(super) fn snapshot(&mut self, now: u64) -> Result<Option<IdleCpus>> {
         let t0 = now_ns();
         let taken = self.ops.snapshot();
         let rounds = &mut self.counters.rounds;

@@ -1,7 +1,7 @@
 //! The loop over a fake framework: every path of a batch, the recording, the error paths.
 
 use super::*;
-use crate::task_events::{RawEventError, SourceCounters, Waker};
+use crate::task_events::{RawEventError, SourceCounters, WakingTask};
 use hybridland_policy::{Policy, PolicyConfig};
 
 fn hybridland(topo: &Topology) -> LivePolicy {
@@ -70,10 +70,10 @@ impl SchedOps for FakeOps {
     fn notify_complete(&mut self, nr_pending: u64) {
         self.pending.push(nr_pending);
     }
-    fn snapshot(&mut self) -> Result<Snapshot> {
+    fn snapshot(&mut self) -> Result<IdleCpus> {
         self.nr_snapshots += 1;
         match self.snapshots.pop_front().unwrap_or(Ok(self.all)) {
-            Ok(idle) => Ok(Snapshot {
+            Ok(idle) => Ok(IdleCpus {
                 idle,
                 idle_smt: idle,
                 queued: Some(self.queued_cpus),
@@ -329,7 +329,7 @@ fn wakeups_by_a_task_go_into_the_recording_until_it_is_full() {
         Ok(TaskEvent::Waking {
             at_ns: now + 1_000,
             pid,
-            waker: waker.map(|pid| Waker { pid, cpu: CpuId(4) }),
+            waker: waker.map(|pid| WakingTask { pid, cpu: CpuId(4) }),
         })
     };
     s.ops.events.extend([waking(1, Some(3)), waking(2, None)]);
@@ -360,7 +360,7 @@ fn a_wake_up_reaches_the_core_with_its_waker_from_the_same_round() {
         Ok(TaskEvent::Waking {
             at_ns: now_ns(),
             pid,
-            waker: Some(Waker {
+            waker: Some(WakingTask {
                 pid: 9,
                 cpu: CpuId(4),
             }),
@@ -405,7 +405,7 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
         Ok(TaskEvent::Waking {
             at_ns,
             pid: 1,
-            waker: Some(Waker {
+            waker: Some(WakingTask {
                 pid: 3,
                 cpu: CpuId(4),
             }),
