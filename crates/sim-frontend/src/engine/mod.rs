@@ -1,4 +1,5 @@
-//! The discrete-event engine: replays a [`Trace`] on a machine under one [`SimPolicy`].
+//! The discrete-event engine: replays a [`Trace`] on a machine under one
+//! [`SimPolicy`](crate::SimPolicy).
 //!
 //! Events (arrivals, wake-ups, work completions, slice ends, balance ticks) sit in an
 //! [`EventQueue`] keyed by `(time_ns, seq)`. A running task progresses at the rate the
