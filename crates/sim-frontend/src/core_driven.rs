@@ -2,14 +2,16 @@
 //! baselines that run live too, and any [`PlacementPolicy`] a user registers. The simulator
 //! runs the same per-task sequence around them that the live loop runs.
 
+use crate::event_queue::TimeNs as Ns;
 use crate::sim_policy::{
-    Decision, MachineView, PolicyError, Reason, SimCore, SimPolicy, Target, TaskView,
+    Decision, EngineView, MachineView, Move, PolicyDriver, PolicyError, QueuedTask, Reason,
+    SimCore, SimPolicy, Target, TaskView,
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, FastWake, Input,
-    Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig, Queued, Reach, SchedCore,
-    Slot, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input,
+    LastRun, Nudge, Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig, Queued,
+    Reach, SchedCore, Slot, Step, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -22,7 +24,9 @@ enum Source {
 /// A policy behind the scheduler core, behind the [`SimPolicy`] interface: a wake-up or a
 /// slice end is one batch of one task handed to the core and its dispatch polled out; with
 /// nothing idle the task waits in the shared queue (sched_ext's shared DSQ) with the core's
-/// vtime, and the first allowed CPU to free up takes it.
+/// vtime, and the first allowed CPU to free up takes it. As its own [`PolicyDriver`] it plays
+/// the live framework's part: it tells the core every start, stop and exit, runs its timer,
+/// and lets the engine refill an uncontended slice without asking (as scx_rustland_core does).
 pub struct CoreDriven {
     source: Source,
     description: String,
@@ -32,50 +36,46 @@ pub struct CoreDriven {
     core: Option<Box<SimCore>>,
     /// Whether to model the live scheduler's in-kernel wake-up fast path (hybridland only).
     fast_wake: bool,
-    /// Its table, built by `reserve` when modelled.
-    fast: Option<FastTable>,
+    /// When modelled (set by `reserve`): the busy counts at which cluster balance is active,
+    /// as the live fast path's table holds them, and its base slice.
+    fast: Option<(BalanceRange, u64)>,
     /// The core's wake-up preemption.
     wake_preempt: bool,
+    /// Per task: its estimate when it ended (the core forgets it then).
+    final_util: Vec<Option<u16>>,
+    /// Per step of the idle order: placements, and overflows among them.
+    steps: [[u64; 2]; 4],
+    /// A copy of the core's state before the last decision, when decisions are watched (the
+    /// decision changes the core's state; the checkers test it against the one it was made
+    /// on).
+    seen: Option<CpuState>,
 }
 
-/// The live fast path's table (`scx_hybridland`'s `src/fast_wake.rs` writes the same one into
-/// the kernel): per CPU, when a waking task that last ran there stays there without the core.
-#[derive(Clone, Debug)]
-struct FastTable {
-    entries: Vec<FastWake>,
-    balance: BalanceRange,
-    slice_ns: u64,
-}
-
-impl FastTable {
-    fn new(topo: &Topology, policy: &Policy, slice_ns: u64) -> Self {
-        Self {
-            entries: policy.fast_wake_table(topo).collect(),
-            balance: policy.balance_range(topo),
-            slice_ns,
-        }
-    }
-
-    /// The fast path's decision for woken `task`, if it keeps it: its previous CPU with the
-    /// base slice, as live.
-    fn keeps(&self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Option<Decision> {
-        let prev = task.prev_cpu?;
-        let entry = self.entries.get(prev.index())?;
-        entry
-            .keeps(machine.topo, machine.idle, task.allowed, prev, self.balance)
-            .then_some(Decision {
-                target: Target::Run(prev),
-                placement: Some(Placement {
-                    cpu: Some(prev),
-                    step: entry.step,
-                    reach: Reach::Primary,
-                }),
-                slice_end: None,
-                slice_ns: Some(self.slice_ns),
-                vtime: None,
-                util: None,
-            })
-    }
+/// The live fast path's decision for woken `task`, if it keeps it: its previous CPU with the
+/// base slice, as live. The condition is the policy crate's [`Policy::fast_wake`], the one
+/// the live scheduler's table (`scx_hybridland`'s `src/fast_wake.rs`) lays out for the kernel.
+fn fast_keeps(
+    policy: &Policy,
+    (balance, slice_ns): (BalanceRange, u64),
+    machine: &EngineView<'_>,
+    task: &TaskView<'_>,
+) -> Option<Decision> {
+    let prev = task.prev_cpu?;
+    let entry = policy.fast_wake(machine.topo, prev);
+    entry
+        .keeps(machine.topo, machine.idle, task.allowed, prev, balance)
+        .then_some(Decision {
+            target: Target::Run(prev),
+            placement: Some(Placement {
+                cpu: Some(prev),
+                step: entry.step,
+                reach: Reach::Primary,
+            }),
+            slice_end: None,
+            slice_ns: Some(slice_ns),
+            vtime: None,
+            util: None,
+        })
 }
 
 impl CoreDriven {
@@ -117,6 +117,9 @@ impl CoreDriven {
             fast_wake: true,
             fast: None,
             wake_preempt: false,
+            final_util: Vec::new(),
+            steps: [[0; 2]; 4],
+            seen: None,
         }
     }
 
@@ -137,81 +140,33 @@ impl CoreDriven {
 
     fn config_error(&self, reason: String) -> PolicyError {
         PolicyError::Config {
-            policy: self.name().to_owned(),
+            policy: SimPolicy::name(self).to_owned(),
             reason,
         }
     }
-}
 
-impl SimPolicy for CoreDriven {
-    fn name(&self) -> &str {
-        match &self.source {
-            Source::Builtin(kind, _) => kind.name(),
-            Source::Custom(c) => c.name,
-        }
-    }
-
-    fn describe(&self) -> String {
-        self.description.clone()
-    }
-
-    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError> {
-        let policy: Box<dyn PlacementPolicy> = match &self.source {
-            Source::Builtin(kind, config) => {
-                let built = kind
-                    .build(topo, config, seed)
-                    .map_err(|e| self.config_error(e.to_string()))?;
-                if let BuiltinPolicy::CapacityBlind(p) = &built {
-                    self.description = format!("scan from cpu {}", p.start());
-                }
-                Box::new(built)
-            }
-            Source::Custom(c) => (c.build)(topo, seed).map_err(|e| self.config_error(e))?,
-        };
-        self.prepared = Some((topo.clone(), policy));
-        Ok(())
-    }
-
-    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError> {
-        let (topo, policy) = self
-            .prepared
-            .take()
-            .ok_or_else(|| self.config_error("not bound to a machine".into()))?;
-        let config = CoreConfig {
-            slice_ns,
-            wake_preempt: if self.wake_preempt {
-                WakePreempt::SliceAhead
-            } else {
-                WakePreempt::Off
-            },
-            occupancy: Occupancy::Tracked,
-            ..CoreConfig::DEFAULT
-        };
-        let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
-        self.fast = policy
-            .hybridland()
-            .filter(|_| self.fast_wake)
-            .map(|p| FastTable::new(&topo, p, slice_ns));
-        let core = SchedCore::with_policy(topo, policy, config, storage)
-            .map_err(|e| self.config_error(e.to_string()))?;
-        // Never handed a backlog (`Input::Backlog`), the core keeps its initial 0. It divides the
-        // slice by the tasks waiting for its decision: live, the framework's count of tasks still
-        // on their way to user space, not the kernel's shared queue; here every wake-up is
-        // decided the moment it happens, so none is waiting. Fed the shared queue instead, the
-        // replay cut hackbench's slices to 625 us and migrated 25 times as often as the live run
-        // it replayed (docs/FIDELITY.md).
-        self.core = Some(Box::new(core));
-        Ok(())
-    }
-
-    fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision {
-        let Some(core) = self.core.as_mut() else {
+    /// The core's decision for `task` (or the fast path's).
+    fn decide(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision {
+        let Some(core) = self.core.as_deref_mut() else {
             return Decision::plain(Target::QueueShared);
         };
+        // Between decisions the core and the engine agree on which CPUs are idle: the core's
+        // decision reads its own, the engine acts on its own.
+        debug_assert_eq!(
+            core.state().idle(),
+            machine.idle,
+            "the scheduler core's idle CPUs differ from the engine's at {} ns",
+            machine.now_ns
+        );
+        if let Some(seen) = &mut self.seen {
+            seen.clone_from(core.state());
+        }
         // Live, a wake-up the fast path keeps never reaches the core: it runs on its previous
         // CPU with the base slice, and the core learns of it only through the task's later runs.
         if task.reason == Reason::Wakeup
-            && let Some(kept) = self.fast.as_ref().and_then(|f| f.keeps(machine, task))
+            && let Some(fast) = self.fast
+            && let Some(policy) = core.policy().hybridland()
+            && let Some(kept) = fast_keeps(policy, fast, machine, task)
         {
             return kept;
         }
@@ -268,12 +223,215 @@ impl SimPolicy for CoreDriven {
             util: Some(d.util),
         }
     }
+}
+
+impl SimPolicy for CoreDriven {
+    fn name(&self) -> &str {
+        match &self.source {
+            Source::Builtin(kind, _) => kind.name(),
+            Source::Custom(c) => c.name,
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError> {
+        let policy: Box<dyn PlacementPolicy> = match &self.source {
+            Source::Builtin(kind, config) => {
+                let built = kind
+                    .build(topo, config, seed)
+                    .map_err(|e| self.config_error(e.to_string()))?;
+                if let BuiltinPolicy::CapacityBlind(p) = &built {
+                    self.description = format!("scan from cpu {}", p.start());
+                }
+                Box::new(built)
+            }
+            Source::Custom(c) => (c.build)(topo, seed).map_err(|e| self.config_error(e))?,
+        };
+        self.prepared = Some((topo.clone(), policy));
+        Ok(())
+    }
+
+    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError> {
+        let (topo, policy) = self
+            .prepared
+            .take()
+            .ok_or_else(|| self.config_error("not bound to a machine".into()))?;
+        let config = CoreConfig {
+            slice_ns,
+            wake_preempt: if self.wake_preempt {
+                WakePreempt::SliceAhead
+            } else {
+                WakePreempt::Off
+            },
+            occupancy: Occupancy::Tracked,
+            ..CoreConfig::DEFAULT
+        };
+        let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
+        self.fast = policy
+            .hybridland()
+            .filter(|_| self.fast_wake)
+            .map(|p| (p.balance_range(&topo), slice_ns));
+        self.final_util = vec![None; nr_tasks];
+        let core = SchedCore::with_policy(topo, policy, config, storage)
+            .map_err(|e| self.config_error(e.to_string()))?;
+        // Never handed a backlog (`Input::Backlog`), the core keeps its initial 0. It divides the
+        // slice by the tasks waiting for its decision: live, the framework's count of tasks still
+        // on their way to user space, not the kernel's shared queue; here every wake-up is
+        // decided the moment it happens, so none is waiting. Fed the shared queue instead, the
+        // replay cut hackbench's slices to 625 us and migrated 25 times as often as the live run
+        // it replayed (docs/FIDELITY.md).
+        self.core = Some(Box::new(core));
+        Ok(())
+    }
+
+    fn place(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Decision {
+        PolicyDriver::place(self, &machine.into(), task)
+    }
 
     fn core(&self) -> Option<&Policy> {
         self.core.as_deref().and_then(|c| c.policy().hybridland())
     }
 
-    fn sched_core(&mut self) -> Option<&mut SimCore> {
-        self.core.as_deref_mut()
+    fn into_driver<'p>(self: Box<Self>) -> Box<dyn PolicyDriver + 'p>
+    where
+        Self: 'p,
+    {
+        self
+    }
+}
+
+impl PolicyDriver for CoreDriven {
+    fn name(&self) -> &str {
+        SimPolicy::name(self)
+    }
+
+    fn describe(&self) -> String {
+        SimPolicy::describe(self)
+    }
+
+    fn core(&self) -> Option<&Policy> {
+        SimPolicy::core(self)
+    }
+
+    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError> {
+        SimPolicy::prepare(self, topo, seed)
+    }
+
+    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError> {
+        SimPolicy::reserve(self, nr_tasks, slice_ns)
+    }
+
+    fn watch_decisions(&mut self, on: bool) {
+        self.seen = self
+            .core
+            .as_deref()
+            .filter(|_| on)
+            .map(|c| c.state().clone());
+    }
+
+    fn place(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision {
+        let decision = self.decide(machine, task);
+        if let Some(p) = decision.placement {
+            let i = match p.step {
+                Step::IdlePCore => 0,
+                Step::IdleECore => 1,
+                Step::BusySibling => 2,
+                Step::NoIdle => 3,
+            };
+            self.steps[i][0] += 1;
+            self.steps[i][1] += u64::from(p.is_overflow());
+        }
+        decision
+    }
+
+    fn decided_on(&self) -> Option<&CpuState> {
+        self.seen.as_ref()
+    }
+
+    fn balance(&mut self, _machine: &EngineView<'_>, _queued: &[QueuedTask<'_>]) -> Vec<Move> {
+        // Nothing of a core-driven policy waits in a CPU's own queue.
+        Vec::new()
+    }
+
+    fn woke(&mut self, _now_ns: Ns, _task: usize) {
+        // The core learns of a wake-up with the task's placement.
+    }
+
+    fn estimate(&self, _task: usize) -> u16 {
+        // The core estimates it itself (and reports it in its decision).
+        0
+    }
+
+    fn started(&mut self, now_ns: Ns, task: usize, cpu: CpuId) {
+        if let Some(core) = self.core.as_deref_mut() {
+            let task = task as u32;
+            let _ = core.handle(TimeNs(now_ns), Input::Started { task, cpu });
+        }
+    }
+
+    fn stopped(&mut self, now_ns: Ns, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
+        if let Some(core) = self.core.as_deref_mut() {
+            let task = task as u32;
+            let input = Input::Stopped {
+                task,
+                cpu,
+                run,
+                weight,
+            };
+            let _ = core.handle(TimeNs(now_ns), input);
+        }
+    }
+
+    fn exited(&mut self, now_ns: Ns, task: usize) {
+        if let Some(core) = self.core.as_deref_mut() {
+            let id = task as u32;
+            if let Some(slot) = self.final_util.get_mut(task) {
+                *slot = core.task(id).map(|s| s.util());
+            }
+            let _ = core.handle(TimeNs(now_ns), Input::Exit { task: id });
+        }
+    }
+
+    fn queue_key(&mut self, _task: usize, _slice_ns: u64) -> u64 {
+        // Its decisions carry the core's vtime; one that does not (no dispatch came out) has
+        // no vtime to wait under.
+        0
+    }
+
+    fn timeout(&self) -> Option<Ns> {
+        self.core
+            .as_deref()
+            .and_then(|c| c.poll_timeout())
+            .map(|t| t.ns())
+    }
+
+    fn tick(&mut self, now_ns: Ns) -> Option<Nudge> {
+        let core = self.core.as_deref_mut()?;
+        let _ = core.handle(TimeNs(now_ns), Input::Tick);
+        match core.poll() {
+            Some(Output::Nudge(nudge)) => Some(nudge),
+            _ => None,
+        }
+    }
+
+    fn refills_uncontended_slices(&self) -> bool {
+        true
+    }
+
+    fn final_util(&self, task: usize) -> u16 {
+        let core = self.core.as_deref();
+        self.final_util
+            .get(task)
+            .copied()
+            .flatten()
+            .or_else(|| core.and_then(|c| c.task(task as u32)).map(|s| s.util()))
+            .unwrap_or(0)
+    }
+
+    fn step_counts(&self) -> Option<[[u64; 2]; 4]> {
+        Some(self.steps)
     }
 }

@@ -1,13 +1,24 @@
-//! The interface between the engine and a placement policy: the trait, the views it is
-//! given and the answers it returns. No concrete policy lives here, so the engine and the
-//! policies both depend on this module and never on each other; [`crate::registry`] builds
-//! them by name.
+//! The interface between the engine and a placement policy: the trait a policy implements
+//! ([`SimPolicy`]), the one the engine drives every policy through ([`PolicyDriver`]), the
+//! views they are given and the answers they return. No concrete policy lives here, so the
+//! engine and the policies both depend on this module and never on each other;
+//! [`crate::registry`] builds them by name.
+//!
+//! A policy's driver keeps its own bookkeeping: a policy behind the policy crate's scheduler
+//! core ([`crate::core_driven`]) hands the machine's events to its core, which keeps the tasks'
+//! estimates, vtimes, homes and the CPUs' state; any other policy gets [`Accounted`], which
+//! keeps the same with the policy crate's estimator, vtime clock and [`CpuState`]. The engine
+//! keeps only which CPUs run nothing.
+
+mod accounted;
+
+pub use accounted::Accounted;
 
 use crate::event_queue::TimeNs;
 use crate::knobs::KnobError;
 use hybridland_policy::{
-    CpuId, CpuSet, CpuState, Placement, PlacementPolicy, Policy, SchedCore, SliceEnd, Slot,
-    Topology,
+    CpuId, CpuSet, CpuState, LastRun, Nudge, Placement, PlacementPolicy, Policy, SchedCore,
+    SliceEnd, Slot, Topology,
 };
 
 /// The policy crate's scheduler core as the simulator holds it: storage for every task of the
@@ -34,9 +45,8 @@ pub struct MachineView<'a> {
     pub topo: &'a Topology,
     /// The CPUs running nothing (for every policy).
     pub idle: &'a CpuSet,
-    /// The policy crate's view of the machine: idle CPUs, homes, cluster loads. Current for
-    /// the policies the engine drives; a core-driven policy ([`SimPolicy::sched_core`]) reads
-    /// its core's own, and the engine keeps no copy of it here.
+    /// The policy crate's view of the machine: idle CPUs, homes, cluster loads, as the
+    /// policy's driver keeps it.
     pub state: &'a CpuState,
     /// Per CPU id: tasks running on it plus tasks in its own queue (not the shared queue).
     pub load: &'a [u32],
@@ -44,6 +54,48 @@ pub struct MachineView<'a> {
     pub waiting: u64,
     /// Simulated time.
     pub now_ns: TimeNs,
+}
+
+/// The machine as the engine knows it at a decision, what every [`PolicyDriver`] is handed: a
+/// [`MachineView`] without the policy's own [`CpuState`], which its driver keeps.
+#[derive(Copy, Clone, Debug)]
+pub struct EngineView<'a> {
+    /// The topology.
+    pub topo: &'a Topology,
+    /// The CPUs running nothing.
+    pub idle: &'a CpuSet,
+    /// Per CPU id: tasks running on it plus tasks in its own queue (not the shared queue).
+    pub load: &'a [u32],
+    /// Tasks waiting in any queue (the shared one and the CPUs' own).
+    pub waiting: u64,
+    /// Simulated time.
+    pub now_ns: TimeNs,
+}
+
+impl<'a> EngineView<'a> {
+    /// The view a policy is shown, with `state` as the machine's state.
+    pub fn with_state(&self, state: &'a CpuState) -> MachineView<'a> {
+        MachineView {
+            topo: self.topo,
+            idle: self.idle,
+            state,
+            load: self.load,
+            waiting: self.waiting,
+            now_ns: self.now_ns,
+        }
+    }
+}
+
+impl<'a> From<&MachineView<'a>> for EngineView<'a> {
+    fn from(m: &MachineView<'a>) -> Self {
+        Self {
+            topo: m.topo,
+            idle: m.idle,
+            load: m.load,
+            waiting: m.waiting,
+            now_ns: m.now_ns,
+        }
+    }
 }
 
 /// The task being placed.
@@ -55,8 +107,8 @@ pub struct TaskView<'a> {
     pub allowed: &'a CpuSet,
     /// Where it ran last.
     pub prev_cpu: Option<CpuId>,
-    /// Utilisation, 0..=1024: the engine's estimate, or the trace's hint when
-    /// `from_hint`.
+    /// Utilisation, 0..=1024: the driver's estimate ([`PolicyDriver::estimate`]), or the
+    /// trace's hint when `from_hint`.
     pub util: u16,
     /// Whether `util` is the trace's hint (`--util-source hint`).
     pub from_hint: bool,
@@ -171,13 +223,85 @@ pub trait SimPolicy {
         Ok(())
     }
 
-    /// The scheduler core behind this policy, if it is driven by one. The engine then plays
-    /// the live framework's part: it tells the core every start, stop and exit, runs its timer
-    /// and carries out its nudges, refills an uncontended slice without asking (as
-    /// scx_rustland_core does), and applies the slices and vtimes of its decisions.
-    fn sched_core(&mut self) -> Option<&mut SimCore> {
-        None
+    /// The driver the engine runs this policy through. Default: [`Accounted`], which keeps
+    /// the tasks' estimates and vtimes and the machine's [`CpuState`] for it; a policy with
+    /// bookkeeping of its own (a scheduler core) returns itself.
+    fn into_driver<'p>(self: Box<Self>) -> Box<dyn PolicyDriver + 'p>
+    where
+        Self: 'p,
+    {
+        Box::new(Accounted::new(self))
     }
+}
+
+/// How the engine drives a policy: the policy's answers, and its bookkeeping of the machine's
+/// events. The engine tells every driver the same events (a task woke, started, stopped,
+/// exited) and runs the timer it asks for; what a driver keeps of them is its own.
+pub trait PolicyDriver {
+    /// The policy's name ([`SimPolicy::name`]).
+    fn name(&self) -> &str;
+
+    /// The knobs in force ([`SimPolicy::describe`]).
+    fn describe(&self) -> String;
+
+    /// The hybridland rules behind the policy, if it is hybridland ([`SimPolicy::core`]).
+    fn core(&self) -> Option<&Policy>;
+
+    /// Binds the policy to a machine ([`SimPolicy::prepare`]).
+    fn prepare(&mut self, topo: &Topology, seed: u64) -> Result<(), PolicyError>;
+
+    /// Sizes the bookkeeping for the replay's tasks and base slice ([`SimPolicy::reserve`]).
+    fn reserve(&mut self, nr_tasks: usize, slice_ns: u64) -> Result<(), PolicyError>;
+
+    /// Whether an observer wants the state each decision was made on
+    /// ([`decided_on`](Self::decided_on)). Default: nothing to keep.
+    fn watch_decisions(&mut self, _on: bool) {}
+
+    /// Where a runnable task should go.
+    fn place(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision;
+
+    /// The machine's state the last decision was made on, when decisions are watched.
+    fn decided_on(&self) -> Option<&CpuState>;
+
+    /// Periodic balancing over the tasks waiting in CPU queues ([`SimPolicy::balance`]).
+    fn balance(&mut self, machine: &EngineView<'_>, queued: &[QueuedTask<'_>]) -> Vec<Move>;
+
+    /// Task `task` became runnable at `now_ns` (before it is placed).
+    fn woke(&mut self, now_ns: TimeNs, task: usize);
+
+    /// The driver's utilisation estimate of `task`, for [`TaskView::util`] (0 when the driver
+    /// estimates it at the decision itself).
+    fn estimate(&self, task: usize) -> u16;
+
+    /// Task `task` started on `cpu`.
+    fn started(&mut self, now_ns: TimeNs, task: usize, cpu: CpuId);
+
+    /// Task `task` stopped on `cpu` after running `run`, with `weight`.
+    fn stopped(&mut self, now_ns: TimeNs, task: usize, cpu: CpuId, run: LastRun, weight: u32);
+
+    /// Task `task` ended.
+    fn exited(&mut self, now_ns: TimeNs, task: usize);
+
+    /// The shared-queue key of `task` for a decision that gave none ([`Decision::vtime`]).
+    fn queue_key(&mut self, task: usize, slice_ns: u64) -> u64;
+
+    /// When the driver's timer is next due, if it has one.
+    fn timeout(&self) -> Option<TimeNs>;
+
+    /// The timer is due: a nudge of the task running on a CPU (its next slice end is then
+    /// contended), if it gives one.
+    fn tick(&mut self, now_ns: TimeNs) -> Option<Nudge>;
+
+    /// Whether a slice end that nothing waits for is refilled without asking, as the live
+    /// framework does for a scheduler core; otherwise the policy is asked at every slice end.
+    fn refills_uncontended_slices(&self) -> bool;
+
+    /// The utilisation estimate of `task` for the report: as it ended, or as it stands.
+    fn final_util(&self, task: usize) -> u16;
+
+    /// Per [`Step`](hybridland_policy::Step) of the idle order (in its order): how many
+    /// placements it made, and how many of them overflowed, when the policy places by steps.
+    fn step_counts(&self) -> Option<[[u64; 2]; 4]>;
 }
 
 /// A policy that cannot be built or bound to a machine.

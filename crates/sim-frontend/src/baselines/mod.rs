@@ -3,11 +3,11 @@
 //! is the default scheduler's documented wake-up path, the honest "what the kernel does".
 //!
 //! The ones here keep per-CPU queues with pull balancing, which the live framework has no
-//! equivalent of, so the engine drives them directly. The baselines that need no balancer
+//! equivalent of, so they run without a scheduler core, driven by
+//! [`Accounted`](crate::sim_policy::Accounted). The baselines that need no balancer
 //! (`capacity-blind`, `count-cluster`, `spread`) live in the policy crate and run through its
 //! scheduler core, here and live.
 
-pub(crate) mod accounting;
 mod kernel_default;
 mod summed_capacity;
 

@@ -3,8 +3,8 @@
 
 use super::{DecisionObserver, DecisionRecord, SimError, Simulation, Status};
 use crate::options::UtilSource;
-use crate::sim_policy::{MachineView, Reason, Target, TaskView};
-use hybridland_policy::{CpuId, Placement, Step};
+use crate::sim_policy::{EngineView, Reason, Target, TaskView};
+use hybridland_policy::CpuId;
 
 impl<'a> Simulation<'a> {
     /// Asks the policy where runnable task `t` goes and puts it there. `vacated` is the CPU
@@ -19,33 +19,12 @@ impl<'a> Simulation<'a> {
         let allowed = self.allowed[self.tasks[t].spec];
         let prev = self.tasks[t].last_cpu;
         let util = match self.options.util_source {
-            // The core estimates it itself (and reports it in its decision).
-            UtilSource::Estimator if self.core_driven => 0,
-            UtilSource::Estimator => self.tasks[t].account.util(),
+            UtilSource::Estimator => self.policy.estimate(t),
             UtilSource::Hint => self.tasks[t].util_hint,
         };
-        if self.core_driven
-            && (self.record_decisions || cfg!(debug_assertions))
-            && let Some(core) = self.policy.sched_core()
-        {
-            // Between decisions the core and the engine agree on which CPUs are idle: the
-            // core's decision reads its own, the engine acts on its own.
-            debug_assert_eq!(
-                core.state().idle(),
-                &self.idle,
-                "the scheduler core's idle CPUs differ from the engine's at {} ns",
-                self.now
-            );
-            if self.record_decisions {
-                // The decision changes the core's state: the observer is shown a copy of the
-                // state it was made on.
-                self.state.clone_from(core.state());
-            }
-        }
-        let view = MachineView {
+        let view = EngineView {
             topo: self.topo,
             idle: &self.idle,
-            state: &self.state,
             load: &self.load,
             waiting: (self.shared.len() + self.nr_local) as u64,
             now_ns: self.now,
@@ -62,23 +41,22 @@ impl<'a> Simulation<'a> {
         };
         let decision = self.policy.place(&view, &task_view);
         let util = decision.util.unwrap_or(util);
-        if self.record_decisions {
+        if self.record_decisions
+            && let Some(state) = self.policy.decided_on()
+        {
             observer.on_decision(&DecisionRecord {
                 now_ns: self.now,
                 task: t,
                 task_name: &self.tasks[t].name,
                 reason,
                 topo: self.topo,
-                state: &self.state,
+                state,
                 allowed: &allowed,
                 prev_cpu: prev,
                 util,
                 decision: &decision,
                 core: self.policy.core(),
             });
-        }
-        if let Some(p) = decision.placement {
-            self.count_step(&p);
         }
         let task = &mut self.tasks[t];
         task.placed_util = util;
@@ -159,17 +137,6 @@ impl<'a> Simulation<'a> {
         Ok(())
     }
 
-    pub(super) fn count_step(&mut self, p: &Placement) {
-        let i = match p.step {
-            Step::IdlePCore => 0,
-            Step::IdleECore => 1,
-            Step::BusySibling => 2,
-            Step::NoIdle => 3,
-        };
-        self.steps[i][0] += 1;
-        self.steps[i][1] += u64::from(p.is_overflow());
-    }
-
     pub(super) fn enqueue_local(&mut self, t: usize, cpu: CpuId) {
         // Balancing only moves tasks between CPU queues, so ticks run only while one is used.
         self.ensure_tick();
@@ -180,11 +147,12 @@ impl<'a> Simulation<'a> {
         self.nr_local += 1;
     }
 
-    /// Puts `t` in the shared queue at `key` (the scheduler core's vtime), or at the
-    /// engine's own bounded-credit vtime.
+    /// Puts `t` in the shared queue at `key` (the decision's vtime), or at the one its driver
+    /// keeps (the bounded-credit vtime).
     pub(super) fn enqueue_shared(&mut self, t: usize, key: Option<u64>) {
+        let slice_ns = self.options.slice_ns;
+        let key = key.unwrap_or_else(|| self.policy.queue_key(t, slice_ns));
         let task = &mut self.tasks[t];
-        let key = key.unwrap_or_else(|| self.vtime.queue(&mut task.account, self.options.slice_ns));
         task.status = Status::Queued;
         task.queued = true;
         self.shared.insert((key, self.shared_seq, t));

@@ -7,8 +7,8 @@ use super::{
 };
 use crate::machine::WORK_SCALE;
 use crate::report::Report;
-use crate::sim_policy::{MachineView, Move, QueuedTask, Reason};
-use hybridland_policy::{CpuId, Input, Output, TimeNs};
+use crate::sim_policy::{EngineView, Move, QueuedTask, Reason};
+use hybridland_policy::CpuId;
 
 /// Events between two reads of the wall clock for [`SimOptions::max_wall`](crate::SimOptions).
 const WALL_CHECK_EVERY: u64 = 4_096;
@@ -25,6 +25,7 @@ impl<'a> Simulation<'a> {
         let started = std::time::Instant::now();
         self.record_runs = observer.wants_runs();
         self.record_decisions = observer.wants_decisions();
+        self.policy.watch_decisions(self.record_decisions);
         while let Some((time, event)) = self.events.pop() {
             if horizon.is_some_and(|h| time > h) {
                 self.now = horizon.unwrap_or(time);
@@ -63,9 +64,9 @@ impl<'a> Simulation<'a> {
                 Event::WorkDone(cpu) => self.work_done(cpu)?,
                 Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
-                Event::CoreTick => self.core_tick(),
+                Event::DriverTick => self.driver_tick(),
             }
-            self.arm_core_tick();
+            self.arm_driver_tick();
             if !self.pending.is_empty() {
                 self.hand_over(observer);
             }
@@ -191,9 +192,7 @@ impl<'a> Simulation<'a> {
                 let task = &mut self.tasks[t];
                 task.remaining = u128::from(ns) * u128::from(WORK_SCALE);
                 task.wakeups += 1;
-                if !self.core_driven {
-                    task.account.woke(self.now);
-                }
+                self.policy.woke(self.now, t);
                 task.runnable_since = Some(self.now);
                 task.status = Status::Queued;
                 if let Program::Frames { release_ns, .. } = &mut task.program {
@@ -220,44 +219,30 @@ impl<'a> Simulation<'a> {
 
     pub(super) fn retire(&mut self, t: usize) {
         let task = &mut self.tasks[t];
-        if let Some(home) = task.last_cpu
-            && !self.core_driven
-        {
-            self.state.leave_home(self.topo, home);
-        }
         task.status = Status::Done;
         task.finish_ns = Some(self.now);
         self.alive -= 1;
-        if let Some(core) = self.policy.sched_core() {
-            let id = t as u32;
-            self.tasks[t].final_util = core.task(id).map(|s| s.util());
-            let _ = core.handle(TimeNs(self.now), Input::Exit { task: id });
-        }
+        self.policy.exited(self.now, t);
     }
 
-    /// Schedules the scheduler core's timer for the time it asks, unless one is pending.
-    fn arm_core_tick(&mut self) {
-        if self.core_tick_at.is_some() {
+    /// Schedules the policy driver's timer for the time it asks, unless one is pending.
+    fn arm_driver_tick(&mut self) {
+        if self.driver_tick_at.is_some() {
             return;
         }
-        let Some(at) = self.policy.sched_core().and_then(|c| c.poll_timeout()) else {
+        let Some(at) = self.policy.timeout() else {
             return;
         };
-        let at = at.ns().max(self.now);
-        self.core_tick_at = Some(at);
-        self.events.push(at, Event::CoreTick);
+        let at = at.max(self.now);
+        self.driver_tick_at = Some(at);
+        self.events.push(at, Event::DriverTick);
     }
 
-    /// The scheduler core's timer: a nudge it gives makes the nudged CPU's next slice end
+    /// The policy driver's timer: a nudge it gives makes the nudged CPU's next slice end
     /// contended, as the live helper thread queued there does.
-    fn core_tick(&mut self) {
-        self.core_tick_at = None;
-        let now = self.now;
-        let Some(core) = self.policy.sched_core() else {
-            return;
-        };
-        let _ = core.handle(TimeNs(now), Input::Tick);
-        if let Some(Output::Nudge(nudge)) = core.poll()
+    fn driver_tick(&mut self) {
+        self.driver_tick_at = None;
+        if let Some(nudge) = self.policy.tick(self.now)
             && let Some(c) = self.cpus.get_mut(nudge.cpu.index())
             && c.running == usize::try_from(nudge.task).ok()
         {
@@ -344,7 +329,7 @@ impl<'a> Simulation<'a> {
                 .shared
                 .iter()
                 .any(|(_, _, w)| self.allowed[self.tasks[*w].spec].contains(cpu));
-        if !waiting && self.policy.sched_core().is_some() {
+        if !waiting && self.policy.refills_uncontended_slices() {
             // The live framework refills the slice of a task nothing else wants without
             // asking user space: the core never sees this slice end, live or here.
             self.events.push_keyed(
@@ -382,10 +367,9 @@ impl<'a> Simulation<'a> {
         let moves = if queued.is_empty() {
             Vec::new()
         } else {
-            let view = MachineView {
+            let view = EngineView {
                 topo: self.topo,
                 idle: &self.idle,
-                state: &self.state,
                 load: &self.load,
                 waiting: (self.shared.len() + self.nr_local) as u64,
                 now_ns: self.now,

@@ -1,4 +1,5 @@
-//! The discrete-event engine: replays a [`Trace`] on a machine under one [`SimPolicy`].
+//! The discrete-event engine: replays a [`Trace`] on a machine under one
+//! [`SimPolicy`](crate::SimPolicy).
 //!
 //! Events (arrivals, wake-ups, work completions, slice ends, balance ticks) sit in an
 //! [`EventQueue`] keyed by `(time_ns, seq)`. A running task progresses at the rate the
@@ -8,15 +9,16 @@
 //! and slice end are timers of the queue: re-issuing one replaces the pending one, so the
 //! queue holds one event per task and two per CPU, however many events the replay has.
 //!
-//! Placement happens at every wake-up and at every slice end. A core-driven policy (hybridland
-//! and the baselines that run live) is asked through its scheduler core, which keeps the
-//! tasks' estimates, vtimes and the machine's state and answers with target, slice and vtime;
-//! the engine hands it the machine's events and applies its answers. The baselines the engine
-//! drives itself (`kernel-default`, `summed-capacity`: per-CPU queues balanced by pulling) are
-//! asked at every wake-up and slice end, with their tasks' estimates and vtimes kept by
-//! `baselines/accounting.rs`. When nothing idle is chosen the task waits in the shared
-//! queue in vtime order (with its bounded credit), and the next CPU to free up that the task
-//! may use takes it; the engine only moves tasks and time.
+//! Placement happens at every wake-up and at every slice end. Every policy is driven through
+//! its [`PolicyDriver`], which keeps its own bookkeeping: a core-driven policy (hybridland and
+//! the baselines that run live) hands the machine's events to its scheduler core, which keeps
+//! the tasks' estimates, vtimes and the machine's state and answers with target, slice and
+//! vtime; the baselines with per-CPU queues balanced by pulling (`kernel-default`,
+//! `summed-capacity`) keep theirs in `sim_policy/accounted.rs`. The engine tells the driver
+//! each wake-up, start, stop and exit, runs its timer, and applies its answers; it keeps only
+//! which CPUs run nothing. When nothing idle is chosen the task waits in the shared queue in
+//! vtime order (with its bounded credit), and the next CPU to free up that the task may use
+//! takes it; the engine only moves tasks and time.
 //!
 //! A task blocked in a trace's `wait_for` has no event of its own: the waker's `wake` pushes
 //! one (`Woken`, with the waker's CPU for the placement) when its program gets there
@@ -43,15 +45,14 @@ pub use observer::{
     DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Unobserved, Waker,
 };
 
-use crate::baselines::accounting::{QueueClock, TaskAccount};
 use crate::event_queue::{EventQueue, TimeNs};
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
 use crate::options::SimOptions;
-use crate::sim_policy::SimPolicy;
+use crate::sim_policy::PolicyDriver;
 use crate::trace::Trace;
 use contention::ClusterContention;
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Step, Topology};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, Step, Topology};
 use power::CoreMeter;
 use program::Program;
 use progress::RunInfo;
@@ -72,8 +73,8 @@ enum Event {
     SliceEnd(CpuId),
     /// Periodic balancing, scheduled while any CPU queue holds a task.
     BalanceTick,
-    /// The scheduler core's timer (core-driven policies), at the time it asks for.
-    CoreTick,
+    /// The policy driver's timer (a scheduler core's), at the time it asks for.
+    DriverTick,
 }
 
 // A CPU's completion and slice-end events are timers: re-arming one replaces the pending one,
@@ -111,9 +112,6 @@ struct Task<'t> {
     remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
-    /// Its utilisation estimate and vtime, for the baselines the engine drives itself (a
-    /// core-driven policy's are in its core).
-    account: TaskAccount,
     runnable_since: Option<TimeNs>,
     ran_by_kind: [u64; 3],
     migrations: u64,
@@ -123,8 +121,6 @@ struct Task<'t> {
     /// The step and utilisation of the decision that put it on its CPU (for run records).
     placed_by: Option<Step>,
     placed_util: u16,
-    /// A core-driven policy's estimate when the task ended (its core forgets it then).
-    final_util: Option<u16>,
     /// The wait before the current run (for run records).
     run_latency: Option<u64>,
     /// Put in a queue since its last run started; `run_queued` keeps it for the current run
@@ -143,7 +139,7 @@ struct Task<'t> {
     /// `run_woken_by` keeps it for that run (for run records).
     woken_by: Option<Waker>,
     run_woken_by: Option<Waker>,
-    /// The slice the policy's scheduler core gave it, for its next start.
+    /// The slice the policy gave it, for its next start.
     slice_ns: Option<u64>,
 }
 
@@ -180,7 +176,7 @@ struct Cpu {
     /// Since when it has run nothing (`None` while it runs a task): a task started on it
     /// later than that pays the wake-up cost.
     idle_since: Option<TimeNs>,
-    /// The scheduler core nudged the task running here: its next slice end is contended (the
+    /// The policy's driver nudged the task running here: its next slice end is contended (the
     /// live helper thread waits in this CPU's queue).
     nudged: bool,
 }
@@ -190,7 +186,7 @@ pub struct Simulation<'a> {
     topo: &'a Topology,
     model: &'a MachineModel,
     trace: &'a Trace,
-    policy: Box<dyn SimPolicy + 'a>,
+    policy: Box<dyn PolicyDriver + 'a>,
     options: SimOptions,
     seed: u64,
     machine_name: String,
@@ -217,31 +213,20 @@ pub struct Simulation<'a> {
     rate_refreshes: u64,
     cpu_ids: Vec<CpuId>,
     cores: Vec<CoreMeter>,
-    /// The CPUs running nothing: the engine's own record, whoever drives the policy.
+    /// The CPUs running nothing (the policy's driver keeps its own view of the machine).
     idle: CpuSet,
-    /// The policy crate's view of the machine (idle CPUs, homes, cluster loads). Kept current
-    /// for the policies the engine drives; a core-driven policy's core keeps its own, which is
-    /// copied here before a decision only when an observer wants decisions (the checkers test
-    /// each against the state it was made on).
-    state: CpuState,
     load: Vec<u32>,
     shared: BTreeSet<(u64, u64, usize)>,
     shared_seq: u64,
     /// Tasks waiting in CPU queues (not the shared one).
     nr_local: usize,
-    /// The shared queue's vtime clock, for the baselines the engine drives itself.
-    vtime: QueueClock,
-    /// The policy is driven by the scheduler core, which keeps the tasks' estimates, vtimes,
-    /// homes and the machine's state: the engine keeps no second copy then.
-    core_driven: bool,
     pools_left: Vec<u64>,
     alive: usize,
     tick_pending: bool,
-    /// When the scheduler core's timer is due (core-driven policies).
-    core_tick_at: Option<TimeNs>,
+    /// When the policy driver's timer is due.
+    driver_tick_at: Option<TimeNs>,
     latency: LatencySamples,
     migrations: u64,
-    steps: [[u64; 2]; 4],
     /// Whether the observer wants runs and occupancy ([`DecisionObserver::wants_runs`]).
     record_runs: bool,
     /// Whether the observer wants decisions ([`DecisionObserver::wants_decisions`]).

@@ -4,7 +4,7 @@
 use super::progress::RunInfo;
 use super::{Event, OccupancyRecord, Pending, Simulation, Status, slice_end_key, work_done_key};
 use crate::machine::WORK_SCALE;
-use hybridland_policy::{CpuId, Input, LastRun, Run, TimeNs, slice_ns as sized_slice};
+use hybridland_policy::{CpuId, LastRun, slice_ns as sized_slice};
 
 impl<'a> Simulation<'a> {
     /// Puts task `t` on idle `cpu`.
@@ -51,11 +51,6 @@ impl<'a> Simulation<'a> {
             self.latency.record(waited);
         }
         task.status = Status::Running;
-        // Its home moves with it: the policy keeps other tasks off it while it sleeps. (A
-        // core-driven policy's core moves it in `handle_started`.)
-        if !self.core_driven {
-            self.state.move_home(self.topo, task.last_cpu, cpu);
-        }
         task.last_cpu = Some(cpu);
         // Rate 0: no completion event issued yet; `refresh_around` issues it.
         task.run = Some(RunInfo {
@@ -63,23 +58,15 @@ impl<'a> Simulation<'a> {
             settled_ns: runs_from,
             rate: 0,
         });
-        if !self.core_driven {
-            self.vtime.started(&task.account);
-        }
         let nr_waiting = (self.shared.len() + self.nr_local) as u64;
         let slice = task
             .slice_ns
             .take()
             .unwrap_or_else(|| sized_slice(self.options.slice_ns, nr_waiting));
-        if let Some(core) = self.policy.sched_core() {
-            let task = t as u32;
-            let _ = core.handle(TimeNs(self.now), Input::Started { task, cpu });
-        }
+        // The driver moves the task's home with it and marks the CPU busy.
+        self.policy.started(now, t, cpu);
 
         self.idle.remove(cpu);
-        if !self.core_driven {
-            self.state.occupy(self.topo, cpu);
-        }
         self.load[i] += 1;
         let sensitivity = self.tasks[t].sensitivity;
         let c = &mut self.cpus[i];
@@ -144,11 +131,7 @@ impl<'a> Simulation<'a> {
         let (kind, core) = (c.kind, c.core);
         self.meter(core, -1);
         self.idle.insert(cpu);
-        if !self.core_driven {
-            self.state.release(self.topo, cpu);
-        }
         self.load[i] -= 1;
-        let capacity = self.cpus[i].capacity;
         if let Some(task) = self.tasks.get_mut(t) {
             let frame_done = core::mem::take(&mut task.frame_done);
             if let Some(run) = task.run.take() {
@@ -168,31 +151,12 @@ impl<'a> Simulation<'a> {
                     });
                 }
                 task.ran_by_kind[kind.index()] += now - started;
-                if !self.core_driven {
-                    task.account.ran(&Run {
-                        cpu,
-                        capacity,
-                        start_ns: started,
-                        stop_ns: now,
-                        weight: task.weight,
-                    });
-                }
-                let (ran, weight) = (
-                    LastRun {
-                        start_ns: run.since_ns,
-                        stop_ns: now,
-                    },
-                    task.weight,
-                );
-                if let Some(core) = self.policy.sched_core() {
-                    let input = Input::Stopped {
-                        task: t as u32,
-                        cpu,
-                        run: ran,
-                        weight,
-                    };
-                    let _ = core.handle(TimeNs(now), input);
-                }
+                let ran = LastRun {
+                    start_ns: run.since_ns,
+                    stop_ns: now,
+                };
+                // The driver releases the CPU and counts the run in the task's estimate.
+                self.policy.stopped(now, t, cpu, ran, task.weight);
             }
         }
         self.refresh_around(cpu, sensitivity);

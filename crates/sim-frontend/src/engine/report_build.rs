@@ -77,42 +77,27 @@ impl<'a> Simulation<'a> {
                 }
             })
             .collect();
-        let steps = if self.policy.sched_core().is_some() {
-            [
+        let steps = match self.policy.step_counts() {
+            Some(counts) => [
                 Step::IdlePCore,
                 Step::IdleECore,
                 Step::BusySibling,
                 Step::NoIdle,
             ]
             .iter()
-            .zip(self.steps)
+            .zip(counts)
             .map(|(s, [count, overflow])| StepCount {
                 step: s.name().to_owned(),
                 count,
                 overflow,
             })
-            .collect()
-        } else {
-            Vec::new()
+            .collect(),
+            None => Vec::new(),
         };
 
         let mut finished = 0usize;
         let mut turnaround_sum = 0u128;
         let mut turnaround_max = 0u64;
-        // A core-driven policy's estimates are its core's: as the task ended, or as it stands.
-        let utils: Vec<u16> = match self.policy.sched_core() {
-            Some(core) => self
-                .tasks
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    t.final_util
-                        .or_else(|| core.task(i as u32).map(|s| s.util()))
-                        .unwrap_or(0)
-                })
-                .collect(),
-            None => self.tasks.iter().map(|t| t.account.util()).collect(),
-        };
         let tasks: Vec<TaskReport> = self
             .tasks
             .iter()
@@ -134,7 +119,8 @@ impl<'a> Simulation<'a> {
                     ran_low_power_ns: t.ran_by_kind[2],
                     migrations: t.migrations,
                     wakeups: t.wakeups,
-                    util: utils[i],
+                    // The driver's estimate: as the task ended, or as it stands.
+                    util: self.policy.final_util(i),
                     frames: t.frames.as_ref().map(|f| f.stats(&t.name)),
                 }
             })

@@ -5,7 +5,6 @@ use super::contention::ClusterContention;
 use super::power::CoreMeter;
 use super::program::Program;
 use super::{Cpu, Event, SimError, Simulation, Status, Task};
-use crate::baselines::accounting::{QueueClock, TaskAccount};
 use crate::event_queue::EventQueue;
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
@@ -13,7 +12,7 @@ use crate::options::SimOptions;
 use crate::replay_limits::ReplayLimits;
 use crate::sim_policy::SimPolicy;
 use crate::trace::Trace;
-use hybridland_policy::{CoreKind, CpuId, CpuSet, CpuState, Topology};
+use hybridland_policy::{CoreKind, CpuId, CpuSet, Topology};
 use std::collections::{BTreeSet, VecDeque};
 
 impl<'a> Simulation<'a> {
@@ -23,7 +22,7 @@ impl<'a> Simulation<'a> {
         topo: &'a Topology,
         model: &'a MachineModel,
         trace: &'a Trace,
-        mut policy: Box<dyn SimPolicy + 'a>,
+        policy: Box<dyn SimPolicy + 'a>,
         options: SimOptions,
     ) -> Result<Self, SimError> {
         let trace_name = trace.name.clone().unwrap_or_else(|| "trace".into());
@@ -31,6 +30,7 @@ impl<'a> Simulation<'a> {
         trace.validate_for(topo, &trace_name)?;
         trace.check_replay_limits(&options, &trace_name)?;
         let seed = options.seed.unwrap_or(trace.seed);
+        let mut policy = policy.into_driver();
         policy.prepare(topo, options.policy_seed.unwrap_or(seed))?;
 
         let span = topo.cpus().span();
@@ -116,12 +116,10 @@ impl<'a> Simulation<'a> {
                     remaining: 0,
                     run: None,
                     last_cpu: None,
-                    account: TaskAccount::new(),
                     runnable_since: None,
                     ran_by_kind: [0; 3],
                     placed_by: None,
                     placed_util: 0,
-                    final_util: None,
                     run_latency: None,
                     queued: false,
                     run_queued: false,
@@ -141,7 +139,6 @@ impl<'a> Simulation<'a> {
         }
         let alive = tasks.len();
         policy.reserve(alive, options.slice_ns)?;
-        let core_driven = policy.sched_core().is_some();
         Ok(Self {
             topo,
             model,
@@ -166,20 +163,16 @@ impl<'a> Simulation<'a> {
             cpu_ids,
             cores,
             idle: *topo.cpus(),
-            state: CpuState::all_idle(topo),
             load: vec![0; span],
             shared: BTreeSet::new(),
             shared_seq: 0,
             nr_local: 0,
-            vtime: QueueClock::new(),
-            core_driven,
             pools_left: trace.pools.iter().map(|p| p.chunks).collect(),
             alive,
             tick_pending: false,
-            core_tick_at: None,
+            driver_tick_at: None,
             latency: LatencySamples::default(),
             migrations: 0,
-            steps: [[0; 2]; 4],
             record_runs: false,
             record_decisions: false,
             pending: Vec::new(),
