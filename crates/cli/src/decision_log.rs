@@ -3,9 +3,9 @@
 //! pays nothing for it. For `replay` and for `decisions` (a decision log's dispatches as the
 //! core decides them again).
 
-use hybridland_policy::{Target as CoreTarget, Why};
+use hybridland_policy::{Target, Why};
 use hybridland_sim::decision_replay::ReplayedDispatch;
-use hybridland_sim::{DecisionRecord, Reason, Target};
+use hybridland_sim::{DecisionRecord, Destination, Reason};
 
 /// Logs each decision at debug level (and the idle CPUs at trace level).
 pub(crate) fn log_decision(r: &DecisionRecord<'_>) {
@@ -15,10 +15,10 @@ pub(crate) fn log_decision(r: &DecisionRecord<'_>) {
         Reason::Preempted => "preempted",
     };
     let target = match r.decision.target {
-        Target::Run(cpu) => format!("run on cpu {}", cpu.0),
-        Target::QueueOn(cpu) => format!("queue on cpu {}", cpu.0),
-        Target::QueueShared => "queue shared".to_owned(),
-        Target::Preempt(cpu) => format!("preempt cpu {}", cpu.0),
+        Destination::Run(cpu) => format!("run on cpu {}", cpu.0),
+        Destination::QueueOn(cpu) => format!("queue on cpu {}", cpu.0),
+        Destination::QueueShared => "queue shared".to_owned(),
+        Destination::Preempt(cpu) => format!("preempt cpu {}", cpu.0),
     };
     let step = r.decision.placement.map_or("-", |p| p.step.name());
     let prev = r
@@ -52,9 +52,9 @@ pub(crate) fn log_replayed(r: &ReplayedDispatch<'_>) {
         Why::Helper => ("the nudge helper", None),
     };
     let target = match d.target {
-        CoreTarget::Cpu(cpu) => format!("cpu {}", cpu.0),
-        CoreTarget::Preempt(cpu) => format!("preempt cpu {}", cpu.0),
-        CoreTarget::Shared => "shared queue".to_owned(),
+        Target::Cpu(cpu) => format!("cpu {}", cpu.0),
+        Target::Preempt(cpu) => format!("preempt cpu {}", cpu.0),
+        Target::Shared => "shared queue".to_owned(),
     };
     let step = step.map_or("-", |s| s.name());
     let now = r.now_ns.map_or_else(|| "-".to_owned(), |t| t.to_string());

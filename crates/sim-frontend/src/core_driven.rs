@@ -2,10 +2,9 @@
 //! baselines that run live too, and any [`PlacementPolicy`] a user registers. The simulator
 //! runs the same per-task sequence around them that the live loop runs.
 
-use crate::event_queue::TimeNs as Ns;
 use crate::sim_policy::{
-    Decision, EngineView, MachineView, Move, PolicyDriver, PolicyError, QueuedTask, Reason,
-    SimCore, SimPolicy, Target, TaskView,
+    Decision, Destination, EngineView, MachineView, Move, PolicyDriver, PolicyError, QueuedTask,
+    Reason, SimCore, SimPolicy, TaskView,
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
@@ -65,7 +64,7 @@ fn fast_keeps(
     entry
         .keeps(machine.topo, machine.idle, task.allowed, prev, balance)
         .then_some(Decision {
-            target: Target::Run(prev),
+            target: Destination::Run(prev),
             placement: Some(Placement {
                 cpu: Some(prev),
                 step: entry.step,
@@ -148,7 +147,7 @@ impl CoreDriven {
     /// The core's decision for `task` (or the fast path's).
     fn decide(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision {
         let Some(core) = self.core.as_deref_mut() else {
-            return Decision::plain(Target::QueueShared);
+            return Decision::plain(Destination::QueueShared);
         };
         // Between decisions the core and the engine agree on which CPUs are idle: the core's
         // decision reads its own, the engine acts on its own.
@@ -203,18 +202,18 @@ impl CoreDriven {
         // A batch of one, polled at once: the core's batch is never full here.
         let _ = core.handle(TimeNs(machine.now_ns), Input::Queued(queued));
         let Some(Output::Dispatch(d)) = core.poll() else {
-            return Decision::plain(Target::QueueShared);
+            return Decision::plain(Destination::QueueShared);
         };
         Decision {
             target: match d.target {
                 hybridland_policy::Target::Cpu(cpu) if machine.idle.contains(cpu) => {
-                    Target::Run(cpu)
+                    Destination::Run(cpu)
                 }
                 // A policy may name a busy CPU: the task waits in that CPU's queue, as it does
                 // live in the CPU's local queue.
-                hybridland_policy::Target::Cpu(cpu) => Target::QueueOn(cpu),
-                hybridland_policy::Target::Shared => Target::QueueShared,
-                hybridland_policy::Target::Preempt(cpu) => Target::Preempt(cpu),
+                hybridland_policy::Target::Cpu(cpu) => Destination::QueueOn(cpu),
+                hybridland_policy::Target::Shared => Destination::QueueShared,
+                hybridland_policy::Target::Preempt(cpu) => Destination::Preempt(cpu),
             },
             placement: d.why.placement(),
             slice_end: d.why.slice_end(),
@@ -356,7 +355,7 @@ impl PolicyDriver for CoreDriven {
         Vec::new()
     }
 
-    fn woke(&mut self, _now_ns: Ns, _task: usize) {
+    fn woke(&mut self, _now_ns: u64, _task: usize) {
         // The core learns of a wake-up with the task's placement.
     }
 
@@ -365,14 +364,14 @@ impl PolicyDriver for CoreDriven {
         0
     }
 
-    fn started(&mut self, now_ns: Ns, task: usize, cpu: CpuId) {
+    fn started(&mut self, now_ns: u64, task: usize, cpu: CpuId) {
         if let Some(core) = self.core.as_deref_mut() {
             let task = task as u32;
             let _ = core.handle(TimeNs(now_ns), Input::Started { task, cpu });
         }
     }
 
-    fn stopped(&mut self, now_ns: Ns, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
+    fn stopped(&mut self, now_ns: u64, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
         if let Some(core) = self.core.as_deref_mut() {
             let task = task as u32;
             let input = Input::Stopped {
@@ -385,7 +384,7 @@ impl PolicyDriver for CoreDriven {
         }
     }
 
-    fn exited(&mut self, now_ns: Ns, task: usize) {
+    fn exited(&mut self, now_ns: u64, task: usize) {
         if let Some(core) = self.core.as_deref_mut() {
             let id = task as u32;
             if let Some(slot) = self.final_util.get_mut(task) {
@@ -401,14 +400,14 @@ impl PolicyDriver for CoreDriven {
         0
     }
 
-    fn timeout(&self) -> Option<Ns> {
+    fn timeout(&self) -> Option<u64> {
         self.core
             .as_deref()
             .and_then(|c| c.poll_timeout())
             .map(|t| t.ns())
     }
 
-    fn tick(&mut self, now_ns: Ns) -> Option<Nudge> {
+    fn tick(&mut self, now_ns: u64) -> Option<Nudge> {
         let core = self.core.as_deref_mut()?;
         let _ = core.handle(TimeNs(now_ns), Input::Tick);
         match core.poll() {

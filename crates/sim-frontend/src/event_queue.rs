@@ -16,9 +16,6 @@
 use core::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// Simulated time in nanoseconds since the start of the replay.
-pub type TimeNs = u64;
-
 /// Below this many stored entries the heap is never rebuilt: a rebuild would cost more than
 /// the dead entries it frees.
 pub const COMPACT_MIN: usize = 64;
@@ -26,7 +23,7 @@ pub const COMPACT_MIN: usize = 64;
 /// One scheduled event and its key.
 #[derive(Clone, Debug)]
 struct Entry<E> {
-    time_ns: TimeNs,
+    time_ns: u64,
     seq: u64,
     /// The timer this entry arms, if it is one.
     key: Option<usize>,
@@ -87,13 +84,13 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time_ns`. O(log n).
-    pub fn push(&mut self, time_ns: TimeNs, event: E) {
+    pub fn push(&mut self, time_ns: u64, event: E) {
         self.insert(time_ns, None, event);
     }
 
     /// Arms timer `key` to fire `event` at `time_ns`, replacing the event it had pending, if
     /// any. Amortised O(log n). The table of keys grows to the largest key used.
-    pub fn push_keyed(&mut self, key: usize, time_ns: TimeNs, event: E) {
+    pub fn push_keyed(&mut self, key: usize, time_ns: u64, event: E) {
         if key >= self.armed.len() {
             self.armed.resize(key + 1, None);
         }
@@ -117,7 +114,7 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the earliest live event. O(log n).
     #[must_use]
-    pub fn pop(&mut self) -> Option<(TimeNs, E)> {
+    pub fn pop(&mut self) -> Option<(u64, E)> {
         let Reverse(e) = self.heap.pop()?;
         if let Some(key) = e.key {
             self.armed[key] = None;
@@ -127,7 +124,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Due time of the earliest live event.
-    pub fn peek_time(&self) -> Option<TimeNs> {
+    pub fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|Reverse(e)| e.time_ns)
     }
 
@@ -146,7 +143,7 @@ impl<E> EventQueue<E> {
         self.peak_stored
     }
 
-    fn insert(&mut self, time_ns: TimeNs, key: Option<usize>, event: E) {
+    fn insert(&mut self, time_ns: u64, key: Option<usize>, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Reverse(Entry {
@@ -184,7 +181,7 @@ impl<E> EventQueue<E> {
 mod test {
     use super::*;
 
-    fn drain<E>(q: &mut EventQueue<E>) -> Vec<(TimeNs, E)> {
+    fn drain<E>(q: &mut EventQueue<E>) -> Vec<(u64, E)> {
         core::iter::from_fn(|| q.pop()).collect()
     }
 

@@ -64,9 +64,9 @@ mod replay_limits;
 
 pub use engine::{
     DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, SimError, Simulation, Unobserved,
-    Waker,
+    WokenBy,
 };
-pub use event_queue::{EventQueue, TimeNs};
+pub use event_queue::EventQueue;
 pub use knobs::{KnobError, Knobs};
 pub use live::{LiveError, LiveStats};
 pub use machine::{CorePower, IdleExitNs, MachineModel, ModelError};
@@ -75,7 +75,9 @@ pub use options::{SimOptions, UtilSource};
 pub use registry::{PolicyKind, policy_by_name};
 pub use replay_limits::ReplayLimits;
 pub use report::Report;
-pub use sim_policy::{Decision, MachineView, PolicyError, Reason, SimPolicy, Target, TaskView};
+pub use sim_policy::{
+    Decision, Destination, MachineView, PolicyError, Reason, SimPolicy, TaskView,
+};
 pub use trace::{Trace, TraceError};
 
 /// Replays `trace` on `machine` under the policy named `policy` with `--set` style `knobs`

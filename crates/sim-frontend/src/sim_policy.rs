@@ -14,7 +14,6 @@ mod accounted;
 
 pub use accounted::Accounted;
 
-use crate::event_queue::TimeNs;
 use crate::knobs::KnobError;
 use hybridland_policy::{
     CpuId, CpuSet, CpuState, LastRun, Nudge, Placement, PlacementPolicy, Policy, SchedCore,
@@ -53,7 +52,7 @@ pub struct MachineView<'a> {
     /// Tasks waiting in any queue (the shared one and the CPUs' own).
     pub waiting: u64,
     /// Simulated time.
-    pub now_ns: TimeNs,
+    pub now_ns: u64,
 }
 
 /// The machine as the engine knows it at a decision, what every [`PolicyDriver`] is handed: a
@@ -69,7 +68,7 @@ pub struct EngineView<'a> {
     /// Tasks waiting in any queue (the shared one and the CPUs' own).
     pub waiting: u64,
     /// Simulated time.
-    pub now_ns: TimeNs,
+    pub now_ns: u64,
 }
 
 impl<'a> EngineView<'a> {
@@ -123,7 +122,7 @@ pub struct TaskView<'a> {
 
 /// Where a task goes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub enum Destination {
     /// Run now on this CPU, which must be idle and allowed.
     Run(CpuId),
     /// Wait in this CPU's own queue (a per-CPU run queue, as the kernel's CFS/EEVDF has).
@@ -140,7 +139,7 @@ pub enum Target {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
     /// Where the task goes.
-    pub target: Target,
+    pub target: Destination,
     /// The policy crate's placement behind the target, when the scheduler core placed the task
     /// (a wake-up, or a move at a slice end); counted by step.
     pub placement: Option<Placement>,
@@ -158,7 +157,7 @@ pub struct Decision {
 
 impl Decision {
     /// A decision with no policy-crate answer behind it.
-    pub const fn plain(target: Target) -> Self {
+    pub const fn plain(target: Destination) -> Self {
         Self {
             target,
             placement: None,
@@ -267,30 +266,30 @@ pub trait PolicyDriver {
     fn balance(&mut self, machine: &EngineView<'_>, queued: &[QueuedTask<'_>]) -> Vec<Move>;
 
     /// Task `task` became runnable at `now_ns` (before it is placed).
-    fn woke(&mut self, now_ns: TimeNs, task: usize);
+    fn woke(&mut self, now_ns: u64, task: usize);
 
     /// The driver's utilisation estimate of `task`, for [`TaskView::util`] (0 when the driver
     /// estimates it at the decision itself).
     fn estimate(&self, task: usize) -> u16;
 
     /// Task `task` started on `cpu`.
-    fn started(&mut self, now_ns: TimeNs, task: usize, cpu: CpuId);
+    fn started(&mut self, now_ns: u64, task: usize, cpu: CpuId);
 
     /// Task `task` stopped on `cpu` after running `run`, with `weight`.
-    fn stopped(&mut self, now_ns: TimeNs, task: usize, cpu: CpuId, run: LastRun, weight: u32);
+    fn stopped(&mut self, now_ns: u64, task: usize, cpu: CpuId, run: LastRun, weight: u32);
 
     /// Task `task` ended.
-    fn exited(&mut self, now_ns: TimeNs, task: usize);
+    fn exited(&mut self, now_ns: u64, task: usize);
 
     /// The shared-queue key of `task` for a decision that gave none ([`Decision::vtime`]).
     fn queue_key(&mut self, task: usize, slice_ns: u64) -> u64;
 
     /// When the driver's timer is next due, if it has one.
-    fn timeout(&self) -> Option<TimeNs>;
+    fn timeout(&self) -> Option<u64>;
 
     /// The timer is due: a nudge of the task running on a CPU (its next slice end is then
     /// contended), if it gives one.
-    fn tick(&mut self, now_ns: TimeNs) -> Option<Nudge>;
+    fn tick(&mut self, now_ns: u64) -> Option<Nudge>;
 
     /// Whether a slice end that nothing waits for is refilled without asking, as the live
     /// framework does for a scheduler core; otherwise the policy is asked at every slice end.

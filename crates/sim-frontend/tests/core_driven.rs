@@ -5,8 +5,8 @@
 mod util;
 
 use hybridland_sim::{
-    DecisionRecord, Knobs, Reason, Report, SimOptions, Simulation, Target, Trace, policy_by_name,
-    presets,
+    DecisionRecord, Destination, Knobs, Reason, Report, SimOptions, Simulation, Trace,
+    policy_by_name, presets,
 };
 
 /// Six short hogs fill the six P-cores of the i7-13800H; a long one arriving 10 ms later goes
@@ -153,7 +153,7 @@ fn replay_among_hogs(wake_preempt: &str) -> (Report, u64) {
     let mut preempting = 0;
     let report = simulate(LIGHT_AMONG_HOGS, "hybridland", &[&knob], |sim| {
         sim.run_observed(&mut |r: &DecisionRecord<'_>| {
-            if matches!(r.decision.target, Target::Preempt(_)) {
+            if matches!(r.decision.target, Destination::Preempt(_)) {
                 preempting += 1;
                 assert_eq!(r.reason, Reason::Wakeup, "only a wake-up preempts");
             }

@@ -3,7 +3,7 @@
 
 use hybridland_policy::{CpuId, Topology};
 use hybridland_sim::{
-    Decision, MachineView, PolicyError, SimError, SimOptions, SimPolicy, Simulation, Target,
+    Decision, Destination, MachineView, PolicyError, SimError, SimOptions, SimPolicy, Simulation,
     TaskView, Trace, presets,
 };
 
@@ -25,7 +25,7 @@ impl SimPolicy for LowestIdle {
             .allowed
             .and(m.state.idle())
             .first()
-            .map_or(Target::QueueShared, Target::Run);
+            .map_or(Destination::QueueShared, Destination::Run);
         Decision::plain(target)
     }
 }
@@ -44,7 +44,7 @@ impl SimPolicy for AlwaysZero {
         Ok(())
     }
     fn place(&mut self, _m: &MachineView<'_>, _t: &TaskView<'_>) -> Decision {
-        Decision::plain(Target::Run(CpuId(0)))
+        Decision::plain(Destination::Run(CpuId(0)))
     }
 }
 

@@ -103,7 +103,7 @@ fn wake_affine_takes_an_idle_waker_cpu_in_the_same_llc() {
         wake_affine(&t, &state(&t, &[]), CpuId(2), CpuId(0)),
         CpuId(0)
     );
-    // Waker in the other LLC: no affine move; the scan stays in the previous CPU's LLC.
+    // WokenBy in the other LLC: no affine move; the scan stays in the previous CPU's LLC.
     let w = Wakeup {
         waker: Some(CpuId(5)),
         ..wakeup(&all, 0)
@@ -113,7 +113,7 @@ fn wake_affine_takes_an_idle_waker_cpu_in_the_same_llc() {
         CpuId(0)
     );
     assert_eq!(wake(&t, &[0], w), (CpuId(1), KernelStep::IdleCpu));
-    // Waker busy: the previous CPU's LLC again.
+    // WokenBy busy: the previous CPU's LLC again.
     let w = Wakeup {
         waker: Some(CpuId(2)),
         ..wakeup(&all, 0)

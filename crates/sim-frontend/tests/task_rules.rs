@@ -7,7 +7,7 @@ mod util;
 use hybridland_policy::testkit::check_util_near;
 use hybridland_policy::{CoreKind, UtilEstimate};
 use hybridland_sim::{
-    DecisionRecord, Knobs, MachineModel, Report, SimOptions, Simulation, Target, Trace,
+    DecisionRecord, Destination, Knobs, MachineModel, Report, SimOptions, Simulation, Trace,
     policy_by_name, presets,
 };
 use proptest::prelude::*;
@@ -32,7 +32,7 @@ fn replay_watching(machine: &str, trace: &str, watch: usize) -> (Report, Vec<(u6
         if let Err(v) = util::check_record(r) {
             panic!("task {} at {} ns: {v}", r.task, r.now_ns);
         }
-        if let (true, Target::Run(cpu)) = (r.task == watch, r.decision.target) {
+        if let (true, Destination::Run(cpu)) = (r.task == watch, r.decision.target) {
             runs.push((r.now_ns, cpu.0));
         }
     };

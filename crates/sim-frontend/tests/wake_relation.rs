@@ -6,8 +6,8 @@
 use core::cell::RefCell;
 use hybridland_policy::{CpuId, Topology};
 use hybridland_sim::{
-    Decision, MachineView, PolicyError, Reason, SimError, SimOptions, SimPolicy, Simulation,
-    Target, TaskView, Trace, presets,
+    Decision, Destination, MachineView, PolicyError, Reason, SimError, SimOptions, SimPolicy,
+    Simulation, TaskView, Trace, presets,
 };
 use std::rc::Rc;
 
@@ -35,7 +35,7 @@ impl SimPolicy for Recording {
             .allowed
             .and(m.state.idle())
             .first()
-            .map_or(Target::QueueShared, Target::Run);
+            .map_or(Destination::QueueShared, Destination::Run);
         Decision::plain(target)
     }
 }

@@ -54,7 +54,7 @@
 use super::{policy_rng, pull_from_busiest};
 use crate::asym_capacity::AsymCapacity;
 use crate::sim_policy::{
-    Decision, MachineView, Move, PolicyError, QueuedTask, Reason, SimPolicy, Target, TaskView,
+    Decision, Destination, MachineView, Move, PolicyError, QueuedTask, Reason, SimPolicy, TaskView,
 };
 use hybridland_policy::{CpuId, CpuSet, CpuState, Topology};
 
@@ -361,7 +361,7 @@ impl KernelDefault {
         }
     }
 
-    fn wakeup(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Target {
+    fn wakeup(&mut self, machine: &MachineView<'_>, task: &TaskView<'_>) -> Destination {
         let topo = machine.topo;
         let state = machine.state;
         let any_idle = !task.allowed.and(state.idle()).is_empty();
@@ -372,7 +372,7 @@ impl KernelDefault {
             } else {
                 KernelStep::Busy
             });
-            return cpu.map_or(Target::QueueShared, Target::Run);
+            return cpu.map_or(Destination::QueueShared, Destination::Run);
         };
         if self.recent.len() <= task.id {
             self.recent.resize(task.id + 1, None);
@@ -390,14 +390,14 @@ impl KernelDefault {
         let (cpu, step) = select_wakeup(topo, state, &w);
         self.count(step);
         if step != KernelStep::Busy {
-            Target::Run(cpu)
+            Destination::Run(cpu)
         } else if any_idle {
             // An idle allowed CPU the path did not look at (another LLC): wait on the target
             // until the balancer pulls the task.
-            Target::QueueOn(cpu)
+            Destination::QueueOn(cpu)
         } else {
             // Nothing allowed is idle: the first CPU to go idle pulls it (newidle balance).
-            Target::QueueShared
+            Destination::QueueShared
         }
     }
 }
@@ -439,24 +439,24 @@ impl SimPolicy for KernelDefault {
         // A slice end: the kernel leaves a running task where it is (a preempted one goes
         // back to its own queue), unless the misfit balance moves it.
         let Some(prev) = task.prev_cpu else {
-            return Decision::plain(Target::QueueShared);
+            return Decision::plain(Destination::QueueShared);
         };
         if self.asym {
             if let Some(to) =
                 misfit_target(machine.topo, machine.state, task.allowed, prev, task.util)
             {
                 self.count(KernelStep::Misfit);
-                return Decision::plain(Target::Run(to));
+                return Decision::plain(Destination::Run(to));
             }
         }
         if let Some(to) =
             smt_balance_target(machine.topo, machine.state, task.allowed, prev, self.asym)
         {
             self.count(KernelStep::SmtBalance);
-            return Decision::plain(Target::Run(to));
+            return Decision::plain(Destination::Run(to));
         }
         self.count(KernelStep::Stay);
-        Decision::plain(Target::Run(prev))
+        Decision::plain(Destination::Run(prev))
     }
 
     fn balance(&mut self, machine: &MachineView<'_>, queued: &[QueuedTask<'_>]) -> Vec<Move> {

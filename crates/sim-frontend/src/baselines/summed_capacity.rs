@@ -14,7 +14,7 @@
 
 use super::pull_from_busiest;
 use crate::sim_policy::{
-    Decision, MachineView, Move, PolicyError, QueuedTask, SimPolicy, Target, TaskView,
+    Decision, Destination, MachineView, Move, PolicyError, QueuedTask, SimPolicy, TaskView,
 };
 use hybridland_policy::{CpuId, Topology};
 
@@ -71,7 +71,7 @@ impl SimPolicy for SummedCapacity {
             }
         }
         let Some((_, _, cluster)) = best else {
-            return Decision::plain(Target::QueueShared);
+            return Decision::plain(Destination::QueueShared);
         };
         let mut choice: Option<CpuId> = None;
         for &cpu in topo.cluster_cpus(cluster) {
@@ -86,12 +86,12 @@ impl SimPolicy for SummedCapacity {
             };
         }
         let Some(cpu) = choice else {
-            return Decision::plain(Target::QueueShared);
+            return Decision::plain(Destination::QueueShared);
         };
         if machine.state.is_idle(cpu) {
-            Decision::plain(Target::Run(cpu))
+            Decision::plain(Destination::Run(cpu))
         } else {
-            Decision::plain(Target::QueueOn(cpu))
+            Decision::plain(Destination::QueueOn(cpu))
         }
     }
 

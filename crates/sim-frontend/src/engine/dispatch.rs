@@ -3,7 +3,7 @@
 
 use super::{DecisionObserver, DecisionRecord, SimError, Simulation, Status};
 use crate::options::UtilSource;
-use crate::sim_policy::{EngineView, Reason, Target, TaskView};
+use crate::sim_policy::{Destination, EngineView, Reason, TaskView};
 use hybridland_policy::CpuId;
 
 impl<'a> Simulation<'a> {
@@ -62,8 +62,8 @@ impl<'a> Simulation<'a> {
         task.placed_util = util;
         task.slice_ns = decision.slice_ns;
         task.placed_by = match decision.target {
-            Target::Run(_) => decision.placement.map(|p| p.step),
-            Target::QueueOn(_) | Target::QueueShared | Target::Preempt(_) => None,
+            Destination::Run(_) => decision.placement.map(|p| p.step),
+            Destination::QueueOn(_) | Destination::QueueShared | Destination::Preempt(_) => None,
         };
         let invalid = |cpu: CpuId, reason: &'static str, s: &Self| SimError::InvalidDecision {
             policy: s.policy.name().to_owned(),
@@ -73,7 +73,7 @@ impl<'a> Simulation<'a> {
             reason,
         };
         match decision.target {
-            Target::Run(cpu) => {
+            Destination::Run(cpu) => {
                 if self.topo.info(cpu).is_none() {
                     return Err(invalid(cpu, "no such CPU", self));
                 }
@@ -94,14 +94,14 @@ impl<'a> Simulation<'a> {
                 }
                 self.start(t, cpu);
             }
-            Target::QueueOn(cpu) | Target::Preempt(cpu) => {
+            Destination::QueueOn(cpu) | Destination::Preempt(cpu) => {
                 if self.topo.info(cpu).is_none() {
                     return Err(invalid(cpu, "no such CPU", self));
                 }
                 if !allowed.contains(cpu) {
                     return Err(invalid(cpu, "not allowed for the task", self));
                 }
-                let preempt = matches!(decision.target, Target::Preempt(_));
+                let preempt = matches!(decision.target, Destination::Preempt(_));
                 if preempt && Some(cpu) != vacated && !self.idle.contains(cpu) {
                     // First in line, and the task there stops now: its slice end re-places
                     // it with the CPU contended, then the CPU takes this one.
@@ -116,7 +116,7 @@ impl<'a> Simulation<'a> {
                     }
                 }
             }
-            Target::QueueShared => {
+            Destination::QueueShared => {
                 if let Some(cpu) = allowed.and(&self.idle).first() {
                     if vacated != Some(cpu) || allowed.and(&self.idle).count() > 1 {
                         return Err(invalid(

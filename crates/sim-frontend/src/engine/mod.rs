@@ -42,10 +42,10 @@ mod setup;
 
 pub use error::SimError;
 pub use observer::{
-    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Unobserved, Waker,
+    DecisionObserver, DecisionRecord, OccupancyRecord, RunRecord, Unobserved, WokenBy,
 };
 
-use crate::event_queue::{EventQueue, TimeNs};
+use crate::event_queue::EventQueue;
 use crate::machine::MachineModel;
 use crate::metrics::{FrameCounter, LatencySamples};
 use crate::options::SimOptions;
@@ -104,7 +104,7 @@ struct Task<'t> {
     util_hint: u16,
     weight: u32,
     sensitivity: u8,
-    start_ns: TimeNs,
+    start_ns: u64,
     program: Program<'t>,
     status: Status,
     /// Work left in the current run action, in
@@ -112,11 +112,11 @@ struct Task<'t> {
     remaining: u128,
     run: Option<RunInfo>,
     last_cpu: Option<CpuId>,
-    runnable_since: Option<TimeNs>,
+    runnable_since: Option<u64>,
     ran_by_kind: [u64; 3],
     migrations: u64,
     wakeups: u64,
-    finish_ns: Option<TimeNs>,
+    finish_ns: Option<u64>,
     frames: Option<FrameCounter>,
     /// The step and utilisation of the decision that put it on its CPU (for run records).
     placed_by: Option<Step>,
@@ -137,8 +137,8 @@ struct Task<'t> {
     waker_cpu: Option<CpuId>,
     /// The task that woke it from its `wait_for` while running, until its next run starts;
     /// `run_woken_by` keeps it for that run (for run records).
-    woken_by: Option<Waker>,
-    run_woken_by: Option<Waker>,
+    woken_by: Option<WokenBy>,
+    run_woken_by: Option<WokenBy>,
     /// The slice the policy gave it, for its next start.
     slice_ns: Option<u64>,
 }
@@ -147,7 +147,7 @@ struct Task<'t> {
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     Run {
-        start_ns: TimeNs,
+        start_ns: u64,
         cpu: CpuId,
         task: usize,
         /// Taken at the stop: a slice end places the task again within the same event.
@@ -156,7 +156,7 @@ enum Pending {
         queued: bool,
         latency_ns: Option<u64>,
         frame_done: bool,
-        woken_by: Option<Waker>,
+        woken_by: Option<WokenBy>,
     },
     Occupancy(OccupancyRecord),
 }
@@ -172,10 +172,10 @@ struct Cpu {
     running: Option<usize>,
     local: VecDeque<usize>,
     busy_ns: u64,
-    busy_since: Option<TimeNs>,
+    busy_since: Option<u64>,
     /// Since when it has run nothing (`None` while it runs a task): a task started on it
     /// later than that pays the wake-up cost.
-    idle_since: Option<TimeNs>,
+    idle_since: Option<u64>,
     /// The policy's driver nudged the task running here: its next slice end is contended (the
     /// live helper thread waits in this CPU's queue).
     nudged: bool,
@@ -192,7 +192,7 @@ pub struct Simulation<'a> {
     machine_name: String,
     trace_name: String,
 
-    now: TimeNs,
+    now: u64,
     events: EventQueue<Event>,
     nr_events: u64,
     tasks: Vec<Task<'a>>,
@@ -224,7 +224,7 @@ pub struct Simulation<'a> {
     alive: usize,
     tick_pending: bool,
     /// When the policy driver's timer is due.
-    driver_tick_at: Option<TimeNs>,
+    driver_tick_at: Option<u64>,
     latency: LatencySamples,
     migrations: u64,
     /// Whether the observer wants runs and occupancy ([`DecisionObserver::wants_runs`]).

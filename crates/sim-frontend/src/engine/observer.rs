@@ -1,7 +1,6 @@
 //! The hook that shows every placement decision to a caller (the tests check each one against
 //! the policy crate's invariants).
 
-use crate::event_queue::TimeNs;
 use crate::sim_policy::{Decision, Reason};
 use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Step, Topology};
 
@@ -10,7 +9,7 @@ use hybridland_policy::{CpuId, CpuSet, CpuState, Policy, Step, Topology};
 #[derive(Debug)]
 pub struct DecisionRecord<'a> {
     /// Simulated time.
-    pub now_ns: TimeNs,
+    pub now_ns: u64,
     /// Task index.
     pub task: usize,
     /// Task name (a copy's is `NAME.N`).
@@ -38,9 +37,9 @@ pub struct DecisionRecord<'a> {
 #[derive(Debug)]
 pub struct RunRecord<'a> {
     /// When the task started on the CPU.
-    pub start_ns: TimeNs,
+    pub start_ns: u64,
     /// When it left (it blocked, finished, was moved or preempted, or the replay ended).
-    pub end_ns: TimeNs,
+    pub end_ns: u64,
     /// The CPU.
     pub cpu: CpuId,
     /// Task index.
@@ -63,20 +62,20 @@ pub struct RunRecord<'a> {
     /// Whether the run ended because a frame of a frame task completed.
     pub frame_done: bool,
     /// The task whose `wake` ended the `wait_for` before this run, when it was running then.
-    pub woken_by: Option<Waker>,
+    pub woken_by: Option<WokenBy>,
 }
 
 /// A task that woke another from a `wait_for` while it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Waker {
+pub struct WokenBy {
     /// Its task index.
     pub task: usize,
     /// The CPU it ran on.
     pub cpu: CpuId,
     /// When its run there started (the start of its run record).
-    pub run_start_ns: TimeNs,
+    pub run_start_ns: u64,
     /// When it woke the task.
-    pub at_ns: TimeNs,
+    pub at_ns: u64,
 }
 
 /// A cluster's occupancy and the machine's power right after a task started or stopped on
@@ -84,7 +83,7 @@ pub struct Waker {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OccupancyRecord {
     /// Simulated time.
-    pub now_ns: TimeNs,
+    pub now_ns: u64,
     /// The L2 cluster (the topology's cluster index).
     pub cluster: usize,
     /// Its CPUs running a task.

@@ -1,7 +1,6 @@
 //! Energy: each core's power integrated over time by its number of busy threads.
 
 use super::Simulation;
-use crate::event_queue::TimeNs;
 use hybridland_policy::CoreKind;
 
 /// Energy integration per core.
@@ -9,7 +8,7 @@ use hybridland_policy::CoreKind;
 pub(super) struct CoreMeter {
     pub(super) kind: CoreKind,
     pub(super) busy_threads: u32,
-    pub(super) since_ns: TimeNs,
+    pub(super) since_ns: u64,
     pub(super) energy_pj: u128,
 }
 

@@ -6,7 +6,7 @@
 //! wait, counted; `wake_if_waiting` loses it instead), and a `wait_for` takes a kept wake-up
 //! or blocks the task until one comes. Neither takes simulated time.
 
-use super::{Event, Simulation, Status, Waker};
+use super::{Event, Simulation, Status, WokenBy};
 use crate::trace::{FrameSpec, Phase};
 
 /// Where a task's behaviour stands.
@@ -69,7 +69,7 @@ impl<'a> Simulation<'a> {
         // Where the waker is: on its CPU when running, else where it last ran.
         let waker_cpu = self.tasks[t].last_cpu;
         let running = match (&self.tasks[t].run, waker_cpu) {
-            (Some(run), Some(cpu)) if self.tasks[t].status == Status::Running => Some(Waker {
+            (Some(run), Some(cpu)) if self.tasks[t].status == Status::Running => Some(WokenBy {
                 task: t,
                 cpu,
                 run_start_ns: run.since_ns.min(self.now),

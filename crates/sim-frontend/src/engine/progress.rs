@@ -2,13 +2,12 @@
 //! when its current piece of work will be done.
 
 use super::{Event, Simulation, work_done_key};
-use crate::event_queue::TimeNs;
 use hybridland_policy::CpuId;
 
 #[derive(Clone, Debug)]
 pub(super) struct RunInfo {
-    pub(super) since_ns: TimeNs,
-    pub(super) settled_ns: TimeNs,
+    pub(super) since_ns: u64,
+    pub(super) settled_ns: u64,
     pub(super) rate: u64,
 }
 

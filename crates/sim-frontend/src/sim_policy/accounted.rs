@@ -7,9 +7,9 @@
 //! the same in its scheduler core.
 
 use super::{
-    Decision, EngineView, Move, PolicyDriver, PolicyError, QueuedTask, SimPolicy, Target, TaskView,
+    Decision, Destination, EngineView, Move, PolicyDriver, PolicyError, QueuedTask, SimPolicy,
+    TaskView,
 };
-use crate::event_queue::TimeNs;
 use hybridland_policy::{
     CpuId, CpuState, LastRun, Nudge, Policy, Run, TaskState, Topology, VtimeClock,
 };
@@ -76,7 +76,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
     fn place(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision {
         match &self.machine {
             Some((_, state)) => self.policy.place(&machine.with_state(state), task),
-            None => Decision::plain(Target::QueueShared),
+            None => Decision::plain(Destination::QueueShared),
         }
     }
 
@@ -91,7 +91,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
         }
     }
 
-    fn woke(&mut self, now_ns: TimeNs, task: usize) {
+    fn woke(&mut self, now_ns: u64, task: usize) {
         self.task(task).0.woke(now_ns);
     }
 
@@ -99,7 +99,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
         self.tasks.get(task).map_or(0, |t| t.0.util())
     }
 
-    fn started(&mut self, _now_ns: TimeNs, task: usize, cpu: CpuId) {
+    fn started(&mut self, _now_ns: u64, task: usize, cpu: CpuId) {
         let (account, last) = booked(&mut self.tasks, task);
         // Its home moves with it: the policy keeps other tasks off it while it sleeps.
         let from = last.replace(cpu);
@@ -110,7 +110,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
         }
     }
 
-    fn stopped(&mut self, now_ns: TimeNs, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
+    fn stopped(&mut self, now_ns: u64, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
         let capacity = match &mut self.machine {
             Some((topo, state)) => {
                 state.release(topo, cpu);
@@ -128,7 +128,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
         });
     }
 
-    fn exited(&mut self, _now_ns: TimeNs, task: usize) {
+    fn exited(&mut self, _now_ns: u64, task: usize) {
         let home = self.task(task).1;
         if let (Some(home), Some((topo, state))) = (home, &mut self.machine) {
             state.leave_home(topo, home);
@@ -140,11 +140,11 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
             .queue(&mut booked(&mut self.tasks, task).0, slice_ns)
     }
 
-    fn timeout(&self) -> Option<TimeNs> {
+    fn timeout(&self) -> Option<u64> {
         None
     }
 
-    fn tick(&mut self, _now_ns: TimeNs) -> Option<Nudge> {
+    fn tick(&mut self, _now_ns: u64) -> Option<Nudge> {
         None
     }
 
