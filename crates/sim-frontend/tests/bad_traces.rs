@@ -3,7 +3,7 @@
 
 mod util;
 
-use hybridland_sim::trace::{MAX_TASKS, MAX_TRACE_BYTES};
+use hybridland_sim::trace::{JsonSyntax, MAX_TASKS, MAX_TRACE_BYTES};
 use hybridland_sim::{
     Knobs, PolicyError, SimError, SimOptions, Simulation, Trace, TraceError, policy_by_name,
     presets,
@@ -16,61 +16,48 @@ fn parse(name: &str) -> Result<Trace, TraceError> {
     Trace::from_json_str(&text, name)
 }
 
+/// The syntax error a trace must fail with.
+fn syntax(e: &TraceError) -> &JsonSyntax {
+    let TraceError::Syntax(syntax) = e else {
+        panic!("{e:?}")
+    };
+    syntax
+}
+
 #[test]
 fn wrong_type_names_line_column_and_field() {
     let e = parse("wrong-type.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        column,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert!(*column > 0);
-    assert_eq!(path, "tasks[0].phases[0].run_ns");
-    assert!(message.contains("invalid type"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert!(s.column > 0);
+    assert_eq!(s.path, "tasks[0].phases[0].run_ns");
+    assert!(s.message.contains("invalid type"), "{s:?}");
     assert!(e.to_string().starts_with("wrong-type.json:5:"), "{e}");
 }
 
 #[test]
 fn unknown_field_is_refused() {
     let e = parse("unknown-field.json").unwrap_err();
-    let TraceError::Syntax { path, message, .. } = &e else {
-        panic!("{e:?}")
-    };
-    assert!(message.contains("unknown field `priority`"), "{message}");
-    assert_eq!(path, "tasks[0].priority");
+    let s = syntax(&e);
+    assert!(s.message.contains("unknown field `priority`"), "{s:?}");
+    assert_eq!(s.path, "tasks[0].priority");
 }
 
 #[test]
 fn negative_duration_is_refused() {
     let e = parse("negative-duration.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert_eq!(path, "tasks[0].phases[1].sleep_ns");
-    assert!(message.contains("-500"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert_eq!(s.path, "tasks[0].phases[1].sleep_ns");
+    assert!(s.message.contains("-500"), "{s:?}");
 }
 
 #[test]
 fn truncated_file_is_refused() {
     let e = parse("truncated.json").unwrap_err();
-    let TraceError::Syntax { line, message, .. } = &e else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert!(message.contains("EOF"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert!(s.message.contains("EOF"), "{s:?}");
 }
 
 #[test]
@@ -288,17 +275,8 @@ fn names_that_only_look_alike_are_accepted() {
 
 fn syntax_error(text: &str) -> (usize, usize, String, String) {
     let e = Trace::from_json_str(text, "arr.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        column,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    (*line, *column, path.clone(), message.clone())
+    let s = syntax(&e).clone();
+    (s.line, s.column, s.path, s.message)
 }
 
 #[test]
