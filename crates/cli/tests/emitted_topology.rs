@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{hybrid_sim, root, text};
+use common::{hybrid_sim, replay_json, root, text};
 
 const EMITTED: &str = "examples/topologies/detected-i7-13800h.toml";
 
@@ -59,9 +59,7 @@ fn a_trace_can_name_an_emitted_machine() {
         r#"{"version": 1, "machine": "laptop.toml", "tasks": [{"name": "lone", "phases": [{"run_ns": 1000000000}]}]}"#,
     )
     .unwrap();
-    let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reports = replay_json(&trace);
     assert_eq!(reports[0]["machine"], "laptop");
     // A lone task on a capacity-1024 P-core: its reference second.
     assert_eq!(reports[0]["summary"]["makespan_ns"], 1_000_000_000u64);

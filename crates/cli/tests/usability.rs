@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{hybrid_sim, text};
+use common::{hybrid_sim, replay_json, text};
 
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -125,9 +125,7 @@ fn a_traces_machine_file_is_found_beside_the_trace() {
     )
     .unwrap();
     // The working directory is the repository root, where no box.toml is.
-    let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reports = replay_json(&trace);
     assert_eq!(reports[0]["machine"], "box");
 }
 
