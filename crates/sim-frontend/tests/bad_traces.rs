@@ -147,20 +147,25 @@ fn invalid_values_name_the_task_and_field() {
     }
 }
 
-#[test]
-fn cpu_outside_the_topology_is_refused_before_running() {
-    let trace = parse("cpu-outside-topology.json").expect("well-formed on its own");
-    let machine = presets::lookup("i7-13800h").unwrap();
-    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
-    let e = Simulation::new(
+/// Why the engine refuses to set up a replay of `trace` on the preset `machine` under
+/// hybridland with `knobs`; `None` when it does not.
+fn refusal(trace: &Trace, machine: &str, knobs: &Knobs) -> Option<SimError> {
+    let machine = presets::lookup(machine).unwrap();
+    let policy = policy_by_name("hybridland", knobs).unwrap();
+    Simulation::new(
         &machine.topology,
         &machine.model,
-        &trace,
+        trace,
         policy,
         SimOptions::default(),
     )
     .err()
-    .expect("cpu 20-23 do not exist");
+}
+
+#[test]
+fn cpu_outside_the_topology_is_refused_before_running() {
+    let trace = parse("cpu-outside-topology.json").expect("well-formed on its own");
+    let e = refusal(&trace, "i7-13800h", &Knobs::new()).expect("cpu 20-23 do not exist");
     let SimError::Trace(TraceError::Invalid {
         place,
         field,
@@ -178,18 +183,8 @@ fn cpu_outside_the_topology_is_refused_before_running() {
 #[test]
 fn policy_that_cannot_fit_the_machine_is_refused() {
     let trace = util::load_trace("seed000-lone.json");
-    let machine = presets::lookup("symmetric").unwrap();
     let knobs = Knobs::parse(&["primary_domain=powersave"]).unwrap();
-    let policy = policy_by_name("hybridland", &knobs).unwrap();
-    let e = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy,
-        SimOptions::default(),
-    )
-    .err()
-    .expect("a symmetric machine has no E-cores");
+    let e = refusal(&trace, "symmetric", &knobs).expect("a symmetric machine has no E-cores");
     assert!(
         matches!(e, SimError::Policy(PolicyError::Config { .. })),
         "{e:?}"
