@@ -4,10 +4,8 @@
 mod util;
 
 use hybridland_sim::trace::{JsonSyntax, MAX_TASKS, MAX_TRACE_BYTES};
-use hybridland_sim::{
-    Knobs, PolicyError, SimError, SimOptions, Simulation, Trace, TraceError, policy_by_name,
-    presets,
-};
+use hybridland_sim::{Knobs, PolicyError, SimError, Trace, TraceError, policy_by_name, presets};
+use util::plain_policy::simulation;
 use util::traces_dir;
 
 fn parse(name: &str) -> Result<Trace, TraceError> {
@@ -152,14 +150,7 @@ fn invalid_values_name_the_task_and_field() {
 fn refusal(trace: &Trace, machine: &str, knobs: &Knobs) -> Option<SimError> {
     let machine = presets::lookup(machine).unwrap();
     let policy = policy_by_name("hybridland", knobs).unwrap();
-    Simulation::new(
-        &machine.topology,
-        &machine.model,
-        trace,
-        policy,
-        SimOptions::default(),
-    )
-    .err()
+    simulation(&machine, trace, policy).err()
 }
 
 #[test]

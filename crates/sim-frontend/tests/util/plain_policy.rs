@@ -3,8 +3,8 @@
 
 use hybridland_policy::Topology;
 use hybridland_sim::{
-    Decision, MachineView, PolicyError, Report, SimError, SimOptions, SimPolicy, Simulation,
-    Target, TaskView, Trace, presets,
+    Decision, Machine, MachineView, PolicyError, Report, SimError, SimOptions, SimPolicy,
+    Simulation, Target, TaskView, Trace, presets,
 };
 
 /// A policy named `name` that places each task where `place` says.
@@ -44,6 +44,21 @@ pub fn lowest_idle(m: &MachineView<'_>, t: &TaskView<'_>) -> Target {
         .map_or(Target::QueueShared, Target::Run)
 }
 
+/// The engine set up to replay `trace` under `policy` on `machine`, with the default options.
+pub fn simulation<'a>(
+    machine: &'a Machine,
+    trace: &'a Trace,
+    policy: Box<dyn SimPolicy>,
+) -> Result<Simulation<'a>, SimError> {
+    Simulation::new(
+        &machine.topology,
+        &machine.model,
+        trace,
+        policy,
+        SimOptions::default(),
+    )
+}
+
 /// Replays `trace` under `policy` on the preset `machine`, with the default options (a
 /// replay the engine refuses to set up fails the test).
 pub fn replay_plain(
@@ -52,13 +67,5 @@ pub fn replay_plain(
     policy: Box<dyn SimPolicy>,
 ) -> Result<Report, SimError> {
     let machine = presets::lookup(machine).unwrap();
-    Simulation::new(
-        &machine.topology,
-        &machine.model,
-        trace,
-        policy,
-        SimOptions::default(),
-    )
-    .unwrap()
-    .run()
+    simulation(&machine, trace, policy).unwrap().run()
 }
