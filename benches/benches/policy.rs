@@ -7,7 +7,7 @@
 use core::hint::black_box;
 use core::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hybridland_benches::{CoreWakeups, Load, SIZES, balance_step2, wakeup};
+use hybridland_benches::{Case, CoreWakeups, Load, SIZES, balance_step2, wakeup};
 use hybridland_policy::testkit::rules;
 use hybridland_policy::{CpuId, Run, TaskState, VtimeClock, slice_ns};
 
@@ -22,22 +22,27 @@ fn placement(c: &mut Criterion) {
         } else {
             format!("placement/{}", load.name())
         };
-        let mut group = c.benchmark_group(name);
-        for cpus in SIZES {
-            let case = wakeup(cpus, load, primary);
-            group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
-                b.iter(|| {
-                    black_box(rules::select_cpu(
-                        &case.policy,
-                        black_box(&case.topo),
-                        black_box(&case.state),
-                        black_box(&case.task()),
-                    ))
-                })
-            });
-        }
-        group.finish();
+        bench_placement(c, &name, |cpus| wakeup(cpus, load, primary));
     }
+}
+
+/// One placement decision ([`rules::select_cpu`]) as group `name`, one benchmark per machine
+/// size, on the case `case` makes for it.
+fn bench_placement(c: &mut Criterion, name: &str, case: impl Fn(usize) -> Case) {
+    let mut group = c.benchmark_group(name);
+    for cpus in SIZES {
+        group.bench_with_input(BenchmarkId::from_parameter(cpus), &case(cpus), |b, case| {
+            b.iter(|| {
+                black_box(rules::select_cpu(
+                    &case.policy,
+                    black_box(&case.topo),
+                    black_box(&case.state),
+                    black_box(&case.task()),
+                ))
+            })
+        });
+    }
+    group.finish();
 }
 
 fn cluster_balance(c: &mut Criterion) {
@@ -54,21 +59,7 @@ fn cluster_balance(c: &mut Criterion) {
         });
     }
     group.finish();
-    let mut group = c.benchmark_group("cluster-balance/step2-placement");
-    for cpus in SIZES {
-        let case = balance_step2(cpus);
-        group.bench_with_input(BenchmarkId::from_parameter(cpus), &case, |b, case| {
-            b.iter(|| {
-                black_box(rules::select_cpu(
-                    &case.policy,
-                    black_box(&case.topo),
-                    black_box(&case.state),
-                    black_box(&case.task()),
-                ))
-            })
-        });
-    }
-    group.finish();
+    bench_placement(c, "cluster-balance/step2-placement", balance_step2);
 }
 
 fn per_task(c: &mut Criterion) {

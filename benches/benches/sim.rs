@@ -8,27 +8,13 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hybridland_benches::{
     SIM_PRESET, busy_cluster_trace_json, large_trace_json, single_cluster_machine,
 };
-use hybridland_sim::{Knobs, Trace, presets, replay};
+use hybridland_sim::{Knobs, Machine, Trace, presets, replay};
 
 /// 20,000 tasks (200 entries x 100 copies), 4 run/sleep rounds each, on 32 CPUs.
 fn replay_rate(c: &mut Criterion) {
-    let text = large_trace_json(200, 100, 4);
-    let trace = Trace::from_json_str(&text, "large.json").expect("the fixture parses");
     let machine = presets::lookup(SIM_PRESET).expect("the preset exists");
-    let knobs = Knobs::new();
-    let events = replay(&machine, &trace, "hybridland", &knobs)
-        .expect("replays")
-        .summary
-        .events;
-    let mut group = c.benchmark_group("sim");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(8));
-    group.throughput(Throughput::Elements(events));
-    group.bench_function(format!("replay-20k-tasks/{events}-events"), |b| {
-        b.iter(|| black_box(replay(&machine, black_box(&trace), "hybridland", &knobs)))
-    });
-    group.finish();
+    let text = large_trace_json(200, 100, 4);
+    bench_replay(c, "replay-20k-tasks", &text, &machine, 8);
 }
 
 /// 1024 CPUs in one L2 cluster, 900 of them kept busy by insensitive tasks, beside 64 looping
@@ -37,20 +23,31 @@ fn replay_rate(c: &mut Criterion) {
 /// ran this at about 1,000 events/s). Compare its events/s with `replay-20k-tasks`.
 fn replay_rate_one_cluster(c: &mut Criterion) {
     let text = busy_cluster_trace_json(900, 16, 4, 100);
-    let trace = Trace::from_json_str(&text, "small.json").expect("the fixture parses");
-    let machine = single_cluster_machine(1024);
+    bench_replay(
+        c,
+        "replay-one-cluster-1024",
+        &text,
+        &single_cluster_machine(1024),
+        4,
+    );
+}
+
+/// A replay of the trace `text` on `machine` under hybridland with default knobs, as
+/// `sim/NAME/N-events` (its throughput the replay's events), ten samples over `secs` seconds.
+fn bench_replay(c: &mut Criterion, name: &str, text: &str, machine: &Machine, secs: u64) {
+    let trace = Trace::from_json_str(text, "bench.json").expect("the fixture parses");
     let knobs = Knobs::new();
-    let events = replay(&machine, &trace, "hybridland", &knobs)
+    let events = replay(machine, &trace, "hybridland", &knobs)
         .expect("replays")
         .summary
         .events;
     let mut group = c.benchmark_group("sim");
     group
         .sample_size(10)
-        .measurement_time(Duration::from_secs(4));
+        .measurement_time(Duration::from_secs(secs));
     group.throughput(Throughput::Elements(events));
-    group.bench_function(format!("replay-one-cluster-1024/{events}-events"), |b| {
-        b.iter(|| black_box(replay(&machine, black_box(&trace), "hybridland", &knobs)))
+    group.bench_function(format!("{name}/{events}-events"), |b| {
+        b.iter(|| black_box(replay(machine, black_box(&trace), "hybridland", &knobs)))
     });
     group.finish();
 }

@@ -119,6 +119,21 @@ pub struct Case {
 }
 
 impl Case {
+    /// The question on `topo` with the `busy` CPUs busy, under `config`'s policy, for a task
+    /// that may run anywhere, last ran on `prev_cpu` and uses 20% of a big core.
+    fn new(topo: Topology, busy: &CpuSet, config: &PolicyConfig, prev_cpu: Option<CpuId>) -> Self {
+        let state = CpuState::from_idle(&topo, &topo.cpus().and_not(busy));
+        let policy = Policy::new(&topo, config).expect("valid knobs for a hybrid machine");
+        Self {
+            allowed: *topo.cpus(),
+            topo,
+            policy,
+            state,
+            prev_cpu,
+            util: 200,
+        }
+    }
+
     /// The task.
     pub fn task(&self) -> TaskHints<'_> {
         TaskHints {
@@ -228,7 +243,6 @@ pub fn wakeup(cpus: usize, load: Load, primary_p: bool) -> Case {
     let topo = hybrid(cpus);
     let mut rng = SplitMix(cpus as u64 * 31 + load as u64);
     let busy = pick(topo.cpus(), load.busy(cpus), &mut rng);
-    let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
     let config = PolicyConfig {
         primary_domain: if primary_p {
             PrimaryDomain::Performance
@@ -237,16 +251,8 @@ pub fn wakeup(cpus: usize, load: Load, primary_p: bool) -> Case {
         },
         ..PolicyConfig::default()
     };
-    let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
     let prev_cpu = topo.cpus().iter().nth(rng.below(cpus));
-    Case {
-        allowed: *topo.cpus(),
-        topo,
-        policy,
-        state,
-        prev_cpu,
-        util: 200,
-    }
+    Case::new(topo, &busy, &config, prev_cpu)
 }
 
 /// The cluster-balance question on the `cpus`-CPU machine: every P-core busy, every E-cluster
@@ -266,21 +272,11 @@ pub fn balance_step2(cpus: usize) -> Case {
             ));
         }
     }
-    let state = CpuState::from_idle(&topo, &topo.cpus().and_not(&busy));
     let config = PolicyConfig {
         cluster_balance: ClusterBalance::On,
         ..PolicyConfig::default()
     };
-    let policy = Policy::new(&topo, &config).expect("valid knobs for a hybrid machine");
-    let prev_cpu = Some(CpuId(0));
-    Case {
-        allowed: *topo.cpus(),
-        topo,
-        policy,
-        state,
-        prev_cpu,
-        util: 200,
-    }
+    Case::new(topo, &busy, &config, Some(CpuId(0)))
 }
 
 /// A large workload as trace JSON: `specs` task entries of `copies` copies each, started

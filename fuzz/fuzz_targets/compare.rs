@@ -8,8 +8,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use hybridland_fuzz::small_trace::{SmallTrace, trace_json};
-use hybridland_sim::{Knobs, LiveStats, SimOptions, Trace, compare::compare, presets};
+use hybridland_fuzz::small_trace::{SmallTrace, preset_machine, read_trace};
+use hybridland_sim::{Knobs, LiveStats, SimOptions, compare::compare};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
@@ -122,13 +122,8 @@ fuzz_target!(|input: Input| {
             return;
         }
     };
-    let list = presets::list();
-    let name = list[usize::from(input.preset) % list.len()].name;
-    let machine = presets::lookup(name).expect("every listed preset builds");
-    let Ok(trace) = Trace::from_json_str(
-        &trace_json(&input.trace, machine.topology.nr_cpus(), MAX_COPIES),
-        "fuzz.json",
-    ) else {
+    let machine = preset_machine(input.preset);
+    let Some(trace) = read_trace(&input.trace, &machine, MAX_COPIES) else {
         return;
     };
     let base = SimOptions {

@@ -18,10 +18,10 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use hybridland_fuzz::one_in;
-use hybridland_fuzz::small_trace::{SmallTrace, trace_json};
+use hybridland_fuzz::small_trace::{SmallTrace, preset_machine, read_trace};
 use hybridland_sim::trace::MAX_TASKS;
 use hybridland_sim::{Knobs, Machine};
-use hybridland_sim::{PolicyKind, SimOptions, Simulation, Trace, policy_by_name, presets};
+use hybridland_sim::{PolicyKind, SimOptions, Simulation, Trace, policy_by_name};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
@@ -185,11 +185,8 @@ fuzz_target!(|data: &[u8]| {
     } else {
         0
     };
-    let list = presets::list();
-    let name = list[usize::from(input.preset) % list.len()].name;
-    let machine = presets::lookup(name).expect("every listed preset builds");
-    let text = trace_json(&input.trace, machine.topology.nr_cpus(), MAX_TASKS);
-    let Ok(t) = Trace::from_json_str(&text, "fuzz.json") else {
+    let machine = preset_machine(input.preset);
+    let Some(t) = read_trace(&input.trace, &machine, MAX_TASKS) else {
         return;
     };
     let policy = PolicyKind::ALL[usize::from(input.policy) % PolicyKind::ALL.len()].name();

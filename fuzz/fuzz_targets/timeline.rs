@@ -5,11 +5,10 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use hybridland_fuzz::small_trace::{SmallTrace, trace_json};
+use hybridland_fuzz::small_trace::{SmallTrace, preset_machine, read_trace};
 use hybridland_sim::timeline::TimelineWriter;
 use hybridland_sim::{
     DecisionObserver, DecisionRecord, Knobs, OccupancyRecord, PolicyKind, RunRecord, SimOptions,
-    Trace, presets,
 };
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
@@ -76,13 +75,8 @@ fn ns(v: Option<&Number>) -> u64 {
 }
 
 fuzz_target!(|input: Input| {
-    let list = presets::list();
-    let name = list[usize::from(input.preset) % list.len()].name;
-    let machine = presets::lookup(name).expect("every listed preset builds");
-    let Ok(trace) = Trace::from_json_str(
-        &trace_json(&input.trace, machine.topology.nr_cpus(), MAX_COPIES),
-        "fuzz.json",
-    ) else {
+    let machine = preset_machine(input.preset);
+    let Some(trace) = read_trace(&input.trace, &machine, MAX_COPIES) else {
         return;
     };
     let mut w = TimelineWriter::new(Vec::new()).expect("writing to memory");

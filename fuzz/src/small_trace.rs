@@ -3,6 +3,7 @@
 
 use arbitrary::Arbitrary;
 use hybridland_sim::trace::{MAX_PHASES, MAX_POOLS};
+use hybridland_sim::{Machine, Trace, presets};
 use serde_json::{Value, json};
 
 /// Task entries taken from one input.
@@ -131,4 +132,18 @@ pub fn trace_json(input: &SmallTrace, cpus: usize, max_copies: usize) -> String 
         trace["duration_ns"] = json!(u64::from(d) * 1000);
     }
     trace.to_string()
+}
+
+/// The bundled preset `preset` picks (modulo the list).
+pub fn preset_machine(preset: u8) -> Machine {
+    let list = presets::list();
+    let name = list[usize::from(preset) % list.len()].name;
+    presets::lookup(name).expect("every listed preset builds")
+}
+
+/// `input` written for `machine`'s CPUs (as [`trace_json`]) and read back as `fuzz.json`; `None`
+/// when the format refuses it.
+pub fn read_trace(input: &SmallTrace, machine: &Machine, max_copies: usize) -> Option<Trace> {
+    let text = trace_json(input, machine.topology.nr_cpus(), max_copies);
+    Trace::from_json_str(&text, "fuzz.json").ok()
 }

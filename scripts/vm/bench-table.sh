@@ -50,18 +50,13 @@ awk -v scheds="$BENCH_SCHEDS" "$AWK_LIB"'
     place("4 spin: P / E{0,2}+{1,3}", "spin4")
     place6("6 spin: P / P pairs full", "spin6")
     eclu("E cluster: emptier", "ecluster")
-    text("frame: fps", "frame", "fps", 1)
-    text("frame: stdev ms", "frame", "stdev_ms", 1)
-    text("frame: missed", "frame", "missed", 1)
-    text("frame: % on P", "frame", "p_share", 1)
+    nk = split("fps stdev_ms missed p_share", keys, " "); split("fps|stdev ms|missed|% on P", labels, "|")
+    for (j = 1; j <= nk; j++) text("frame: " labels[j], "frame", keys[j], 1)
     med("hackbench s", "hackbench")
     med("switch ops/s", "switch")
-    text("lat 4 hogs p50 us", "cyclic-4hogs", "p50", 1)
-    text("lat 4 hogs p99 us", "cyclic-4hogs", "p99", 1)
-    text("lat 8 hogs p50 us", "cyclic-8hogs", "p50", 1)
-    text("lat 8 hogs p99 us", "cyclic-8hogs", "p99", 1)
-    text("lat alone p50 us", "cyclic-alone", "p50", 1)
-    text("lat alone p99 us", "cyclic-alone", "p99", 1)
+    # Each latency load, its median then its 99th percentile.
+    nk = split("4hogs 8hogs alone", keys, " "); split("4 hogs|8 hogs|alone", labels, "|")
+    for (j = 1; j <= nk; j++) for (pct = 50; pct <= 99; pct += 49) text("lat " labels[j] " p" pct " us", "cyclic-" keys[j], "p" pct, 1)
   }
   function cell(x, d,   r) {
     if (x == "") return "-"

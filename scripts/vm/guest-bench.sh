@@ -75,27 +75,7 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, stat_sum, bpf_progs, bpf_deltas
-# sample_majority SAMPLES INTERVAL: each task's most frequent CPU into $MAJ; P samples overall.
-sample_majority() {
-  SAMPLES_P=0; SAMPLES_TOTAL=0
-  rm -f /run/samples.*
-  s=0
-  while [ $s -lt "$1" ]; do
-    for p in $SPIN; do
-      c=$(cpu_of "$p")
-      echo "$c" >> "/run/samples.$p"
-      SAMPLES_TOTAL=$((SAMPLES_TOTAL + 1))
-      if is_p "$c"; then SAMPLES_P=$((SAMPLES_P + 1)); fi
-    done
-    sleep "$2"
-    s=$((s + 1))
-  done
-  MAJ=""
-  for p in $SPIN; do
-    MAJ="$MAJ $(sort "/run/samples.$p" | uniq -c | sort -rn | head -n1 | awk '{print $2}')"
-  done
-}
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, sample_majority, stat_sum, bpf_progs, bpf_deltas
 classify() {  # counts over $MAJ
   NP=0; NE=0; EA=0; EB=0; PCORES=""; DOUBLE=0
   for c in $MAJ; do

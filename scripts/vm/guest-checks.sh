@@ -29,7 +29,7 @@ SPIN=""
 say() { echo "$*"; }
 pass() { echo "VMCHECK: PASS $1: $2"; }
 fail() { echo "VMCHECK: FAIL $1: $2"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, runs_of, wait_state, spin_start, spin_stop, stat_sum
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, runs_of, wait_state, spin_start, spin_stop, sample_majority, stat_sum
 
 start_sched() {  # start_sched ARGS...; runs the scheduler on the CPUs of $SCHED_MASK (default all)
   : > "$LOG"
@@ -56,27 +56,14 @@ stop_sched() {  # stop_sched SIGNAL -> sets SCHED_RC (SIGKILL after 30 s if igno
   cat "$LOG" >> /run/sched-all.log
 }
 
-# sample_majority SAMPLES [INTERVAL]: for each task in $SPIN, the CPU it was seen on most often, into
-# $MAJ (space-separated, in $SPIN order); also $SAMPLES_P / $SAMPLES_TOTAL over all tasks.
-sample_majority() {
-  SAMPLES_P=0; SAMPLES_TOTAL=0
-  rm -f /run/samples.*
-  s=0
-  while [ $s -lt "$1" ]; do
-    for p in $SPIN; do
-      c=$(cpu_of "$p")
-      echo "$c" >> "/run/samples.$p"
-      SAMPLES_TOTAL=$((SAMPLES_TOTAL + 1))
-      if is_p "$c"; then SAMPLES_P=$((SAMPLES_P + 1)); fi
-    done
-    sleep "${2:-0.1}"
-    s=$((s + 1))
-  done
-  MAJ=""
+# sample_placement SAMPLES [INTERVAL]: sample_majority (guest-lib.sh), then a `placement:` line
+# per task with the CPU it was seen on most often and how often it was seen on each.
+sample_placement() {
+  sample_majority "$@"
+  set -- $MAJ
   for p in $SPIN; do
-    m=$(sort "/run/samples.$p" | uniq -c | sort -rn | head -n1 | awk '{print $2}')
-    MAJ="$MAJ $m"
-    say "placement: task $p on cpu $m ($(sort /run/samples.$p | uniq -c | awk '{printf "%s:%s ", $2, $1}'))"
+    say "placement: task $p on cpu $1 ($(sort /run/samples.$p | uniq -c | awk '{printf "%s:%s ", $2, $1}'))"
+    shift
   done
 }
 
@@ -242,7 +229,7 @@ stuck_round() {  # -> ROUND_OK (yes/no), ROUND_SAID
     if is_p "$(cpu_of $SPIN)"; then back=$((t * 50)); break; fi
     sleep 0.05; t=$((t + 1))
   done
-  sample_majority 10 0.1
+  sample_placement 10 0.1
   ROUND_OK=no
   if ! is_e "$start_cpu"; then
     ROUND_SAID="set-up: started on cpu $start_cpu, not an E-core"
@@ -278,7 +265,7 @@ check_powersave() {
   pin_shell 0x40
   spin_start 4
   sleep 1
-  sample_majority 10 0.5; classify
+  sample_placement 10 0.5; classify
   pin_shell 0xff
   if [ $NE -eq 4 ] && [ $((SAMPLES_P * 10)) -le $SAMPLES_TOTAL ]; then
     verdict powersave-on-e PASS "E-cores:$ECPUS; $SAMPLES_P of $SAMPLES_TOTAL samples on P-cores"
@@ -335,7 +322,7 @@ knob_round() {  # knob_round on|off -> CPU of the frame task beside the hog, in 
   sleep 0.3
   taskset -p 0xff $SPIN > /dev/null
   after_runs "$SPIN" 2
-  sample_majority 5 0.05
+  sample_placement 5 0.05
   KNOB_CPU=$(echo $MAJ)
   KNOB_CPU=${KNOB_CPU:--1}
   spin_stop

@@ -29,18 +29,14 @@ LOAD=""
 mkdir -p "$OUT"
 
 say() { echo "fidelity: $*"; }
-. "$HL/guest-lib.sh"  # state, wait_state
+. "$HL/guest-lib.sh"  # state, wait_state, kill_all
 
 spinner() { sh -c 'while :; do :; done' & LOAD="$LOAD $!"; }
 sleeper() {
   sh -c 'while :; do j=0; while [ $j -lt 300 ]; do j=$((j + 1)); done; usleep 10000; done' &
   LOAD="$LOAD $!"
 }
-load_stop() {
-  for p in $LOAD; do kill -9 "$p" 2>/dev/null; done
-  for p in $LOAD; do wait "$p" 2>/dev/null; done
-  LOAD=""
-}
+load_stop() { kill_all $LOAD; LOAD=""; }
 
 # start_workload NAME: starts it in the background (its processes in $LOAD).
 start_workload() {

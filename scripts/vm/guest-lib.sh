@@ -58,10 +58,33 @@ spin_start() {  # spin_start N [GAP]: N CPU-bound shells allowed on every CPU, P
     sleep "${2:-0.3}"
   done
 }
-spin_stop() {
-  for p in $SPIN; do kill -9 "$p" 2>/dev/null; done
-  for p in $SPIN; do wait "$p" 2>/dev/null; done
-  SPIN=""
+spin_stop() { kill_all $SPIN; SPIN=""; }
+kill_all() {  # kill_all PID...: SIGKILL each, then reap each
+  for p in "$@"; do kill -9 "$p" 2>/dev/null; done
+  for p in "$@"; do wait "$p" 2>/dev/null; done
+}
+
+# sample_majority SAMPLES [INTERVAL]: for each task in $SPIN, the CPU it was seen on most often, into
+# $MAJ (space-separated, in $SPIN order); also $SAMPLES_P / $SAMPLES_TOTAL over all tasks. Task
+# PID's samples stay in /run/samples.PID until the next call.
+sample_majority() {
+  SAMPLES_P=0; SAMPLES_TOTAL=0
+  rm -f /run/samples.*
+  s=0
+  while [ $s -lt "$1" ]; do
+    for p in $SPIN; do
+      c=$(cpu_of "$p")
+      echo "$c" >> "/run/samples.$p"
+      SAMPLES_TOTAL=$((SAMPLES_TOTAL + 1))
+      if is_p "$c"; then SAMPLES_P=$((SAMPLES_P + 1)); fi
+    done
+    sleep "${2:-0.1}"
+    s=$((s + 1))
+  done
+  MAJ=""
+  for p in $SPIN; do
+    MAJ="$MAJ $(sort "/run/samples.$p" | uniq -c | sort -rn | head -n1 | awk '{print $2}')"
+  done
 }
 
 # guest-bench.sh's phases: each load under a sched_ext scheduler counts only if the scheduler

@@ -125,29 +125,20 @@ pub(crate) struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+// The machine, policies and knobs as `replay` takes them, in `sweep`'s words.
+#[command(mut_arg("topology", |a| a.help("A preset name or topology file; default as for `replay`")))]
+#[command(mut_arg("policy", |a| a.help("Policies, comma-separated; each is a dimension of the grid")))]
+#[command(mut_arg("set", |a| a
+    .value_name("KEY=V1[,V2...]")
+    .help("A knob and the values to sweep it over, e.g. `cluster_balance=off,on,auto`; any \
+        `replay --set` key. Repeatable, one --set per key. Values are split at commas, so give \
+        a primary domain as a hex mask, not a CPU list")))]
 pub(crate) struct SweepArgs {
     /// The trace file, or an rt-app workload file.
     pub(crate) trace: PathBuf,
 
-    /// A preset name or topology file; default as for `replay`.
-    #[arg(short, long, value_name = "NAME|FILE")]
-    pub(crate) topology: Option<String>,
-
-    /// Policies, comma-separated; each is a dimension of the grid.
-    #[arg(
-        short,
-        long,
-        value_name = "NAME[,NAME...]",
-        value_delimiter = ',',
-        default_value = "hybridland"
-    )]
-    pub(crate) policy: Vec<String>,
-
-    /// A knob and the values to sweep it over, e.g. `cluster_balance=off,on,auto`; any
-    /// `replay --set` key. Repeatable, one --set per key. Values are split at commas, so
-    /// give a primary domain as a hex mask, not a CPU list.
-    #[arg(short, long = "set", value_name = "KEY=V1[,V2...]")]
-    pub(crate) set: Vec<String>,
+    #[command(flatten)]
+    pub(crate) run: PolicyRun,
 
     /// Replicate the trace's tasks: each task gets N times its copies, for each N listed.
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
@@ -275,28 +266,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     pub(crate) strict: bool,
 
-    /// A preset name (see `hybrid-sim topology list`) or a machine file (TOML, as
-    /// scx_hybridland --emit-topology writes it; docs/machine-model.md). Default:
-    /// the trace's `machine` field (a file there is taken from the trace's directory and must
-    /// stay in it), else i7-13800h.
-    #[arg(short, long, value_name = "NAME|FILE")]
-    pub(crate) topology: Option<String>,
-
-    /// Policies to compare, comma-separated; the first is the reference for ratios.
-    #[arg(
-        short,
-        long,
-        value_name = "NAME[,NAME...]",
-        value_delimiter = ',',
-        default_value = "hybridland"
-    )]
-    pub(crate) policy: Vec<String>,
-
-    /// Override a knob for every policy that has it, e.g. `primary_domain=performance`,
-    /// `cluster_balance=on`, `slice_us=5000`, or a machine-model parameter such as
-    /// `smt_slowdown_pct=30`. Repeatable. `hybrid-sim policies` lists the keys.
-    #[arg(short, long = "set", value_name = "KEY=VALUE")]
-    pub(crate) set: Vec<String>,
+    #[command(flatten)]
+    pub(crate) run: PolicyRun,
 
     /// Seed for every random choice of the replay (default: the trace's `seed`; the same as
     /// `--set seed=N`). Every report prints the seed it ran with.
@@ -329,6 +300,34 @@ pub(crate) struct ReplayArgs {
     /// frame task, and the wake-up latency CDF on a log latency axis.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
+}
+
+/// The machine, the policies and the knobs of a replay: `replay`'s arguments, which `sweep`
+/// takes too (with its own help text).
+#[derive(Debug, Args)]
+pub(crate) struct PolicyRun {
+    /// A preset name (see `hybrid-sim topology list`) or a machine file (TOML, as
+    /// scx_hybridland --emit-topology writes it; docs/machine-model.md). Default:
+    /// the trace's `machine` field (a file there is taken from the trace's directory and must
+    /// stay in it), else i7-13800h.
+    #[arg(short, long, value_name = "NAME|FILE")]
+    pub(crate) topology: Option<String>,
+
+    /// Policies to compare, comma-separated; the first is the reference for ratios.
+    #[arg(
+        short,
+        long,
+        value_name = "NAME[,NAME...]",
+        value_delimiter = ',',
+        default_value = "hybridland"
+    )]
+    pub(crate) policy: Vec<String>,
+
+    /// Override a knob for every policy that has it, e.g. `primary_domain=performance`,
+    /// `cluster_balance=on`, `slice_us=5000`, or a machine-model parameter such as
+    /// `smt_slowdown_pct=30`. Repeatable. `hybrid-sim policies` lists the keys.
+    #[arg(short, long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
 }
 
 #[derive(Debug, Args)]

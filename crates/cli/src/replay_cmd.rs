@@ -19,12 +19,12 @@ use std::time::Instant;
 
 pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace, args.strict)?;
-    let machine = match (&args.topology, &trace.machine) {
+    let machine = match (&args.run.topology, &trace.machine) {
         (Some(topology), _) => inputs::machine(topology)?,
         (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
         (None, None) => inputs::machine(DEFAULT_TOPOLOGY)?,
     };
-    let mut items = args.set.clone();
+    let mut items = args.run.set.clone();
     if let Some(seed) = args.seed {
         items.push(format!("seed={seed}"));
     }
@@ -33,12 +33,12 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     trace
         .validate_for(&machine.topology, &source)
         .map_err(|e| Failure::Input(e.into()))?;
-    if args.policy.is_empty() {
+    if args.run.policy.is_empty() {
         return Err(Failure::Input(anyhow!("--policy needs at least one name")));
     }
     // Every policy is built before any replay runs, so a typo in the third name does not
     // cost two replays first.
-    for name in &args.policy {
+    for name in &args.run.policy {
         policy_by_name(name, &knobs).map_err(|e| Failure::Input(e.into()))?;
     }
     let base = SimOptions {
@@ -65,7 +65,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
     }
     let mut plots = Vec::new();
     let mut reports = Vec::new();
-    for (index, name) in args.policy.iter().enumerate() {
+    for (index, name) in args.run.policy.iter().enumerate() {
         let started = Instant::now();
         tracing::info!(policy = %name, machine = %machine.name, trace = %source, "replay starts");
         if let Some(t) = &mut timeline {
@@ -111,7 +111,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<String, Failure> {
             serde_json::to_string_pretty(&reports).map_err(|e| Failure::Internal(e.into()))?;
         return Ok(text + "\n");
     }
-    Ok(render(&args.policy, &reports))
+    Ok(render(&args.run.policy, &reports))
 }
 
 /// What `replay` watches a replay for: decisions for `-vv`, runs for `--timeline`.

@@ -58,20 +58,20 @@ struct Outcome<'a> {
 pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     let trace = inputs::trace(&args.trace, args.strict)?;
     let source = args.trace.display().to_string();
-    let machine = match (&args.topology, &trace.machine) {
+    let machine = match (&args.run.topology, &trace.machine) {
         (Some(topology), _) => inputs::machine(topology)?,
         (None, Some(named)) => inputs::trace_machine(named, &args.trace)?,
         (None, None) => inputs::machine(DEFAULT_TOPOLOGY)?,
     };
-    if args.policy.is_empty() {
+    if args.run.policy.is_empty() {
         return Err(Failure::Input(anyhow!("--policy needs at least one name")));
     }
-    let swept = parse_sets(&args.set)?;
+    let swept = parse_sets(&args.run.set)?;
     for (key, _) in &swept {
-        if !args.policy.iter().any(|p| reads_knob(p, key)) {
+        if !args.run.policy.iter().any(|p| reads_knob(p, key)) {
             return Err(Failure::Input(anyhow!(
                 "--set {key}: none of the policies swept ({}) reads it",
-                args.policy.join(", ")
+                args.run.policy.join(", ")
             )));
         }
     }
@@ -79,7 +79,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     if let Some(seed) = args.seed {
         fixed.push(format!("seed={seed}"));
     }
-    let points = grid(&args.copies, &swept, &args.policy);
+    let points = grid(&args.copies, &swept, &args.run.policy);
     let base = SimOptions {
         max_wall: (args.max_wall_secs > 0).then(|| Duration::from_secs(args.max_wall_secs)),
         ..SimOptions::default()
@@ -93,12 +93,12 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     let reports = run_all(&machine, &jobs, &points, &base, args.jobs.max(1), &source)?;
     let compared = if !swept.is_empty() {
         Compared::Key(0)
-    } else if args.policy.len() > 1 {
+    } else if args.run.policy.len() > 1 {
         Compared::Policy
     } else {
         Compared::None
     };
-    let gains = gains(&points, &reports, compared, &swept, &args.policy);
+    let gains = gains(&points, &reports, compared, &swept, &args.run.policy);
     let outcomes: Vec<Outcome<'_>> = points
         .iter()
         .zip(&reports)

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{hybrid_sim, root, text};
+use common::{hybrid_sim, root, text, write_and_replay_json};
 
 const EMITTED: &str = "examples/topologies/detected-i7-13800h.toml";
 
@@ -54,14 +54,10 @@ fn a_trace_can_name_an_emitted_machine() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(root().join(EMITTED), dir.join("laptop.toml")).unwrap();
     let trace = dir.join("lone.json");
-    std::fs::write(
+    let reports = write_and_replay_json(
         &trace,
         r#"{"version": 1, "machine": "laptop.toml", "tasks": [{"name": "lone", "phases": [{"run_ns": 1000000000}]}]}"#,
-    )
-    .unwrap();
-    let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    );
     assert_eq!(reports[0]["machine"], "laptop");
     // A lone task on a capacity-1024 P-core: its reference second.
     assert_eq!(reports[0]["summary"]["makespan_ns"], 1_000_000_000u64);

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 mod common;
-use common::{hybrid_sim, text};
+use common::{hybrid_sim, text, write_and_replay_json};
 
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -119,15 +119,11 @@ fn a_traces_machine_file_is_found_beside_the_trace() {
     )
     .unwrap();
     let trace = dir.join("t.json");
-    std::fs::write(
+    // The working directory is the repository root, where no box.toml is.
+    let reports = write_and_replay_json(
         &trace,
         r#"{"version": 1, "machine": "box.toml", "tasks": [{"name": "a", "phases": [{"run_ns": 1000}]}]}"#,
-    )
-    .unwrap();
-    // The working directory is the repository root, where no box.toml is.
-    let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    );
     assert_eq!(reports[0]["machine"], "box");
 }
 

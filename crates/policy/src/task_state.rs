@@ -178,31 +178,25 @@ mod test {
         let mut t = TaskState::new();
         assert_eq!(t.on_run(&run(1_000, 5_000, 1024, 100)), RunAccount::Counted);
         assert_eq!(t.vtime(), 4_000);
-        assert_eq!(
-            t.on_run(&run(1_000, 5_000, 1024, 100)),
-            RunAccount::Ignored,
-            "the same run again"
-        );
-        assert_eq!(
-            t.on_run(&run(9_000, 8_000, 1024, 100)),
-            RunAccount::Ignored,
-            "ends before it starts"
-        );
-        assert_eq!(
-            t.on_run(&run(4_000, 6_000, 1024, 100)),
-            RunAccount::Ignored,
-            "overlaps the last run"
-        );
-        assert_eq!(
-            t.on_run(&run(5_000, 5_000, 1024, 100)),
-            RunAccount::Counted,
-            "an empty run right after"
-        );
-        assert_eq!(
-            t.on_run(&run(5_000, 6_000, 1024, 100)),
-            RunAccount::Counted,
-            "and a real one at the same start"
-        );
+        for (start, stop, account, what) in [
+            (1_000, 5_000, RunAccount::Ignored, "the same run again"),
+            (9_000, 8_000, RunAccount::Ignored, "ends before it starts"),
+            (4_000, 6_000, RunAccount::Ignored, "overlaps the last run"),
+            (
+                5_000,
+                5_000,
+                RunAccount::Counted,
+                "an empty run right after",
+            ),
+            (
+                5_000,
+                6_000,
+                RunAccount::Counted,
+                "and a real one at the same start",
+            ),
+        ] {
+            assert_eq!(t.on_run(&run(start, stop, 1024, 100)), account, "{what}");
+        }
         assert_eq!(t.vtime(), 5_000);
         assert_eq!(
             t.on_run(&run(6_000, 10_000, 1024, 200)),

@@ -1,17 +1,13 @@
 //! The primary domains both frontends take by name, `turbo` and `none` included, and the
 //! power-profile mapping `--primary-domain auto` uses live.
 
-use hybridland_policy::{CoreKind, CpuId, PrimaryDomain, TopologyBuilder, parse_cpu_list};
+use hybridland_policy::testkit::favoured_core_machine;
+use hybridland_policy::{PrimaryDomain, parse_cpu_list};
 
 #[test]
 fn turbo_none_and_the_power_profiles_resolve_the_same_for_both_frontends() {
-    let mut b = TopologyBuilder::new();
     // E-cores 0-1; P-cores 2-3, of which 3 is the favoured core (higher rank).
-    b.add_cpu(CpuId(0), CoreKind::Efficiency, 600, 0).unwrap();
-    b.add_cpu(CpuId(1), CoreKind::Efficiency, 600, 0).unwrap();
-    b.add_cpu(CpuId(2), CoreKind::Performance, 1024, 1).unwrap();
-    b.add_cpu(CpuId(3), CoreKind::Performance, 1024, 2).unwrap();
-    let topo = b.build().unwrap();
+    let topo = favoured_core_machine();
     let parse = |s: &str| s.parse::<PrimaryDomain>().unwrap();
     assert_eq!(parse("turbo"), PrimaryDomain::Turbo);
     assert_eq!(parse("turbo").to_string(), "turbo");

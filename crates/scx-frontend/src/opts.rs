@@ -326,14 +326,8 @@ mod test {
 
     #[test]
     fn auto_turbo_and_none_resolve_against_the_machine() {
-        use hybridland_policy::{CoreKind, CpuId, TopologyBuilder};
-        let mut b = TopologyBuilder::new();
         // E-cores 0-1; P-cores 2-3, of which 3 is the favoured core (higher rank).
-        b.add_cpu(CpuId(0), CoreKind::Efficiency, 600, 0).unwrap();
-        b.add_cpu(CpuId(1), CoreKind::Efficiency, 600, 0).unwrap();
-        b.add_cpu(CpuId(2), CoreKind::Performance, 1024, 1).unwrap();
-        b.add_cpu(CpuId(3), CoreKind::Performance, 1024, 2).unwrap();
-        let topo = b.build().unwrap();
+        let topo = hybridland_policy::testkit::favoured_core_machine();
         let m = |s: &str| Opts::try_parse_from(["x", "-m", s]).unwrap().primary_domain;
         assert_eq!(m("none").resolve(None), PrimaryDomain::All);
         assert_eq!(m("turbo").resolve(None), PrimaryDomain::Turbo);

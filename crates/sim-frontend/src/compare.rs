@@ -6,7 +6,7 @@
 //! step) differ in percentage points; occupancy and rates by their ratio, sim over live.
 
 use crate::live::LiveStats;
-use crate::report::Report;
+use crate::report::{Report, StepCount};
 use serde::{Deserialize, Serialize};
 
 /// The fidelity target for CPU-time and placement shares, percentage points.
@@ -95,69 +95,60 @@ fn row(group: &str, name: &str, unit: &str, sim: f64, live: f64, share: bool) ->
     }
 }
 
+/// The share rows of `group`: one per name either side has (the replay's in its order, then
+/// those only the live side has), each side's figure for it (0 where it has none) as a
+/// percentage of that side's total.
+fn share_rows(rows: &mut Vec<Row>, group: &str, sim: &[(&str, u64)], live: &[(&str, u64)]) {
+    let sim_total = total(sim.iter().map(|f| f.1));
+    let live_total = total(live.iter().map(|f| f.1));
+    let mut names: Vec<&str> = sim.iter().map(|f| f.0).collect();
+    for (name, _) in live {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    let figure = |side: &[(&str, u64)], name| side.iter().find(|f| f.0 == name).map_or(0, |f| f.1);
+    for name in names {
+        rows.push(row(
+            group,
+            name,
+            "%",
+            pct(figure(sim, name), sim_total),
+            pct(figure(live, name), live_total),
+            true,
+        ));
+    }
+}
+
 /// Sets `report` (a replay of the recorded trace) beside `live`. Placement shares are left
 /// out unless both sides counted placements (a baseline replay, or a recording of a scheduler
 /// that is not hybridland, has none to compare).
 pub fn compare(report: &Report, live: &LiveStats) -> Comparison {
     let window = live.window_ns.max(1);
     let mut rows = Vec::new();
-    let sim_total = total(report.kinds.iter().map(|k| k.busy_ns));
-    let live_total = total(live.kinds.iter().map(|k| k.busy_ns));
-    let mut kinds: Vec<&str> = report.kinds.iter().map(|k| k.kind.as_str()).collect();
-    for k in &live.kinds {
-        if !kinds.contains(&k.kind.as_str()) {
-            kinds.push(&k.kind);
-        }
-    }
-    for kind in kinds {
-        let sim = report
-            .kinds
-            .iter()
-            .find(|k| k.kind == kind)
-            .map_or(0, |k| k.busy_ns);
-        let lv = live
-            .kinds
-            .iter()
-            .find(|k| k.kind == kind)
-            .map_or(0, |k| k.busy_ns);
-        rows.push(row(
-            "cpu-time",
-            kind,
-            "%",
-            pct(sim, sim_total),
-            pct(lv, live_total),
-            true,
-        ));
-    }
+    let sim_kinds: Vec<_> = report
+        .kinds
+        .iter()
+        .map(|k| (k.kind.as_str(), k.busy_ns))
+        .collect();
+    let live_kinds: Vec<_> = live
+        .kinds
+        .iter()
+        .map(|k| (k.kind.as_str(), k.busy_ns))
+        .collect();
+    share_rows(&mut rows, "cpu-time", &sim_kinds, &live_kinds);
     let sim_placed = total(report.steps.iter().map(|s| s.count));
     let live_placed = total(live.steps.iter().map(|s| s.count));
     if sim_placed > 0 && live_placed > 0 {
-        let mut steps: Vec<&str> = report.steps.iter().map(|s| s.step.as_str()).collect();
-        for s in &live.steps {
-            if !steps.contains(&s.step.as_str()) {
-                steps.push(&s.step);
-            }
+        fn steps(steps: &[StepCount]) -> Vec<(&str, u64)> {
+            steps.iter().map(|s| (s.step.as_str(), s.count)).collect()
         }
-        for step in steps {
-            let sim = report
-                .steps
-                .iter()
-                .find(|s| s.step == step)
-                .map_or(0, |s| s.count);
-            let lv = live
-                .steps
-                .iter()
-                .find(|s| s.step == step)
-                .map_or(0, |s| s.count);
-            rows.push(row(
-                "placements",
-                step,
-                "%",
-                pct(sim, sim_placed),
-                pct(lv, live_placed),
-                true,
-            ));
-        }
+        share_rows(
+            &mut rows,
+            "placements",
+            &steps(&report.steps),
+            &steps(&live.steps),
+        );
     }
     let avg = |busy: u64| busy as f64 / window as f64;
     for c in &report.clusters {

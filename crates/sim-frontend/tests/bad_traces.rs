@@ -3,11 +3,9 @@
 
 mod util;
 
-use hybridland_sim::trace::{MAX_TASKS, MAX_TRACE_BYTES};
-use hybridland_sim::{
-    Knobs, PolicyError, SimError, SimOptions, Simulation, Trace, TraceError, policy_by_name,
-    presets,
-};
+use hybridland_sim::trace::{JsonSyntax, MAX_TASKS, MAX_TRACE_BYTES};
+use hybridland_sim::{Knobs, PolicyError, SimError, Trace, TraceError, policy_by_name, presets};
+use util::plain_policy::simulation;
 use util::traces_dir;
 
 fn parse(name: &str) -> Result<Trace, TraceError> {
@@ -16,61 +14,48 @@ fn parse(name: &str) -> Result<Trace, TraceError> {
     Trace::from_json_str(&text, name)
 }
 
+/// The syntax error a trace must fail with.
+fn syntax(e: &TraceError) -> &JsonSyntax {
+    let TraceError::Syntax(syntax) = e else {
+        panic!("{e:?}")
+    };
+    syntax
+}
+
 #[test]
 fn wrong_type_names_line_column_and_field() {
     let e = parse("wrong-type.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        column,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert!(*column > 0);
-    assert_eq!(path, "tasks[0].phases[0].run_ns");
-    assert!(message.contains("invalid type"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert!(s.column > 0);
+    assert_eq!(s.path, "tasks[0].phases[0].run_ns");
+    assert!(s.message.contains("invalid type"), "{s:?}");
     assert!(e.to_string().starts_with("wrong-type.json:5:"), "{e}");
 }
 
 #[test]
 fn unknown_field_is_refused() {
     let e = parse("unknown-field.json").unwrap_err();
-    let TraceError::Syntax { path, message, .. } = &e else {
-        panic!("{e:?}")
-    };
-    assert!(message.contains("unknown field `priority`"), "{message}");
-    assert_eq!(path, "tasks[0].priority");
+    let s = syntax(&e);
+    assert!(s.message.contains("unknown field `priority`"), "{s:?}");
+    assert_eq!(s.path, "tasks[0].priority");
 }
 
 #[test]
 fn negative_duration_is_refused() {
     let e = parse("negative-duration.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert_eq!(path, "tasks[0].phases[1].sleep_ns");
-    assert!(message.contains("-500"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert_eq!(s.path, "tasks[0].phases[1].sleep_ns");
+    assert!(s.message.contains("-500"), "{s:?}");
 }
 
 #[test]
 fn truncated_file_is_refused() {
     let e = parse("truncated.json").unwrap_err();
-    let TraceError::Syntax { line, message, .. } = &e else {
-        panic!("{e:?}")
-    };
-    assert_eq!(*line, 5);
-    assert!(message.contains("EOF"), "{message}");
+    let s = syntax(&e);
+    assert_eq!(s.line, 5);
+    assert!(s.message.contains("EOF"), "{s:?}");
 }
 
 #[test]
@@ -160,20 +145,18 @@ fn invalid_values_name_the_task_and_field() {
     }
 }
 
+/// Why the engine refuses to set up a replay of `trace` on the preset `machine` under
+/// hybridland with `knobs`; `None` when it does not.
+fn refusal(trace: &Trace, machine: &str, knobs: &Knobs) -> Option<SimError> {
+    let machine = presets::lookup(machine).unwrap();
+    let policy = policy_by_name("hybridland", knobs).unwrap();
+    simulation(&machine, trace, policy).err()
+}
+
 #[test]
 fn cpu_outside_the_topology_is_refused_before_running() {
     let trace = parse("cpu-outside-topology.json").expect("well-formed on its own");
-    let machine = presets::lookup("i7-13800h").unwrap();
-    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
-    let e = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy,
-        SimOptions::default(),
-    )
-    .err()
-    .expect("cpu 20-23 do not exist");
+    let e = refusal(&trace, "i7-13800h", &Knobs::new()).expect("cpu 20-23 do not exist");
     let SimError::Trace(TraceError::Invalid {
         place,
         field,
@@ -191,18 +174,8 @@ fn cpu_outside_the_topology_is_refused_before_running() {
 #[test]
 fn policy_that_cannot_fit_the_machine_is_refused() {
     let trace = util::load_trace("seed000-lone.json");
-    let machine = presets::lookup("symmetric").unwrap();
     let knobs = Knobs::parse(&["primary_domain=powersave"]).unwrap();
-    let policy = policy_by_name("hybridland", &knobs).unwrap();
-    let e = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy,
-        SimOptions::default(),
-    )
-    .err()
-    .expect("a symmetric machine has no E-cores");
+    let e = refusal(&trace, "symmetric", &knobs).expect("a symmetric machine has no E-cores");
     assert!(
         matches!(e, SimError::Policy(PolicyError::Config { .. })),
         "{e:?}"
@@ -288,17 +261,8 @@ fn names_that_only_look_alike_are_accepted() {
 
 fn syntax_error(text: &str) -> (usize, usize, String, String) {
     let e = Trace::from_json_str(text, "arr.json").unwrap_err();
-    let TraceError::Syntax {
-        line,
-        column,
-        path,
-        message,
-        ..
-    } = &e
-    else {
-        panic!("{e:?}")
-    };
-    (*line, *column, path.clone(), message.clone())
+    let s = syntax(&e).clone();
+    (s.line, s.column, s.path, s.message)
 }
 
 #[test]

@@ -370,9 +370,7 @@ fn the_waker_of_a_task_context_wakeup_is_recorded() {
     assert_eq!(imp.relations, 1);
     let task = |name: &str| {
         imp.trace
-            .tasks
-            .iter()
-            .find(|t| t.name == name)
+            .task_named(name)
             .unwrap_or_else(|| panic!("no {name}"))
             .phases
             .clone()
@@ -416,13 +414,7 @@ fn numeric_prev_state_zero_is_a_preemption_not_a_sleep() {
     let phases = |state: &str| {
         let imp = import(&rec(state), "r.txt", "r", &tc2().topology, false)
             .unwrap_or_else(|e| panic!("{e}"));
-        imp.trace
-            .tasks
-            .iter()
-            .find(|t| t.name == "w-100")
-            .unwrap()
-            .phases
-            .clone()
+        imp.trace.task_named("w-100").unwrap().phases.clone()
     };
     // CPU 0 of tc2 is an A15 (capacity 1024): 10 ms + 5 ms of work, one run.
     assert_eq!(phases("0"), [Phase::RunNs(15_000_000)]);
@@ -518,9 +510,7 @@ fn the_real_trace_cmd_report_forms_of_one_recording_import_alike() {
     // ran 7 us and 6 us, then slept to the end.
     let task = |name: &str| {
         base.trace
-            .tasks
-            .iter()
-            .find(|t| t.name == name)
+            .task_named(name)
             .unwrap_or_else(|| panic!("no {name}"))
     };
     assert_eq!(task("trace-cmd-815").phases, [Phase::RunNs(7_000)]);

@@ -19,6 +19,17 @@ fn err(text: &str) -> String {
     import(text, "t.json", "t").unwrap_err().to_string()
 }
 
+/// Asserts that importing `text` fails with an error that says `expected`.
+fn refused(text: &str, expected: &str) {
+    let e = err(text);
+    assert!(e.contains(expected), "{e}");
+}
+
+/// A task's whole program: `times` rounds of `phases`.
+fn looped(times: u64, phases: Vec<Phase>) -> [Phase; 1] {
+    [Phase::Loop(LoopSpec { times, phases })]
+}
+
 fn keys(notes: &[Unmodelled]) -> Vec<String> {
     notes
         .iter()
@@ -77,15 +88,15 @@ fn global_duration_bounds_a_forever_loop() {
     // loop -1 (the default) repeats until the duration: 3 s / 2 ms of reference time.
     assert_eq!(
         t.tasks[0].phases,
-        [Phase::Loop(LoopSpec {
-            times: 1500,
-            phases: vec![Phase::RunNs(1_000_000), Phase::SleepNs(1_000_000)]
-        })]
+        looped(
+            1500,
+            vec![Phase::RunNs(1_000_000), Phase::SleepNs(1_000_000)]
+        )
     );
-    assert!(err(r#"{"tasks": {"a": {"run": 10}}}"#).contains("loops forever"));
-    assert!(
-        err(r#"{"global": {"duration": -1}, "tasks": {"a": {"run": 10}}}"#)
-            .contains("tasks.a: loops forever")
+    refused(r#"{"tasks": {"a": {"run": 10}}}"#, "loops forever");
+    refused(
+        r#"{"global": {"duration": -1}, "tasks": {"a": {"run": 10}}}"#,
+        "tasks.a: loops forever",
     );
 }
 
@@ -98,23 +109,21 @@ fn instance_delay_and_task_loop() {
     assert_eq!(t.tasks.len(), 1, "instance 0 creates no thread");
     let w = &t.tasks[0];
     assert_eq!((w.copies, w.start_ns), (3, 250_000));
-    assert_eq!(
-        w.phases,
-        [Phase::Loop(LoopSpec {
-            times: 5,
-            phases: vec![Phase::RunNs(7_000)]
-        })]
-    );
-    assert!(err(r#"{"tasks": {"w": {"loop": 0, "run": 7}}}"#).contains("tasks.w.loop"));
+    assert_eq!(w.phases, looped(5, vec![Phase::RunNs(7_000)]));
+    refused(r#"{"tasks": {"w": {"loop": 0, "run": 7}}}"#, "tasks.w.loop");
 }
 
 #[test]
 fn cpus_become_an_affinity_list() {
     let (t, _) = ok(r#"{"tasks": {"a": {"cpus": [3, 1, 2, 1], "loop": 1, "run": 1}}}"#);
     assert_eq!(t.tasks[0].allowed_cpus.as_deref(), Some("1,2,3"));
-    assert!(err(r#"{"tasks": {"a": {"cpus": [], "loop": 1, "run": 1}}}"#).contains("tasks.a.cpus"));
-    assert!(
-        err(r#"{"tasks": {"a": {"cpus": [-1], "loop": 1, "run": 1}}}"#).contains("tasks.a.cpus[0]")
+    refused(
+        r#"{"tasks": {"a": {"cpus": [], "loop": 1, "run": 1}}}"#,
+        "tasks.a.cpus",
+    );
+    refused(
+        r#"{"tasks": {"a": {"cpus": [-1], "loop": 1, "run": 1}}}"#,
+        "tasks.a.cpus[0]",
     );
 }
 
@@ -131,9 +140,9 @@ fn priority_is_nice_under_sched_other() {
     assert_eq!(weight(-20), 8668);
     assert_eq!(weight(10), 11);
     assert_eq!(weight(19), 1);
-    assert!(
-        err(r#"{"tasks": {"a": {"priority": 20, "loop": 1, "run": 1}}}"#)
-            .contains("tasks.a.priority: must be an integer in -20..=19, got 20")
+    refused(
+        r#"{"tasks": {"a": {"priority": 20, "loop": 1, "run": 1}}}"#,
+        "tasks.a.priority: must be an integer in -20..=19, got 20",
     );
 }
 
@@ -146,9 +155,9 @@ fn real_time_policies_are_approximated_and_said_so() {
     assert_eq!((t.tasks[0].weight, t.tasks[1].weight), (100, 1));
     assert_eq!(keys(&notes), ["a/-/policy", "b/-/policy"]);
     assert!(matches!(&notes[0].treatment, Treatment::Approximated(s) if s.contains("SCHED_FIFO")));
-    assert!(
-        err(r#"{"tasks": {"a": {"policy": "SCHED_BATCH2", "loop": 1, "run": 1}}}"#)
-            .contains("tasks.a.policy")
+    refused(
+        r#"{"tasks": {"a": {"policy": "SCHED_BATCH2", "loop": 1, "run": 1}}}"#,
+        "tasks.a.policy",
     );
 }
 
@@ -165,13 +174,13 @@ fn util_clamps_bound_the_estimate() {
     assert_eq!(util(r#""util_min": 600,"#), Some(600));
     assert_eq!(util(r#""util_max": 100,"#), Some(100));
     assert_eq!(util(r#""util_min": 100, "util_max": 900,"#), Some(256));
-    assert!(
-        err(r#"{"tasks": {"a": {"util_min": 900, "util_max": 100, "loop": 1, "run": 1}}}"#)
-            .contains("above util_max")
+    refused(
+        r#"{"tasks": {"a": {"util_min": 900, "util_max": 100, "loop": 1, "run": 1}}}"#,
+        "above util_max",
     );
-    assert!(
-        err(r#"{"tasks": {"a": {"util_max": 2000, "loop": 1, "run": 1}}}"#)
-            .contains("tasks.a.util_max")
+    refused(
+        r#"{"tasks": {"a": {"util_max": 2000, "loop": 1, "run": 1}}}"#,
+        "tasks.a.util_max",
     );
 }
 
@@ -183,16 +192,16 @@ fn phases_run_in_order_with_their_loops() {
     assert!(notes.is_empty());
     assert_eq!(
         t.tasks[0].phases,
-        [Phase::Loop(LoopSpec {
-            times: 2,
-            phases: vec![
+        looped(
+            2,
+            vec![
                 Phase::Loop(LoopSpec {
                     times: 3,
                     phases: vec![Phase::RunNs(10_000), Phase::SleepNs(10_000)]
                 }),
                 Phase::RunNs(50_000),
             ]
-        })]
+        )
     );
 }
 
@@ -426,31 +435,37 @@ fn errors_name_the_file_and_the_place() {
     .unwrap_err();
     assert!(matches!(e, RtAppError::Syntax { line: 1, .. }), "{e:?}");
     assert!(e.to_string().starts_with("bad.json:1:"), "{e}");
-    assert!(
-        err(r#"{"tasks": {"a": {"loop": 1, "run": -5}}}"#).contains(
-            "t.json: tasks.a.run: must be a non-negative integer of microseconds, got -5"
-        )
+    refused(
+        r#"{"tasks": {"a": {"loop": 1, "run": -5}}}"#,
+        "t.json: tasks.a.run: must be a non-negative integer of microseconds, got -5",
     );
-    assert!(err(r#"{"tasks": {"a": {"loop": 1, "run": 1.5}}}"#).contains("tasks.a.run"));
+    refused(
+        r#"{"tasks": {"a": {"loop": 1, "run": 1.5}}}"#,
+        "tasks.a.run",
+    );
     // A key rt-app does not know is ignored, as rt-app ignores it, and noted.
     let (_, notes) = ok(r#"{"tasks": {"a": {"loop": 1, "run": 1, "jump": 1}}}"#);
     assert_eq!(keys(&notes), ["a/-/jump"]);
-    assert!(err(r#"{"tasks": {"a": {"loop": 1, "lock": "m"}}}"#).contains("nothing to simulate"));
+    refused(
+        r#"{"tasks": {"a": {"loop": 1, "lock": "m"}}}"#,
+        "nothing to simulate",
+    );
     // Events beside `phases` are not run, by rt-app either.
     let (t, notes) = ok(r#"{"tasks": {"a": {"loop": 1, "phases": {"p": {"run": 1}}, "run": 3}}}"#);
     assert_eq!(t.tasks[0].phases, [Phase::RunNs(1_000)]);
     assert_eq!(keys(&notes), ["a/-/run"]);
-    assert!(
-        err(r#"{"tasks": {"a": {"run": 1}}}"#)
-            .contains("give the run's length with `import rt-app --duration`")
+    refused(
+        r#"{"tasks": {"a": {"run": 1}}}"#,
+        "give the run's length with `import rt-app --duration`",
     );
-    assert!(
-        err(r#"{"tasks": {"a": {"loop": 1, "run": 1, "timer": {"period": 0}}}}"#)
-            .contains("tasks.a.timer.period")
+    refused(
+        r#"{"tasks": {"a": {"loop": 1, "run": 1, "timer": {"period": 0}}}}"#,
+        "tasks.a.timer.period",
     );
-    assert!(err(r#"{"tasks": [], "global": {}}"#).contains("tasks: must be an object"));
-    assert!(
-        err(r#"{"global": {"duration": 1, "speed": 2}, "tasks": {}}"#).contains("global.speed")
+    refused(r#"{"tasks": [], "global": {}}"#, "tasks: must be an object");
+    refused(
+        r#"{"global": {"duration": 1, "speed": 2}, "tasks": {}}"#,
+        "global.speed",
     );
 }
 
@@ -505,14 +520,14 @@ fn read_as_rt_app_reads_trailing_commas_comments_repeats_and_the_suspend_shortha
     }"#);
     assert_eq!(
         t.tasks[0].phases,
-        [Phase::Loop(LoopSpec {
-            times: 2,
-            phases: vec![
+        looped(
+            2,
+            vec![
                 Phase::RunNs(10_000),
                 Phase::SleepNs(20_000),
                 Phase::RunNs(30_000)
             ]
-        })]
+        )
     );
     assert_eq!(keys(&notes), ["a/-/suspend"]);
     // Event keys by prefix, as rt-app's parser matches them.
@@ -526,15 +541,15 @@ fn read_as_rt_app_reads_trailing_commas_comments_repeats_and_the_suspend_shortha
 #[test]
 fn duration_option_bounds_loop_forever_and_replaces_the_files() {
     let text = r#"{"tasks": {"a": {"run": 1000, "sleep": 1000}}}"#;
-    assert!(err(text).contains("--duration"));
+    refused(text, "--duration");
     let (t, _) = ok_with(&[("a.json", text)], Some(2));
     assert_eq!(t.duration_ns, Some(2_000_000_000));
     assert_eq!(
         t.tasks[0].phases,
-        [Phase::Loop(LoopSpec {
-            times: 1000,
-            phases: vec![Phase::RunNs(1_000_000), Phase::SleepNs(1_000_000)]
-        })]
+        looped(
+            1000,
+            vec![Phase::RunNs(1_000_000), Phase::SleepNs(1_000_000)]
+        )
     );
     let with_own = r#"{"global": {"duration": 9}, "tasks": {"a": {"run": 1000, "sleep": 1000}}}"#;
     assert_eq!(
@@ -681,13 +696,7 @@ fn rounds_past_the_loop_limit_fold() {
         panic!("{:?}", t.tasks[0].phases)
     };
     assert_eq!(outer.times, 2);
-    assert_eq!(
-        outer.phases,
-        [Phase::Loop(LoopSpec {
-            times: 1_000_000,
-            phases: vec![Phase::RunNs(300_000)]
-        })]
-    );
+    assert_eq!(outer.phases, looped(1_000_000, vec![Phase::RunNs(300_000)]));
 }
 
 #[test]
@@ -712,9 +721,9 @@ fn batch_policy_and_the_older_grammar() {
     );
     let features: Vec<&str> = notes.iter().map(|n| n.feature.as_str()).collect();
     assert_eq!(features, ["lock_order (wait)", "lock_order (mutex)"]);
-    assert!(
-        err(r#"{"tasks": {"t": {"loop": 1, "exec": 10, "period": 5}}}"#)
-            .contains("longer than the period")
+    refused(
+        r#"{"tasks": {"t": {"loop": 1, "exec": 10, "period": 5}}}"#,
+        "longer than the period",
     );
 }
 

@@ -3,56 +3,29 @@
 //! waker's CPU; `wake` is kept for a later wait, `wake_if_waiting` is lost; a chain that can
 //! never go on is an error naming the task.
 
+mod util;
+
 use core::cell::RefCell;
-use hybridland_policy::{CpuId, Topology};
-use hybridland_sim::{
-    Decision, Destination, MachineView, PolicyError, Reason, SimError, SimOptions, SimPolicy,
-    Simulation, TaskView, Trace, presets,
-};
+use hybridland_policy::CpuId;
+use hybridland_sim::{Reason, SimError, Trace};
 use std::rc::Rc;
+use util::plain_policy::{lowest_idle, plain_policy, replay_plain};
 
 /// Each wake-up's task and the waker CPU its placement was given.
 type Seen = Vec<(usize, Option<CpuId>)>;
 
-/// Lowest idle allowed CPU; remembers each wake-up's task and waker CPU.
-struct Recording(Rc<RefCell<Seen>>);
-
-impl SimPolicy for Recording {
-    fn name(&self) -> &str {
-        "recording"
-    }
-    fn describe(&self) -> String {
-        String::new()
-    }
-    fn prepare(&mut self, _topo: &Topology, _seed: u64) -> Result<(), PolicyError> {
-        Ok(())
-    }
-    fn place(&mut self, m: &MachineView<'_>, t: &TaskView<'_>) -> Decision {
-        if t.reason == Reason::Wakeup {
-            self.0.borrow_mut().push((t.id, t.waker_cpu));
-        }
-        let target = t
-            .allowed
-            .and(m.state.idle())
-            .first()
-            .map_or(Destination::QueueShared, Destination::Run);
-        Decision::plain(target)
-    }
-}
-
 fn replay(text: &str) -> (Result<hybridland_sim::Report, SimError>, Seen) {
-    let machine = presets::lookup("tc2").unwrap();
     let trace = Trace::from_json_str(text, "t.json").unwrap_or_else(|e| panic!("{e}"));
     let seen = Rc::new(RefCell::new(Vec::new()));
-    let sim = Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        Box::new(Recording(Rc::clone(&seen))),
-        SimOptions::default(),
-    )
-    .unwrap();
-    let report = sim.run();
+    let log = Rc::clone(&seen);
+    // Lowest idle allowed CPU; remembers each wake-up's task and waker CPU.
+    let policy = plain_policy("recording", move |m, t| {
+        if t.reason == Reason::Wakeup {
+            log.borrow_mut().push((t.id, t.waker_cpu));
+        }
+        lowest_idle(m, t)
+    });
+    let report = replay_plain("tc2", &trace, policy);
     let seen = seen.borrow().clone();
     (report, seen)
 }

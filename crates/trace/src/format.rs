@@ -10,9 +10,11 @@
 //! This module holds the limits and the types, and reads a trace; [`TraceError`] is in
 //! `error.rs`, the checks in `validate.rs` and (for phase lists) `phases.rs`.
 
-use crate::json_error::strip_position;
+use crate::json_error;
+/// The syntax error a trace shares with the live figures ([`TraceError::Syntax`]).
+pub use crate::json_error::JsonSyntax;
 use hybridland_policy::{CpuSet, Topology, parse_cpu_list};
-use phases::phase_totals;
+pub(crate) use phases::phase_totals;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -214,24 +216,13 @@ impl Trace {
                 }
             }
         }
-        let syntax =
-            |line: usize, column: usize, path: String, e: &serde_json::Error| TraceError::Syntax {
-                source_name: source_name.to_owned(),
-                line,
-                // serde_json says column 0 for a value refused before its first character is
-                // read (an array where an object belongs); editors count from 1.
-                column: column.max(1),
-                path,
-                message: big_integer::reword(&strip_position(&e.to_string()), text, line, column),
-            };
-        let mut de = serde_json::Deserializer::from_str(text);
-        let trace: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            syntax(inner.line(), inner.column(), path, &inner)
+        let trace: Self = json_error::from_json_str(text, source_name).map_err(|mut e| {
+            e.message = big_integer::reword(&e.message, text, e.line, e.column);
+            // serde_json says column 0 for a value refused before its first character is
+            // read (an array where an object belongs); editors count from 1.
+            e.column = e.column.max(1);
+            TraceError::Syntax(e)
         })?;
-        de.end()
-            .map_err(|e| syntax(e.line(), e.column(), String::new(), &e))?;
         trace.validate(source_name)?;
         Ok(trace)
     }
@@ -239,6 +230,11 @@ impl Trace {
     /// The trace as pretty JSON (what [`from_json_str`](Self::from_json_str) reads back).
     pub fn to_json_string(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The task entry named `name` (as written, before `copies` appends `.N`), if any.
+    pub fn task_named(&self, name: &str) -> Option<&TaskSpec> {
+        self.tasks.iter().find(|t| t.name == name)
     }
 
     /// Number of tasks after expanding `copies`.
@@ -391,7 +387,7 @@ mod test {
         )
         .unwrap_err();
         match &e {
-            TraceError::Syntax { line, path, .. } => {
+            TraceError::Syntax(JsonSyntax { line, path, .. }) => {
                 assert_eq!(*line, 2);
                 assert_eq!(path, "tasks[0].phases[0].run_ns");
             }

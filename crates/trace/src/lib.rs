@@ -27,5 +27,6 @@ pub mod recording;
 mod step_count;
 
 pub use format::{Phase, TaskSpec, Trace, TraceError};
+pub use json_error::JsonSyntax;
 pub use live::{LiveError, LiveStats};
 pub use step_count::StepCount;

@@ -7,7 +7,7 @@
 //! know, and an error names the file, the place and the field, as trace errors do.
 
 use crate::StepCount;
-use crate::json_error::{at_path, strip_position};
+use crate::json_error::{self, JsonSyntax};
 use hybridland_policy::{CoreKind, CpuSet, Step, Topology, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -128,19 +128,8 @@ pub fn busy_by_kind_and_cluster(
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LiveError {
     /// Not JSON, truncated, a wrong type, a missing or unknown field.
-    #[error("{source_name}:{line}:{column}: {message}{}", at_path(path))]
-    Syntax {
-        /// File name.
-        source_name: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Where in the document, e.g. `kinds[1].busy_ns`; empty when unknown.
-        path: String,
-        /// The parser's message.
-        message: String,
-    },
+    #[error(transparent)]
+    Syntax(JsonSyntax),
     /// `version` is not one this crate reads.
     #[error(
         "{source_name}: live figures version {version} are not supported (this build reads version {supported})"
@@ -168,25 +157,7 @@ pub enum LiveError {
 impl LiveStats {
     /// Parses and checks a live-figures file; `source_name` names it in errors.
     pub fn from_json_str(text: &str, source_name: &str) -> Result<Self, LiveError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let live: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            LiveError::Syntax {
-                source_name: source_name.to_owned(),
-                line: inner.line(),
-                column: inner.column(),
-                path,
-                message: strip_position(&inner.to_string()),
-            }
-        })?;
-        de.end().map_err(|e| LiveError::Syntax {
-            source_name: source_name.to_owned(),
-            line: e.line(),
-            column: e.column(),
-            path: String::new(),
-            message: strip_position(&e.to_string()),
-        })?;
+        let live: Self = json_error::from_json_str(text, source_name).map_err(LiveError::Syntax)?;
         live.validate(source_name)?;
         Ok(live)
     }
@@ -353,7 +324,7 @@ mod test {
             .replace("\"busy_ns\": 5", "\"busy_ns\": -5");
         let e = LiveStats::from_json_str(&text, "l.json").unwrap_err();
         assert!(
-            matches!(&e, LiveError::Syntax { path, .. } if path == "clusters[0].busy_ns"),
+            matches!(&e, LiveError::Syntax(JsonSyntax { path, .. }) if path == "clusters[0].busy_ns"),
             "{e:?}"
         );
         let mut s = sample();

@@ -33,7 +33,7 @@ pub(super) fn table(
         header.push("copies".to_owned());
     }
     header.extend(swept.iter().map(|(k, _)| k.clone()));
-    if args.policy.len() > 1 {
+    if args.run.policy.len() > 1 {
         header.push("policy".into());
     }
     header.extend(
@@ -52,7 +52,7 @@ pub(super) fn table(
     }
     match compared {
         Compared::Key(k) => header.push(format!("gain vs {}={}", swept[k].0, swept[k].1[0])),
-        Compared::Policy => header.push(format!("gain vs {}", args.policy[0])),
+        Compared::Policy => header.push(format!("gain vs {}", args.run.policy[0])),
         Compared::None => {}
     }
     let mut t = Table::new(header);
@@ -67,7 +67,7 @@ pub(super) fn table(
                 .iter()
                 .map(|(_, v)| v.clone().unwrap_or_else(|| "-".to_owned())),
         );
-        if args.policy.len() > 1 {
+        if args.run.policy.len() > 1 {
             row.push(o.policy.to_owned());
         }
         row.push(format!("{:.3}", r.summary.makespan_ns as f64 / 1e9));

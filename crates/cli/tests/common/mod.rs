@@ -45,6 +45,19 @@ pub(crate) fn hybrid_sim_to_full(args: &[&str]) -> Output {
         .expect("run hybrid-sim")
 }
 
+/// Writes the trace `text` to `trace`, then [`replay_json`] of it.
+pub(crate) fn write_and_replay_json(trace: &Path, text: &str) -> serde_json::Value {
+    std::fs::write(trace, text).unwrap();
+    replay_json(trace)
+}
+
+/// `hybrid-sim replay TRACE --json`, which must succeed: its reports.
+pub(crate) fn replay_json(trace: &Path) -> serde_json::Value {
+    let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// Output bytes as text.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -64,9 +64,13 @@ fn core_for(s: &Scenario) -> Core {
         c.handle_started(id, cpu);
         c.handle_stopped(id, cpu, run, 100);
     }
-    c.handle(TimeNs::from(1_000), Input::Snapshot(snapshot(&s.idle)))
-        .unwrap();
+    feed(&mut c, 1_000, Input::Snapshot(snapshot(&s.idle)));
     c
+}
+
+/// Hands `input` to the core at `at` ns; it must take it.
+fn feed(c: &mut Core, at: u64, input: Input<'_>) {
+    c.handle(TimeNs::from(at), input).unwrap();
 }
 
 fn poll_all(c: &mut Core) -> Vec<Dispatch> {
@@ -104,7 +108,7 @@ fn a_wakeup_follows_the_idle_order() {
             let want = s.state();
             prop_assert_eq!(before.homes(), want.homes());
             let q = Queued { util: UtilSource::Hint(s.util), ..wakeup(1, s.prev_cpu, &s.allowed) };
-            c.handle(TimeNs::from(2_000), Input::Queued(q)).unwrap();
+            feed(&mut c, 2_000, Input::Queued(q));
             let d = c.poll_dispatch().unwrap();
             let Why::Placed(p) = d.why else { return Err(TestCaseError::fail("not placed")) };
             testkit::check_placement(&s.topology, c.policy(), &before, &s.task(), &p)
@@ -135,7 +139,7 @@ fn a_slice_end_follows_the_rule() {
                 let mut running = c.state().clone();
                 running.occupy(&s.topology, own);
                 let q = Queued { util: UtilSource::Hint(s.util), ..slice_end(1, own, waiting, &s.allowed) };
-                c.handle(TimeNs::from(2_000), Input::Queued(q)).unwrap();
+                feed(&mut c, 2_000, Input::Queued(q));
                 let d = c.poll_dispatch().unwrap();
                 let Some(answer) = d.why.slice_end() else { return Err(TestCaseError::fail("no slice-end answer")) };
                 testkit::check_slice_end(&s.topology, c.policy(), &running, &s.task(), waiting.contended(), answer)
@@ -170,13 +174,13 @@ fn batches_fill_in_the_policy_order() {
             let policy = Policy::new(&topo, &config).unwrap();
             let expected = testkit::check_fill(&topo, &policy).map_err(|v| TestCaseError::fail(v.to_string()))?;
             let mut c = core(&topo, &config, CoreConfig::DEFAULT, 4096);
-            c.handle(TimeNs::from(1), Input::Snapshot(snapshot(topo.cpus()))).unwrap();
+            feed(&mut c, 1, Input::Snapshot(snapshot(topo.cpus())));
             let all = *topo.cpus();
             let mut got = Vec::new();
             let mut id = 0;
             while got.len() <= expected.len() {
                 for _ in 0..batch {
-                    c.handle(TimeNs::from(2), Input::Queued(wakeup(id, None, &all))).unwrap();
+                    feed(&mut c, 2, Input::Queued(wakeup(id, None, &all)));
                     id += 1;
                 }
                 got.extend(poll_all(&mut c));
@@ -210,6 +214,14 @@ fn vm_machine() -> Topology {
     b.build().unwrap()
 }
 
+/// The VM machine, all its CPUs, and a core on it with the default knobs.
+fn vm_core() -> (Topology, CpuSet, Core) {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    (topo, all, c)
+}
+
 fn cpus(ids: &[u16]) -> CpuSet {
     ids.iter().copied().map(CpuId).collect()
 }
@@ -231,11 +243,9 @@ fn the_vm_machine_fills_as_vm_check_expects() {
             ..PolicyConfig::default()
         };
         let mut c = core(&topo, &config, CoreConfig::DEFAULT, 64);
-        c.handle(TimeNs::from(1), Input::Snapshot(snapshot(&all)))
-            .unwrap();
+        feed(&mut c, 1, Input::Snapshot(snapshot(&all)));
         for id in 0..9 {
-            c.handle(TimeNs::from(2), Input::Queued(wakeup(id, None, &all)))
-                .unwrap();
+            feed(&mut c, 2, Input::Queued(wakeup(id, None, &all)));
         }
         let mut expect: Vec<Option<u16>> = want.iter().map(|c| Some(*c)).collect();
         expect.push(None);
@@ -247,24 +257,14 @@ fn the_vm_machine_fills_as_vm_check_expects() {
 /// placed, whatever the order they were handed over in.
 #[test]
 fn slice_ends_are_decided_before_wakeups() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(
-        TimeNs::from(1),
-        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
-    )
-    .unwrap();
-    c.handle(
-        TimeNs::from(1),
+    let (_, all, mut c) = vm_core();
+    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &all)));
+    feed(
+        &mut c,
+        1,
         Input::Queued(slice_end(2, CpuId(0), Waiting::Nobody, &all)),
-    )
-    .unwrap();
-    c.handle(
-        TimeNs::from(1),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))),
-    )
-    .unwrap();
+    );
+    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))));
     let ds = poll_all(&mut c);
     assert_eq!((ds[0].task, ds[0].why), (2, Why::Kept));
     assert_eq!(ds[0].target, Target::Cpu(CpuId(0)));
@@ -275,27 +275,16 @@ fn slice_ends_are_decided_before_wakeups() {
 /// names the task of the first one that breaks a rule.
 #[test]
 fn the_audit_checks_each_decision_and_names_a_violation() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    let (_, all, mut c) = vm_core();
     c.start_audit();
-    c.handle(
-        TimeNs::from(1),
-        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
-    )
-    .unwrap();
-    c.handle(
-        TimeNs::from(1),
+    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &all)));
+    feed(
+        &mut c,
+        1,
         Input::Queued(slice_end(2, CpuId(0), Waiting::Nobody, &all)),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(1), Input::Queued(wakeup(3, None, &all)))
-        .unwrap();
-    c.handle(
-        TimeNs::from(1),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))),
-    )
-    .unwrap();
+    );
+    feed(&mut c, 1, Input::Queued(wakeup(3, None, &all)));
+    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))));
     let ds = poll_all(&mut c);
     let audit = c.audit().unwrap();
     assert_eq!((audit.wakeups, audit.slice_ends), (2, 1));
@@ -327,21 +316,19 @@ fn the_audit_checks_each_decision_and_names_a_violation() {
 /// Three tasks that took turns on CPU 2 are not all sent back to it.
 #[test]
 fn tasks_sharing_a_cpu_are_not_all_sent_back_to_it() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    let (_, all, mut c) = vm_core();
     for id in 0..3 {
         let q = Queued {
             util: UtilSource::Hint(1024),
             ..slice_end(id, CpuId(2), Waiting::Nobody, &all)
         };
-        c.handle(TimeNs::from(1), Input::Queued(q)).unwrap();
+        feed(&mut c, 1, Input::Queued(q));
     }
-    c.handle(
-        TimeNs::from(1),
+    feed(
+        &mut c,
+        1,
         Input::Snapshot(snapshot(&cpus(&[1, 3, 4, 5, 6, 7]))),
-    )
-    .unwrap();
+    );
     assert_eq!(
         targets(&poll_all(&mut c)),
         [Some(2), Some(4), Some(6)],
@@ -362,13 +349,8 @@ fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
         caller_cpu: Some(CpuId(0)),
     };
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(
-        TimeNs::from(1),
-        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(1), Input::Snapshot(with_caller))
-        .unwrap();
+    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &all)));
+    feed(&mut c, 1, Input::Snapshot(with_caller));
     let d = c.poll_dispatch().unwrap();
     assert_eq!(d.target, Target::Cpu(CpuId(0)));
     assert!(
@@ -377,18 +359,13 @@ fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
     );
 
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(
-        TimeNs::from(1),
-        Input::Queued(wakeup(1, Some(CpuId(0)), &all)),
-    )
-    .unwrap();
-    c.handle(
-        TimeNs::from(1),
+    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &all)));
+    feed(
+        &mut c,
+        1,
         Input::Queued(slice_end(2, CpuId(0), Waiting::SharedQueue, &all)),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(1), Input::Snapshot(with_caller))
-        .unwrap();
+    );
+    feed(&mut c, 1, Input::Snapshot(with_caller));
     let ds = poll_all(&mut c);
     assert!(
         ds.iter().all(|d| d.target == Target::Shared),
@@ -401,12 +378,9 @@ fn the_callers_cpu_is_idle_unless_a_task_was_preempted_there() {
 /// a task whose affinity is unknown too.
 #[test]
 fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(TimeNs::from(5), Input::Queued(wakeup(1, None, &all)))
-        .unwrap();
-    c.handle(TimeNs::from(5), Input::SnapshotFailed).unwrap();
+    let (_, all, mut c) = vm_core();
+    feed(&mut c, 5, Input::Queued(wakeup(1, None, &all)));
+    feed(&mut c, 5, Input::SnapshotFailed);
     let d = c.poll_dispatch().unwrap();
     assert_eq!((d.target, d.why), (Target::Shared, Why::Blind));
     assert_eq!(d.slice_ns, CoreConfig::DEFAULT.slice_ns);
@@ -415,11 +389,9 @@ fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
         affinity: Affinity::Unknown,
         ..wakeup(2, None, &all)
     };
-    c.handle(TimeNs::from(6), Input::Queued(q)).unwrap();
-    c.handle(TimeNs::from(6), Input::Queued(wakeup(3, None, &all)))
-        .unwrap();
-    c.handle(TimeNs::from(6), Input::Snapshot(snapshot(&all)))
-        .unwrap();
+    feed(&mut c, 6, Input::Queued(q));
+    feed(&mut c, 6, Input::Queued(wakeup(3, None, &all)));
+    feed(&mut c, 6, Input::Snapshot(snapshot(&all)));
     let ds = poll_all(&mut c);
     assert_eq!(
         (ds[0].target, ds[0].why),
@@ -436,18 +408,14 @@ fn blind_batches_and_unknown_affinities_go_to_the_shared_queue() {
 /// A pick whose CPU the second look finds taken goes to the shared queue.
 #[test]
 fn a_recheck_reroutes_picks_whose_cpu_was_taken() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(TimeNs::from(1), Input::Queued(wakeup(1, None, &all)))
-        .unwrap();
-    c.handle(TimeNs::from(1), Input::Queued(wakeup(2, None, &all)))
-        .unwrap();
-    c.handle(
-        TimeNs::from(1),
+    let (_, all, mut c) = vm_core();
+    feed(&mut c, 1, Input::Queued(wakeup(1, None, &all)));
+    feed(&mut c, 1, Input::Queued(wakeup(2, None, &all)));
+    feed(
+        &mut c,
+        1,
         Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3, 4]))),
-    )
-    .unwrap();
+    );
     assert!(c.wants_recheck());
     c.handle(TimeNs(0), Input::Recheck(snapshot(&cpus(&[2, 3]))))
         .unwrap();
@@ -470,15 +438,11 @@ fn cpus_just_dispatched_to_count_as_queued_without_queue_lengths() {
         caller_cpu: None,
     };
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
-    c.handle(TimeNs::from(1_000), Input::Queued(wakeup(1, None, &all)))
-        .unwrap();
-    c.handle(TimeNs::from(1_000), Input::Snapshot(no_queues))
-        .unwrap();
+    feed(&mut c, 1_000, Input::Queued(wakeup(1, None, &all)));
+    feed(&mut c, 1_000, Input::Snapshot(no_queues));
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
-    c.handle(TimeNs::from(2_000), Input::Queued(wakeup(2, None, &all)))
-        .unwrap();
-    c.handle(TimeNs::from(2_000), Input::Snapshot(no_queues))
-        .unwrap();
+    feed(&mut c, 2_000, Input::Queued(wakeup(2, None, &all)));
+    feed(&mut c, 2_000, Input::Snapshot(no_queues));
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(2)));
     let later = 1_000 + CoreConfig::DEFAULT.claim_ns;
     c.handle(TimeNs::from(later), Input::Queued(wakeup(3, None, &all)))
@@ -505,8 +469,7 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
         ..wakeup(id, Some(CpuId(4)), &all)
     };
     for id in 0..capacity + 3 {
-        c.handle(TimeNs::from(3_000_000), Input::Queued(ran(id)))
-            .unwrap();
+        feed(&mut c, 3_000_000, Input::Queued(ran(id)));
         let _ = poll_all(&mut c);
     }
     let s = c.stats();
@@ -521,8 +484,7 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
     c.handle(TimeNs(0), Input::Exit { task: 0 }).unwrap();
     assert_eq!(c.stats().exits_tracked, 1, "no longer held");
     assert_eq!(homes(&c), capacity - 1);
-    c.handle(TimeNs::from(4_000_000), Input::Queued(ran(capacity)))
-        .unwrap();
+    feed(&mut c, 4_000_000, Input::Queued(ran(capacity)));
     let _ = poll_all(&mut c);
     assert!(c.task(capacity).is_some());
     let s = c.stats();
@@ -547,8 +509,7 @@ fn the_age_prune_forgets_silent_tasks() {
         }),
         ..wakeup(id, Some(CpuId(0)), &all)
     };
-    c.handle(TimeNs::from(2_000), Input::Queued(ran(1, 1_000)))
-        .unwrap();
+    feed(&mut c, 2_000, Input::Queued(ran(1, 1_000)));
     let _ = poll_all(&mut c);
     let late = 25_000_000_000;
     c.handle(TimeNs::from(late), Input::Queued(ran(2, late - 2_000)))
@@ -557,7 +518,7 @@ fn the_age_prune_forgets_silent_tasks() {
     assert_eq!(c.state().home_count(&topo, CpuId(0)), 2);
     let mut now = c.poll_timeout().unwrap();
     while now.ns() <= late + 10_000_000_000 {
-        c.handle(TimeNs::from(now), Input::Tick).unwrap();
+        c.handle(now, Input::Tick).unwrap();
         now = c.poll_timeout().unwrap();
     }
     assert!(c.task(1).is_none() && c.task(2).is_some());
@@ -569,50 +530,38 @@ fn the_age_prune_forgets_silent_tasks() {
 /// helper then goes to that CPU with the helper's slice; nudges keep their gap.
 #[test]
 fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    let (_, all, mut c) = vm_core();
     c.set_helper(Some(99));
     let q = Queued {
         util: UtilSource::Hint(900),
         ..wakeup(1, None, &all)
     };
-    c.handle(TimeNs::from(1_000), Input::Queued(q)).unwrap();
-    c.handle(
-        TimeNs::from(1_000),
+    feed(&mut c, 1_000, Input::Queued(q));
+    feed(
+        &mut c,
+        1_000,
         Input::Snapshot(snapshot(&cpus(&[4, 5, 6, 7]))),
-    )
-    .unwrap();
+    );
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(4)));
     let at = c.poll_timeout().unwrap();
     // Still every P-core busy: nothing to do.
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))))
+        .unwrap();
+    c.handle(at, Input::Tick).unwrap();
     assert_eq!(c.nudges.pop(), None);
     let at = c.poll_timeout().unwrap();
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))))
+        .unwrap();
+    c.handle(at, Input::Tick).unwrap();
     let n = c.nudges.pop().unwrap();
     assert_eq!(
         (n.cpu, n.task, n.better.step),
         (CpuId(4), 1, Step::IdlePCore)
     );
     assert_eq!(c.stats().nudges, 1);
-    c.handle(TimeNs::from(at), Input::Queued(wakeup(99, None, &all)))
+    c.handle(at, Input::Queued(wakeup(99, None, &all))).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))))
         .unwrap();
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
-    )
-    .unwrap();
     let h = c.poll_dispatch().unwrap();
     assert_eq!((h.target, h.why), (Target::Cpu(CpuId(4)), Why::Helper));
     assert_eq!(h.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
@@ -621,8 +570,8 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
         util: UtilSource::Hint(900),
         ..wakeup(2, None, &all)
     };
-    c.handle(TimeNs::from(at), Input::Queued(q)).unwrap();
-    c.handle(TimeNs::from(at), Input::Snapshot(snapshot(&cpus(&[6]))))
+    c.handle(at, Input::Queued(q)).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[6]))))
         .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(6)));
     let soon = at.ns() + 20_000_000;
@@ -722,19 +671,15 @@ fn a_fixed_slice_ignores_the_queue() {
     let mut c = core(&topo, &PolicyConfig::default(), config, 64);
     c.handle(TimeNs(0), Input::Backlog { waiting: 100 })
         .unwrap();
-    c.handle(TimeNs::from(1), Input::Queued(wakeup(1, None, &all)))
-        .unwrap();
+    feed(&mut c, 1, Input::Queued(wakeup(1, None, &all)));
     assert_eq!(c.poll_dispatch().unwrap().slice_ns, config.slice_ns);
 }
 
 #[test]
 fn a_batch_holds_at_most_batch_max_tasks_and_bad_storage_is_refused() {
-    let topo = vm_machine();
-    let all = *topo.cpus();
-    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    let (topo, all, mut c) = vm_core();
     for id in 0..BATCH_MAX as u32 {
-        c.handle(TimeNs::from(1), Input::Queued(wakeup(id, None, &all)))
-            .unwrap();
+        feed(&mut c, 1, Input::Queued(wakeup(id, None, &all)));
     }
     assert_eq!(
         c.handle(TimeNs::from(1), Input::Queued(wakeup(999, None, &all))),
@@ -761,26 +706,20 @@ fn all_busy(config: CoreConfig) -> Core {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), config, 64);
-    c.handle(TimeNs::from(1), Input::Snapshot(snapshot(&all)))
-        .unwrap();
+    feed(&mut c, 1, Input::Snapshot(snapshot(&all)));
     for id in 0..8 {
-        c.handle(TimeNs::from(1), Input::Queued(wakeup(id, None, &all)))
-            .unwrap();
+        feed(&mut c, 1, Input::Queued(wakeup(id, None, &all)));
     }
     assert!(poll_all(&mut c).iter().all(|d| d.target.cpu().is_some()));
     let on_3 = (0..8)
         .find(|id| c.placed_task(CpuId(3)) == Some(*id))
         .unwrap();
-    c.handle(
-        TimeNs::from(3_000_000),
+    feed(
+        &mut c,
+        3_000_000,
         Input::Queued(slice_end(on_3, CpuId(3), Waiting::Nobody, &all)),
-    )
-    .unwrap();
-    c.handle(
-        TimeNs::from(3_000_000),
-        Input::Snapshot(snapshot(&CpuSet::EMPTY)),
-    )
-    .unwrap();
+    );
+    feed(&mut c, 3_000_000, Input::Snapshot(snapshot(&CpuSet::EMPTY)));
     assert_eq!(poll_all(&mut c)[0].target, Target::Cpu(CpuId(3)));
     c
 }

@@ -5,9 +5,10 @@
 //! set, whether cluster balance is active); [`state`] checks a state's derived fields,
 //! [`placement`] one decision, [`fill`] a machine filled task by task.
 
-use crate::{ClusterBalance, CoreKind, CpuId, CpuState, Policy, Topology};
+use crate::{ClusterBalance, CoreKind, CpuId, CpuState, Policy, TaskHints, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::string::String;
+use std::vec::Vec;
 
 mod fill;
 mod placement;
@@ -34,12 +35,33 @@ impl core::fmt::Display for Violation {
 
 impl core::error::Error for Violation {}
 
-fn fail<T>(rule: &'static str, detail: String) -> Result<T, Violation> {
+pub(super) fn fail<T>(rule: &'static str, detail: String) -> Result<T, Violation> {
     Err(Violation { rule, detail })
 }
 
-fn cap(topo: &Topology, cpu: CpuId) -> u16 {
+pub(super) fn cap(topo: &Topology, cpu: CpuId) -> u16 {
     topo.info(cpu).map_or(0, |i| i.capacity)
+}
+
+/// The idle order's first cut, from the idle set alone: the idle CPUs `task` may use, in id
+/// order, and those of them in the policy's primary domain.
+pub(super) fn idle_candidates(
+    topo: &Topology,
+    policy: &Policy,
+    state: &CpuState,
+    task: &TaskHints<'_>,
+) -> (Vec<CpuId>, Vec<CpuId>) {
+    let candidates: Vec<CpuId> = topo
+        .cpus()
+        .iter()
+        .filter(|c| state.is_idle(*c) && task.allowed.contains(*c))
+        .collect();
+    let primary = candidates
+        .iter()
+        .copied()
+        .filter(|c| policy.primary().contains(*c))
+        .collect();
+    (candidates, primary)
 }
 
 /// What the checks recount from the idle set alone, in one pass over the machine: each

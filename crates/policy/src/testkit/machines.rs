@@ -47,6 +47,20 @@ pub enum Numbering {
     Split,
 }
 
+/// The smallest machine with a favoured core: E-cores 0-1 (capacity 600) and P-cores 2-3
+/// (capacity 1024), of which 3 is the favoured core (higher rank); no SMT, one cluster a core.
+///
+/// # Panics
+/// Never (the machine is valid); this is a test helper.
+pub fn favoured_core_machine() -> Topology {
+    let mut b = TopologyBuilder::new();
+    b.add_cpu(CpuId(0), CoreKind::Efficiency, 600, 0).unwrap();
+    b.add_cpu(CpuId(1), CoreKind::Efficiency, 600, 0).unwrap();
+    b.add_cpu(CpuId(2), CoreKind::Performance, 1024, 1).unwrap();
+    b.add_cpu(CpuId(3), CoreKind::Performance, 1024, 2).unwrap();
+    b.build().unwrap()
+}
+
 /// Builds a machine from core groups, numbering CPUs in group order.
 ///
 /// # Panics

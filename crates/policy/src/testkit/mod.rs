@@ -15,7 +15,7 @@ mod task_checks;
 pub use checks::{
     Violation, check_deterministic, check_fill, check_lone_task, check_placement, check_state,
 };
-pub use machines::{CoreGroup, Numbering, machine};
+pub use machines::{CoreGroup, Numbering, favoured_core_machine, machine};
 pub use strategies::{Scenario, arb_config, arb_scenario, arb_topology, arb_topology_sized};
 pub use task_checks::{
     UTIL_TOLERANCE, check_no_ping_pong, check_slice, check_slice_end, check_up_migration,

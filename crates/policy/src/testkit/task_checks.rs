@@ -2,20 +2,14 @@
 //! the utilisation estimator. Like the placement checks they recompute what they need with
 //! plain loops over CPUs instead of calling the code under test.
 
-use super::checks::{Recount, Violation, balance_active, check_placement};
+use super::checks::{
+    Recount, Violation, balance_active, cap, check_placement, fail, idle_candidates,
+};
 use crate::{
     CoreKind, CpuId, CpuState, MIN_SLICE_DIVISOR, Placement, Policy, SliceEnd, Step, TaskHints,
     TaskState, Topology, UtilEstimate,
 };
 use std::{format, vec::Vec};
-
-fn fail<T>(rule: &'static str, detail: std::string::String) -> Result<T, Violation> {
-    Err(Violation { rule, detail })
-}
-
-fn cap(topo: &Topology, cpu: CpuId) -> u16 {
-    topo.info(cpu).map_or(0, |i| i.capacity)
-}
 
 /// 0 whole idle P-core, 1 whole idle other core, 2 a sibling busy; `cpu` itself does not count.
 fn class_ignoring_self(topo: &Topology, state: &CpuState, cpu: CpuId) -> usize {
@@ -101,16 +95,7 @@ pub fn check_up_migration(
         return Ok(());
     }
     // The pool the idle order would choose from, as check_placement computes it.
-    let candidates: Vec<CpuId> = topo
-        .cpus()
-        .iter()
-        .filter(|c| state.is_idle(*c) && task.allowed.contains(*c))
-        .collect();
-    let primary: Vec<CpuId> = candidates
-        .iter()
-        .copied()
-        .filter(|c| policy.primary().contains(*c))
-        .collect();
+    let (candidates, primary) = idle_candidates(topo, policy, state, task);
     let overflow = primary.is_empty();
     if overflow && policy.primary().contains(cpu) {
         return Ok(());

@@ -47,72 +47,65 @@ pub(crate) struct Counters {
     pub(crate) fast: [u64; Step::ALL.len()],
 }
 
-/// The loop's rounds (one `schedule_batch`: dequeue, decide, dispatch, `notify_complete`) and
-/// where their time goes, so the cost of a batch can be read off a running scheduler.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RoundCounts {
-    /// Rounds that had tasks to decide: batches.
-    pub(crate) batches: u64,
-    /// Rounds with nothing queued (the framework woke the loop for nothing to dispatch).
-    pub(crate) empty: u64,
-    /// Tasks decided.
-    pub(crate) tasks: u64,
-    /// Idle snapshots taken (`--fifo`: idle picks): one `bpf()` call (`BPF_PROG_TEST_RUN`)
-    /// each.
-    pub(crate) snapshots: u64,
-    /// Time inside those calls, ns (monotonic clock).
-    pub(crate) snapshot_ns: u64,
-    /// Time in the core's calls for a batch (handing it over, deciding, polling the
-    /// dispatches), snapshots excluded, ns (monotonic clock).
-    pub(crate) decide_ns: u64,
+/// A struct of counts that only grow, with `delta`: each count's growth since `prev`.
+macro_rules! growing_counts {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+        pub(crate) struct $name {
+            $($(#[$field_meta])* pub(crate) $field: u64,)*
+        }
+
+        impl $name {
+            fn delta(&self, prev: &Self) -> Self {
+                Self {
+                    $($field: self.$field - prev.$field,)*
+                }
+            }
+        }
+    };
 }
 
-impl RoundCounts {
-    fn delta(&self, prev: &Self) -> Self {
-        Self {
-            batches: self.batches - prev.batches,
-            empty: self.empty - prev.empty,
-            tasks: self.tasks - prev.tasks,
-            snapshots: self.snapshots - prev.snapshots,
-            snapshot_ns: self.snapshot_ns - prev.snapshot_ns,
-            decide_ns: self.decide_ns - prev.decide_ns,
-        }
+growing_counts! {
+    /// The loop's rounds (one `schedule_batch`: dequeue, decide, dispatch, `notify_complete`)
+    /// and where their time goes, so the cost of a batch can be read off a running scheduler.
+    RoundCounts {
+        /// Rounds that had tasks to decide: batches.
+        batches,
+        /// Rounds with nothing queued (the framework woke the loop for nothing to dispatch).
+        empty,
+        /// Tasks decided.
+        tasks,
+        /// Idle snapshots taken (`--fifo`: idle picks): one `bpf()` call (`BPF_PROG_TEST_RUN`)
+        /// each.
+        snapshots,
+        /// Time inside those calls, ns (monotonic clock).
+        snapshot_ns,
+        /// Time in the core's calls for a batch (handing it over, deciding, polling the
+        /// dispatches), snapshots excluded, ns (monotonic clock).
+        decide_ns,
     }
 }
 
-/// Task events the loop took from the event source (`src/task_events.rs`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct EventCounts {
-    /// Threads that exited.
-    pub(crate) exit: u64,
-    /// Exits of tasks the loop was tracking: their entries left the task table then.
-    pub(crate) exit_tracked: u64,
-    /// Wake-ups seen.
-    pub(crate) waking: u64,
-    /// Of those, woken by a task (its pid and CPU known), not by an interrupt.
-    pub(crate) woken_by_task: u64,
-    /// Wake-ups handed to the core with their waker (`src/wakers.rs`).
-    pub(crate) waker_to_core: u64,
-    /// Slices the framework refilled because nothing else waited.
-    pub(crate) refill: u64,
-    /// Records that did not parse (a BPF object out of step with this build).
-    pub(crate) bad: u64,
-    /// Failed reads of the event ring.
-    pub(crate) read_errors: u64,
-}
-
-impl EventCounts {
-    fn delta(&self, prev: &Self) -> Self {
-        Self {
-            exit: self.exit - prev.exit,
-            exit_tracked: self.exit_tracked - prev.exit_tracked,
-            waking: self.waking - prev.waking,
-            woken_by_task: self.woken_by_task - prev.woken_by_task,
-            waker_to_core: self.waker_to_core - prev.waker_to_core,
-            refill: self.refill - prev.refill,
-            bad: self.bad - prev.bad,
-            read_errors: self.read_errors - prev.read_errors,
-        }
+growing_counts! {
+    /// Task events the loop took from the event source (`src/task_events.rs`).
+    EventCounts {
+        /// Threads that exited.
+        exit,
+        /// Exits of tasks the loop was tracking: their entries left the task table then.
+        exit_tracked,
+        /// Wake-ups seen.
+        waking,
+        /// Of those, woken by a task (its pid and CPU known), not by an interrupt.
+        woken_by_task,
+        /// Wake-ups handed to the core with their waker (`src/wakers.rs`).
+        waker_to_core,
+        /// Slices the framework refilled because nothing else waited.
+        refill,
+        /// Records that did not parse (a BPF object out of step with this build).
+        bad,
+        /// Failed reads of the event ring.
+        read_errors,
     }
 }
 

@@ -495,9 +495,7 @@ CPU:0 [EVENTS DROPPED]
         assert_eq!(imp.missed_switches, 1);
         let phases = |name: &str| {
             imp.trace
-                .tasks
-                .iter()
-                .find(|t| t.name == name)
+                .task_named(name)
                 .unwrap_or_else(|| panic!("no {name}"))
                 .phases
                 .clone()
@@ -560,12 +558,7 @@ CPU:0 [EVENTS DROPPED]
 ";
         let machine = crate::presets::lookup("symmetric").unwrap();
         let imp = import(rec, "r", "r", &machine.topology, false).unwrap_or_else(|e| panic!("{e}"));
-        let perf = imp
-            .trace
-            .tasks
-            .iter()
-            .find(|t| t.name == "perf-2889")
-            .unwrap();
+        let perf = imp.trace.task_named("perf-2889").unwrap();
         assert_eq!(perf.phases, [Phase::RunNs(1_000_000)]);
         assert_eq!(state_is_runnable("W"), Some(false));
         assert!(imp.note_lines().is_empty(), "{:?}", imp.note_lines());

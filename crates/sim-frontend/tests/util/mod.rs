@@ -10,6 +10,8 @@ use hybridland_sim::{
 };
 use std::path::PathBuf;
 
+pub mod plain_policy;
+
 /// `examples/traces/` of the repository.
 pub fn traces_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/traces")

@@ -209,19 +209,8 @@ fn fold(phases: &[Phase]) -> Vec<Phase> {
 #[cfg(test)]
 mod test {
     use super::*;
-
-    /// Run and sleep totals of phases, loops multiplied out.
-    fn totals(phases: &[Phase]) -> (u128, u128) {
-        phases.iter().fold((0, 0), |(r, s), p| match p {
-            Phase::RunNs(n) => (r + u128::from(*n), s),
-            Phase::SleepNs(n) => (r, s + u128::from(*n)),
-            Phase::Loop(l) => {
-                let (lr, ls) = totals(&l.phases);
-                (r + lr * u128::from(l.times), s + ls * u128::from(l.times))
-            }
-            _ => (r, s),
-        })
-    }
+    // Run and sleep totals of phases, loops multiplied out, as the format counts them.
+    use crate::format::phase_totals as totals;
 
     /// Folding keeps the recording's totals exactly, for uneven runs that do not divide, and
     /// for more runs than a loop may repeat.

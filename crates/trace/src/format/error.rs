@@ -1,6 +1,6 @@
 //! Why a trace cannot be replayed: every error names the source (file) and the place.
 
-use crate::json_error::at_path;
+use crate::json_error::JsonSyntax;
 
 /// Why a trace cannot be replayed. Every variant names the source (file) and the place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -16,19 +16,8 @@ pub enum TraceError {
         max: usize,
     },
     /// Not JSON, truncated, a wrong type, a negative number or an unknown field.
-    #[error("{source_name}:{line}:{column}: {message}{}", at_path(path))]
-    Syntax {
-        /// File name.
-        source_name: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Where in the document, e.g. `tasks[2].phases[0].run_ns`; empty when unknown.
-        path: String,
-        /// The parser's message.
-        message: String,
-    },
+    #[error(transparent)]
+    Syntax(JsonSyntax),
     /// `version` is not one this crate reads.
     #[error(
         "{source_name}: trace version {version} is not supported (this build reads versions 1 to {supported})"

@@ -119,7 +119,7 @@ pub(super) struct PhaseCheck<'a> {
 
 /// Reference run time and sleep time of a phase list, loops multiplied out; a pool counts as
 /// pure running, a wait (of unknown length) and a wake-up as nothing.
-pub(super) fn phase_totals(phases: &[Phase]) -> (u128, u128) {
+pub(crate) fn phase_totals(phases: &[Phase]) -> (u128, u128) {
     let mut run = 0u128;
     let mut sleep = 0u128;
     for p in phases {

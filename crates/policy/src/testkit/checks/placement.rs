@@ -1,7 +1,7 @@
 //! The checks of single decisions: one placement against every rule of the idle order, a lone
 //! task on an idle machine, and the same question asked twice.
 
-use super::{Recount, Violation, balance_active, cap, fail};
+use super::{Recount, Violation, balance_active, cap, fail, idle_candidates};
 use crate::{CoreKind, CpuId, CpuState, Placement, Policy, Step, TaskHints, Topology};
 use std::{format, string::String, vec::Vec};
 
@@ -21,11 +21,7 @@ pub fn check_placement(
     task: &TaskHints<'_>,
     placement: &Placement,
 ) -> Result<(), Violation> {
-    let candidates: Vec<CpuId> = topo
-        .cpus()
-        .iter()
-        .filter(|c| state.is_idle(*c) && task.allowed.contains(*c))
-        .collect();
+    let (candidates, primary) = idle_candidates(topo, policy, state, task);
     let Some(cpu) = placement.cpu else {
         if let Some(idle) = candidates.first() {
             return fail(
@@ -48,11 +44,6 @@ pub fn check_placement(
         return fail("idle", format!("cpu {cpu} is busy"));
     }
 
-    let primary: Vec<CpuId> = candidates
-        .iter()
-        .copied()
-        .filter(|c| policy.primary().contains(*c))
-        .collect();
     let overflow = primary.is_empty();
     if placement.is_overflow() != overflow {
         return fail(

@@ -6,6 +6,7 @@ use super::super::json_tree::Node;
 use super::importer::{Importer, show};
 use super::tasks::PhaseIn;
 use super::{RtAppError, Treatment};
+use crate::trace::TaskSpec;
 
 /// The kernel's `sched_prio_to_weight`, nice -20 to 19.
 const NICE_TO_WEIGHT: [u32; 40] = [
@@ -181,6 +182,24 @@ pub(super) struct Attributes {
     pub(super) weight: u32,
     pub(super) util_min: Option<u16>,
     pub(super) util_max: Option<u16>,
+}
+
+impl Attributes {
+    /// The trace's entry for task `name` with these attributes: `copies` copies from
+    /// `start_ns`, no phases or frames yet.
+    pub(super) fn task_spec(&self, name: &str, copies: u32, start_ns: u64) -> TaskSpec {
+        TaskSpec {
+            name: name.to_owned(),
+            copies,
+            start_ns,
+            weight: self.weight,
+            allowed_cpus: self.cpus.clone(),
+            util: None,
+            cache_sensitivity_pct: 0,
+            phases: Vec::new(),
+            frames: None,
+        }
+    }
 }
 
 /// The kernel's weight for `nice`, on the cgroup `cpu.weight` scale the trace uses

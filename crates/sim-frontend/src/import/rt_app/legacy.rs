@@ -122,20 +122,13 @@ impl Importer {
         let attrs = self.attributes(name, task, &[])?;
         Ok(TaskModel {
             spec: TaskSpec {
-                name: name.to_owned(),
-                copies: instance.max(1),
-                start_ns,
-                weight: attrs.weight,
-                allowed_cpus: attrs.cpus,
-                util: None,
-                cache_sensitivity_pct: 0,
-                phases: Vec::new(),
                 frames: Some(FrameSpec {
                     period_ns,
                     work_ns: exec_ns,
                     deadline_ns,
                     count,
                 }),
+                ..attrs.task_spec(name, instance.max(1), start_ns)
             },
             instance,
             forks: Vec::new(),

@@ -122,17 +122,7 @@ impl Importer {
             }
         }
         let attrs = self.attributes(name, task, &phases)?;
-        let mut spec = TaskSpec {
-            name: name.to_owned(),
-            copies: instance.max(1),
-            start_ns,
-            weight: attrs.weight,
-            allowed_cpus: attrs.cpus,
-            util: None,
-            cache_sensitivity_pct: 0,
-            phases: Vec::new(),
-            frames: None,
-        };
+        let mut spec = attrs.task_spec(name, instance.max(1), start_ns);
         let mut forks = Vec::new();
         let mut laid_out = Vec::new();
         if let Some((frames, offset)) = self.frames(name, &phases, task_loop, &base)? {
