@@ -1096,7 +1096,6 @@ mod test {
             match self.snapshots.pop_front().unwrap_or(Ok(self.all)) {
                 Ok(idle) => Ok(Snapshot {
                     idle,
-                    idle_smt: idle,
                     queued: Some(self.queued_cpus),
                 }),
                 Err(()) => bail!("snapshot failed"),
