@@ -51,7 +51,7 @@ fn sh_lines(text: &str) -> Vec<String> {
             continue;
         }
         pending.push_str(code);
-        let mut cmd = std::mem::take(&mut pending);
+        let mut cmd = core::mem::take(&mut pending);
         if let Some(rest) = cmd.strip_prefix("$ ") {
             cmd = rest.to_string();
         }

@@ -136,7 +136,11 @@ impl From<&CoreSettings> for CoreConfig {
 /// As a JSON line: an input is `{"now": NS, "in": INPUT}` with the core's own
 /// [`OwnedInput`] form (`"tick"`, `{"exit": {"task": 7}}`, `{"queued": {...}}`); a dispatch
 /// sent is `{"sent": {...}}`, a nudge carried out `{"nudged": {...}}`.
+// Not boxed although an input is far larger than a dispatch or a nudge: the live loop makes
+// one entry per input and packs it into bytes at once (`codec`), and must not allocate while
+// it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Entry {
     /// An input, with the time it was handed over.
     Input {

@@ -557,7 +557,7 @@ fn the_age_prune_forgets_silent_tasks() {
     assert_eq!(c.state().home_count(&topo, CpuId(0)), 2);
     let mut now = c.poll_timeout().unwrap();
     while now.ns() <= late + 10_000_000_000 {
-        c.handle(TimeNs::from(now), Input::Tick).unwrap();
+        c.handle(now, Input::Tick).unwrap();
         now = c.poll_timeout().unwrap();
     }
     assert!(c.task(1).is_none() && c.task(2).is_some());
@@ -586,33 +586,23 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(4)));
     let at = c.poll_timeout().unwrap();
     // Still every P-core busy: nothing to do.
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))))
+        .unwrap();
+    c.handle(at, Input::Tick).unwrap();
     assert_eq!(c.nudges.pop(), None);
     let at = c.poll_timeout().unwrap();
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
-    )
-    .unwrap();
-    c.handle(TimeNs::from(at), Input::Tick).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))))
+        .unwrap();
+    c.handle(at, Input::Tick).unwrap();
     let n = c.nudges.pop().unwrap();
     assert_eq!(
         (n.cpu, n.task, n.better.step),
         (CpuId(4), 1, Step::IdlePCore)
     );
     assert_eq!(c.stats().nudges, 1);
-    c.handle(TimeNs::from(at), Input::Queued(wakeup(99, None, &all)))
+    c.handle(at, Input::Queued(wakeup(99, None, &all))).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))))
         .unwrap();
-    c.handle(
-        TimeNs::from(at),
-        Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))),
-    )
-    .unwrap();
     let h = c.poll_dispatch().unwrap();
     assert_eq!((h.target, h.why), (Target::Cpu(CpuId(4)), Why::Helper));
     assert_eq!(h.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
@@ -621,8 +611,8 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
         util: UtilSource::Hint(900),
         ..wakeup(2, None, &all)
     };
-    c.handle(TimeNs::from(at), Input::Queued(q)).unwrap();
-    c.handle(TimeNs::from(at), Input::Snapshot(snapshot(&cpus(&[6]))))
+    c.handle(at, Input::Queued(q)).unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[6]))))
         .unwrap();
     assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(6)));
     let soon = at.ns() + 20_000_000;
