@@ -126,8 +126,8 @@ struct PlacedTask {
 }
 
 /// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`),
-/// running placement policy `P` (hybridland's unless told otherwise). See the [module](self)
-/// docs.
+/// running placement policy `P` (hybridland's unless told otherwise). See the module docs in
+/// `src/sched_core.rs`.
 pub struct SchedCore<S, P = Policy> {
     topo: Topology,
     policy: P,
