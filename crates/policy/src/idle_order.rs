@@ -268,14 +268,14 @@ fn pick<const N: usize>(
     prev: Option<CpuId>,
     balance: bool,
 ) -> CpuId {
-    if step == Step::IdlePCore {
-        if let Some(prev) = prev {
-            if set.contains(prev) {
-                return prev;
-            }
-            if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
-                return s;
-            }
+    if step == Step::IdlePCore
+        && let Some(prev) = prev
+    {
+        if set.contains(prev) {
+            return prev;
+        }
+        if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
+            return s;
         }
     }
     // The members of the highest capacity among them.
