@@ -4,15 +4,17 @@
 #      early-exit reader behind a pipe under pipefail, and the VM scripts stopping their VM
 #      (a stub qemu) on SIGINT, SIGTERM and Ctrl-C, the systemd unit's exposure score, and
 #      every relative link in the Markdown docs resolving (scripts/tests/);
-#   1. the workspace's unit, property, seed and integration tests (cargo test --workspace);
-#   2. the proof that the policy crate is no_std (ci/nostd-check);
-#   3. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
+#   1. the style: rustfmt, clippy and rustdoc with every warning an error, for the workspace
+#      and for the fuzz workspace (fuzz/);
+#   2. the workspace's unit, property, seed and integration tests (cargo test --workspace);
+#   3. the proof that the policy crate is no_std (ci/nostd-check);
+#   4. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
 #      started by systemd with the shipped unit (scripts/vm-systemd.sh), and beside a thread
 #      storm (scripts/vm-storm.sh);
-#   4. every fuzz target for a short bounded time (scripts/fuzz.sh).
+#   5. every fuzz target for a short bounded time (scripts/fuzz.sh).
 # Before all of them, build dependencies (a clang >= 18, libbpf's, qemu, cpio, the guest kernel)
 # are installed when missing by scripts/install-scx-deps.sh, which needs root and apt. Skip phases with
-# HYBRIDLAND_SKIP="vm fuzz" (space-separated names: scripts workspace nostd vm fuzz).
+# HYBRIDLAND_SKIP="vm fuzz" (space-separated names: scripts style workspace nostd vm fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +23,7 @@ phase() { printf '\n==> %s\n' "$*"; }
 
 # First, so that every later phase finds its tools: the VM scripts' interrupt test starts the
 # real scripts (with a stub qemu), which build an initrd with cpio before they boot.
-if [[ -x scripts/install-scx-deps.sh ]] && ! { skip scripts && skip workspace && skip vm; }; then
+if [[ -x scripts/install-scx-deps.sh ]] && ! { skip scripts && skip style && skip workspace && skip vm; }; then
   phase "installing build dependencies that are missing"
   scripts/install-scx-deps.sh
 fi
@@ -42,6 +44,23 @@ if ! skip scripts; then
   scripts/tests/doc-links.sh
 fi
 
+if ! skip style; then
+  phase "style: cargo fmt, clippy and doc with warnings denied (workspace, then fuzz/)"
+  # Clippy and rustdoc build scx_hybridland, whose build script needs the installer's clang.
+  # The generated BPF bindings are the one place warnings are allowed
+  # (crates/scx-frontend/src/bindings.rs).
+  cargo fmt --all --check
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+  RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
+  # The fuzz workspace: stable is enough here (clippy and rustdoc do not instrument; only
+  # `cargo fuzz build` needs nightly, scripts/fuzz.sh).
+  (
+    cd fuzz
+    cargo fmt --check
+    cargo clippy --all-targets --locked -- -D warnings
+    RUSTDOCFLAGS=-Dwarnings cargo doc --no-deps --locked
+  )
+fi
 
 if ! skip workspace; then
   phase "cargo test --workspace"

@@ -21,7 +21,7 @@ pub const SIZES: [usize; 5] = [8, 20, 64, 256, 1024];
 /// If `cpus` is not a multiple of 4 of at least 8 and at most 1024.
 pub fn hybrid(cpus: usize) -> Topology {
     assert!(
-        cpus % 4 == 0 && (8..=1024).contains(&cpus),
+        cpus.is_multiple_of(4) && (8..=1024).contains(&cpus),
         "no hybrid fixture of {cpus} CPUs"
     );
     let (p_cores, e_cores) = if cpus == 20 {

@@ -477,5 +477,5 @@ pub fn one_in(data: &[u8], n: u64, salt: u64) -> bool {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    n != 0 && SplitMix(h).next() % n == 0
+    n != 0 && SplitMix(h).next().is_multiple_of(n)
 }

@@ -7,7 +7,6 @@
 //! busy CPUs.
 
 use crate::config::{ClusterBalance, PolicyConfig};
-use crate::cpu_set::CpuId;
 use crate::cpu_state::CpuState;
 use crate::topology::Topology;
 use core::cmp::Ordering;
@@ -37,16 +36,6 @@ pub struct ClusterLoad {
 }
 
 impl ClusterLoad {
-    /// The load of the cluster holding `cpu`.
-    #[inline]
-    pub fn of(topo: &Topology, state: &CpuState, cpu: CpuId) -> Self {
-        let cluster = topo.info(cpu).map_or(0, |i| i.cluster as usize);
-        Self {
-            busy: state.cluster_busy(cluster),
-            size: topo.cluster_cpus(cluster).len() as u16,
-        }
-    }
-
     /// Whether no CPU of the cluster is busy.
     #[inline]
     pub fn is_empty(&self) -> bool {

@@ -182,10 +182,10 @@ impl Policy {
         let mut cpus = topo.cpus().iter();
         let mut from = None;
         for busy in 0..=topo.nr_cpus() as u32 {
-            if busy > 0 {
-                if let Some(cpu) = cpus.next() {
-                    state.occupy(topo, cpu);
-                }
+            if busy > 0
+                && let Some(cpu) = cpus.next()
+            {
+                state.occupy(topo, cpu);
             }
             let active = cluster_balance::active(self.config(), topo, &state);
             match (from, active) {

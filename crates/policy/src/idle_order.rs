@@ -268,14 +268,14 @@ fn pick<const N: usize>(
     prev: Option<CpuId>,
     balance: bool,
 ) -> CpuId {
-    if step == Step::IdlePCore {
-        if let Some(prev) = prev {
-            if set.contains(prev) {
-                return prev;
-            }
-            if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
-                return s;
-            }
+    if step == Step::IdlePCore
+        && let Some(prev) = prev
+    {
+        if set.contains(prev) {
+            return prev;
+        }
+        if let Some(&s) = topo.siblings(prev).iter().find(|s| set.contains(**s)) {
+            return s;
         }
     }
     // The members of the highest capacity among them.
@@ -344,7 +344,7 @@ fn best_of_equals<const N: usize>(
         return CpuId(0);
     };
     for cpu in cpus {
-        if better(topo, cpu, best, None, None) {
+        if better(topo, cpu, best) {
             best = cpu;
         }
     }
@@ -371,7 +371,7 @@ impl<'a> ClusterLoads<'a> {
         }
     }
 
-    /// [`ClusterLoad::of`] for a CPU of the machine.
+    /// The load of the cluster holding `cpu`, a CPU of the machine.
     #[inline]
     fn of(&mut self, cpu: CpuId) -> ClusterLoad {
         let cluster = self.topo.info_of(cpu).cluster;
@@ -387,28 +387,8 @@ impl<'a> ClusterLoads<'a> {
     }
 }
 
-/// Whether `a` beats `b` among CPUs of equal capacity and step (`b` has the lower id), given
-/// their cluster loads when cluster balance is active.
+/// Whether `a` beats `b` among CPUs that tie on everything but rank (`b` has the lower id).
 #[inline]
-fn better(
-    topo: &Topology,
-    a: CpuId,
-    b: CpuId,
-    prev: Option<CpuId>,
-    loads: Option<(ClusterLoad, ClusterLoad)>,
-) -> bool {
-    if let Some((load_a, load_b)) = loads {
-        match load_a.cmp(&load_b) {
-            core::cmp::Ordering::Less => return true,
-            core::cmp::Ordering::Greater => return false,
-            core::cmp::Ordering::Equal => {}
-        }
-    }
-    if prev == Some(a) {
-        return true;
-    }
-    if prev == Some(b) {
-        return false;
-    }
+fn better(topo: &Topology, a: CpuId, b: CpuId) -> bool {
     topo.info_of(a).rank > topo.info_of(b).rank
 }

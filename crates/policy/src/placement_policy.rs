@@ -128,7 +128,7 @@ impl<'a> View<'a> {
     }
 }
 
-/// A placement policy the scheduler core runs. See the [module](self) docs.
+/// A placement policy the scheduler core runs. See the module docs in `src/placement_policy.rs`.
 ///
 /// The core checks every answer: a CPU that does not exist or that the task may not use is
 /// refused (the task goes to the shared queue, counted in

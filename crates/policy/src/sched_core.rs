@@ -85,7 +85,6 @@ struct PlacedTask {
 /// The scheduler core over task storage `S` (`Vec<Slot>`, `[Slot; N]`, `&mut [Slot]`),
 /// running placement policy `P` (hybridland's unless told otherwise).
 ///
-///
 /// quinn-proto's split: the caller hands over what happened as one [`Input`] value with the
 /// time it happened ([`SchedCore::handle`]), and drains what to do as [`Output`] values
 /// ([`SchedCore::poll`]). The core reads no clock, does no I/O, allocates nothing (its task

@@ -18,9 +18,6 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 pub(crate) struct IdleCpus {
     /// Idle CPUs.
     pub(crate) idle: CpuSet,
-    /// CPUs whose whole SMT core is idle.
-    #[allow(dead_code)]
-    pub(crate) idle_smt: CpuSet,
     /// CPUs whose scx_rustland_core queue holds tasks not started yet, when the kernel lets the
     /// program read queue lengths (`None` otherwise).
     pub(crate) queued: Option<CpuSet>,
@@ -36,8 +33,8 @@ pub(crate) struct IdleSnapshot<'obj> {
 impl<'obj> IdleSnapshot<'obj> {
     /// Opens and loads the program (not attached: it only ever runs on request).
     ///
-    /// `snapshot_full` (idle masks and queue lengths) is tried first; if the kernel refuses it,
-    /// `snapshot_idle` (idle masks only) is loaded instead, using `fallback` for the object.
+    /// `snapshot_full` (idle mask and queue lengths) is tried first; if the kernel refuses it,
+    /// `snapshot_idle` (idle mask only) is loaded instead, using `fallback` for the object.
     pub(crate) fn load(
         object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
         fallback: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
@@ -97,15 +94,12 @@ impl<'obj> IdleSnapshot<'obj> {
             );
         }
         let mut idle = [0u64; CpuSet::WORDS];
-        let mut idle_smt = [0u64; CpuSet::WORDS];
         let mut queued = [0u64; CpuSet::WORDS];
         let n = CpuSet::WORDS.min(bss.idle_words.len());
         idle[..n].copy_from_slice(&bss.idle_words[..n]);
-        idle_smt[..n].copy_from_slice(&bss.idle_smt_words[..n]);
         queued[..n].copy_from_slice(&bss.queued_words[..n]);
         Ok(IdleCpus {
             idle: CpuSet::from_words(idle),
-            idle_smt: CpuSet::from_words(idle_smt),
             queued: self.full.then(|| CpuSet::from_words(queued)),
         })
     }

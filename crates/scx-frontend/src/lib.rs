@@ -5,13 +5,13 @@
 //! under `--policy NAME`: [`main_with`] (see the repository's `examples/my-policy`).
 //!
 //! `main` in the order users of the scx schedulers know (scx_bpfland): parse the flags (clap
-//! answers `-V`/`--version` and `--help` and exits); set up the logger; then [`init`] (detect
+//! answers `-V`/`--version` and `--help` and exits); set up the logger; then `init` (detect
 //! the topology, build the policy; `--dry-run` prints and exits; check that sched_ext can be
-//! used here; load the idle-snapshot program and the scheduler), [`run`] (the loop until
+//! used here; load the idle-snapshot program and the scheduler), `run` (the loop until
 //! SIGINT/SIGTERM or the kernel ends it; Ctrl-C is caught by scx_rustland_core's connector,
 //! the one handler the `ctrlc` crate allows per process, and the loop sees it through
 //! `exited()`), report the kernel's exit info, and if the kernel asked for a restart, re-exec
-//! with the same arguments ([`restart`] says why not in-process).
+//! with the same arguments (`restart` says why not in-process).
 
 // No `unsafe` in this crate's own code. The generated bindings need it (the BPF skeletons'
 // accessors, and scx_rustland_core's connector `bpf.rs` for its ring-buffer copy, its

@@ -104,11 +104,11 @@ impl<E> EventQueue<E> {
 
     /// Disarms timer `key`: its pending event, if any, will not come out. Amortised O(1).
     pub fn cancel(&mut self, key: usize) {
-        if let Some(slot) = self.armed.get_mut(key) {
-            if slot.take().is_some() {
-                self.dead += 1;
-                self.tidy();
-            }
+        if let Some(slot) = self.armed.get_mut(key)
+            && slot.take().is_some()
+        {
+            self.dead += 1;
+            self.tidy();
         }
     }
 

@@ -20,7 +20,7 @@
 //! Besides the trace, the builder keeps what the recording says about placement, which is
 //! what a replay of it is compared with: each CPU's busy time and the moves between CPUs.
 //!
-//! The types and the per-task bookkeeping live here; [`events`] takes the reports, [`finish`]
+//! The types and the per-task bookkeeping live here; `events` takes the reports, `finish`
 //! turns what they built into the trace.
 
 use crate::format::{Trace, TraceError};

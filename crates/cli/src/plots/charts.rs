@@ -260,10 +260,11 @@ pub(super) fn latency_cdf(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Res
         line.extend(points.into_iter().filter(|p| p.0 > x_lo));
         // A CDF stays flat after its last sample: drawn to the right edge, so a policy whose
         // every wake-up was served at once shows as a line along 1.
-        if let Some(&(x, y)) = line.last() {
-            if x < x_hi && y > 0.0 {
-                line.push((x_hi, y));
-            }
+        if let Some(&(x, y)) = line.last()
+            && x < x_hi
+            && y > 0.0
+        {
+            line.push((x_hi, y));
         }
         let label = if line.len() == 1 && at_edge == 0.0 {
             format!("{name} (no wake-ups)")

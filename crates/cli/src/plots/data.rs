@@ -146,10 +146,11 @@ impl PolicyPlot {
         if let Some(ns) = r.latency_ns {
             self.latency[latency_bucket(ns)] += 1;
         }
-        if let Some(f) = &mut self.frames {
-            if r.frame_done && r.task == f.task {
-                f.count(r.end_ns);
-            }
+        if let Some(f) = &mut self.frames
+            && r.frame_done
+            && r.task == f.task
+        {
+            f.count(r.end_ns);
         }
     }
 
@@ -227,7 +228,7 @@ mod test {
         f.count(1_500_000);
         f.count(1_000_000_000_000_000);
         assert!(f.per_window.len() <= MAX_FPS_WINDOWS);
-        assert!(f.window_ns > 1_000_000 && f.window_ns % 1_000_000 == 0);
+        assert!(f.window_ns > 1_000_000 && f.window_ns.is_multiple_of(1_000_000));
         assert_eq!(f.per_window.iter().sum::<u32>(), 3);
         // The two early frames share the first, widened window.
         assert_eq!(f.per_window[0], 2);

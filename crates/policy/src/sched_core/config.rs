@@ -39,6 +39,8 @@ pub enum WakePreempt {
     /// core counts the woken task there until it sends that CPU another, so a CPU that then
     /// took a task from the shared queue is not seen ahead again (in the simulator's test,
     /// 20 CPUs of hogs gave 20 preemptions, one each).
+    ///
+    /// [`Target::Preempt`]: crate::Target::Preempt
     SliceAhead,
 }
 

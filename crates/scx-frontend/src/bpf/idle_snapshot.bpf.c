@@ -4,12 +4,12 @@
  *
  * scx_rustland_core hands user space no idle mask, and its select_cpu helper applies the
  * kernel's own idle pick. This separate object holds one BPF_PROG_TYPE_SYSCALL program that
- * copies the sched_ext built-in idle masks (every idle CPU, and the CPUs whose whole SMT core
- * is idle) into global arrays. User space runs it with BPF_PROG_TEST_RUN before each batch of
- * decisions and reads the arrays through the skeleton's mmap'ed .bss.
+ * copies the sched_ext built-in idle mask (every idle CPU) into a global array. User space
+ * runs it with BPF_PROG_TEST_RUN before each batch of decisions and reads the arrays through
+ * the skeleton's mmap'ed .bss.
  *
- * scx_bpf_get_idle_cpumask()/scx_bpf_get_idle_smtmask() are registered for syscall programs
- * (kernel/sched/ext_idle.c). The copy is a snapshot: a CPU may turn busy right after it.
+ * scx_bpf_get_idle_cpumask() is registered for syscall programs (kernel/sched/ext_idle.c).
+ * The copy is a snapshot: a CPU may turn busy right after it.
  */
 #include <scx/common.bpf.h>
 
@@ -20,7 +20,6 @@ char _license[] SEC("license") = "GPL";
 
 /* Outputs, one bit per CPU, the same layout as hybridland_policy::CpuSet's words. */
 u64 idle_words[SNAP_WORDS];
-u64 idle_smt_words[SNAP_WORDS];
 /*
  * CPUs whose scx_rustland_core per-CPU queue (DSQ id = CPU number) holds tasks not yet
  * started: such a CPU is not free even when the kernel calls it idle, and a task whose slice
@@ -36,7 +35,7 @@ u64 nr_snapshots;
 
 static __always_inline int snapshot(bool queues)
 {
-	const struct cpumask *idle, *smt;
+	const struct cpumask *idle;
 	u32 nr = scx_bpf_nr_cpu_ids();
 	u32 w;
 	int cpu;
@@ -46,12 +45,10 @@ static __always_inline int snapshot(bool queues)
 
 	for (w = 0; w < SNAP_WORDS; w++) {
 		idle_words[w] = 0;
-		idle_smt_words[w] = 0;
 		queued_words[w] = 0;
 	}
 
 	idle = scx_bpf_get_idle_cpumask();
-	smt = scx_bpf_get_idle_smtmask();
 
 	/* An open-coded iterator: verified once, whatever the number of CPUs. */
 	bpf_for(cpu, 0, nr) {
@@ -62,14 +59,11 @@ static __always_inline int snapshot(bool queues)
 			break;
 		if (bpf_cpumask_test_cpu(cpu, idle))
 			idle_words[word] |= bit;
-		if (bpf_cpumask_test_cpu(cpu, smt))
-			idle_smt_words[word] |= bit;
 		if (queues && scx_bpf_dsq_nr_queued(cpu) > 0)
 			queued_words[word] |= bit;
 	}
 
 	scx_bpf_put_idle_cpumask(idle);
-	scx_bpf_put_idle_cpumask(smt);
 
 	if (queues)
 		shared_queued = scx_bpf_dsq_nr_queued(SNAP_MAX_CPUS);
@@ -78,14 +72,14 @@ static __always_inline int snapshot(bool queues)
 	return 0;
 }
 
-/* Idle masks and per-CPU queue occupancy. */
+/* The idle mask and per-CPU queue occupancy. */
 SEC("syscall")
 int snapshot_full(void *ctx)
 {
 	return snapshot(true);
 }
 
-/* Idle masks only: the fallback if the kernel refuses snapshot_full. */
+/* The idle mask only: the fallback if the kernel refuses snapshot_full. */
 SEC("syscall")
 int snapshot_idle(void *ctx)
 {

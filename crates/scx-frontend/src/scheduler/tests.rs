@@ -75,7 +75,6 @@ impl SchedOps for FakeOps {
         match self.snapshots.pop_front().unwrap_or(Ok(self.all)) {
             Ok(idle) => Ok(IdleCpus {
                 idle,
-                idle_smt: idle,
                 queued: Some(self.queued_cpus),
             }),
             Err(()) => bail!("snapshot failed"),

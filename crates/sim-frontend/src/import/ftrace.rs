@@ -231,10 +231,10 @@ pub fn import(
         let now = ev.ts_ns;
         timeline.mark(now);
         last_ns = now;
-        if let Some(o) = on_cpu.get_mut(&ev.cpu) {
-            if ev.current == Some(o.pid) {
-                o.seen_ns = now;
-            }
+        if let Some(o) = on_cpu.get_mut(&ev.cpu)
+            && ev.current == Some(o.pid)
+        {
+            o.seen_ns = now;
         }
         match ev.event {
             "sched_switch" => {

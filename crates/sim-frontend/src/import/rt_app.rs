@@ -171,10 +171,10 @@ pub fn summary_lines(notes: &[Unmodelled]) -> Vec<String> {
                     .find(|(f, t, _)| *f == n.feature && **t == n.treatment)
                 {
                     Some((_, _, phases)) => {
-                        if let Some(p) = phase {
-                            if !phases.contains(&p) {
-                                phases.push(p);
-                            }
+                        if let Some(p) = phase
+                            && !phases.contains(&p)
+                        {
+                            phases.push(p);
                         }
                     }
                     None => items.push((&n.feature, &n.treatment, phase.into_iter().collect())),

@@ -95,16 +95,16 @@ impl<'t> TimelineBuilder<'t> {
             self.relations += 1;
             (w, self.relations)
         });
-        if let Some((w, seq)) = by {
-            if let Some(t) = self.tasks.get_mut(&w) {
-                let at = now.max(t.last_ns);
-                t.last_ns = at;
-                if let State::Running { cpu, .. } = t.state {
-                    close_run(self.topo, &mut self.busy_ns, t, at);
-                    t.flush_run();
-                    t.phases.push(Built::Wake { target: pid, seq });
-                    t.state = State::Running { since_ns: at, cpu };
-                }
+        if let Some((w, seq)) = by
+            && let Some(t) = self.tasks.get_mut(&w)
+        {
+            let at = now.max(t.last_ns);
+            t.last_ns = at;
+            if let State::Running { cpu, .. } = t.state {
+                close_run(self.topo, &mut self.busy_ns, t, at);
+                t.flush_run();
+                t.phases.push(Built::Wake { target: pid, seq });
+                t.state = State::Running { since_ns: at, cpu };
             }
         }
         let (t, now) = entry(&mut self.tasks, pid, comm, now);

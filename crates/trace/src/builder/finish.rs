@@ -47,10 +47,10 @@ impl TimelineBuilder<'_> {
                 continue;
             }
             for p in &t.phases {
-                if let Built::Wait { waker, seq, .. } = p {
-                    if unfolded.get(waker) == Some(&true) {
-                        kept.insert(*seq);
-                    }
+                if let Built::Wait { waker, seq, .. } = p
+                    && unfolded.get(waker) == Some(&true)
+                {
+                    kept.insert(*seq);
                 }
             }
         }
@@ -142,10 +142,10 @@ fn settle(
                 }
             }
             Built::Wake { target, seq } => {
-                if kept.contains(&seq) {
-                    if let Some(n) = names.get(&target) {
-                        out.push(Phase::Wake(n.clone()));
-                    }
+                if kept.contains(&seq)
+                    && let Some(n) = names.get(&target)
+                {
+                    out.push(Phase::Wake(n.clone()));
                 }
             }
         }

@@ -26,13 +26,13 @@ impl Trace {
                 supported: TRACE_VERSION,
             });
         }
-        if let Some(d) = self.duration_ns {
-            if d == 0 || d > MAX_DURATION_NS {
-                return Err(top(
-                    "duration_ns",
-                    format!("must be 1..={MAX_DURATION_NS}, got {d}"),
-                ));
-            }
+        if let Some(d) = self.duration_ns
+            && (d == 0 || d > MAX_DURATION_NS)
+        {
+            return Err(top(
+                "duration_ns",
+                format!("must be 1..={MAX_DURATION_NS}, got {d}"),
+            ));
         }
         if self.tasks.is_empty() {
             return Err(top(
@@ -139,10 +139,10 @@ impl Trace {
                 format!("must be 1..=10000, got {}", t.weight),
             ));
         }
-        if let Some(u) = t.util {
-            if u > 1024 {
-                return Err(bad("util", format!("must be 0..=1024, got {u}")));
-            }
+        if let Some(u) = t.util
+            && u > 1024
+        {
+            return Err(bad("util", format!("must be 0..=1024, got {u}")));
         }
         if t.cache_sensitivity_pct > 100 {
             return Err(bad(

@@ -75,10 +75,10 @@ pub(super) fn parse_line(line: &str) -> Option<Line<'_>> {
         let tok_start = rest.len() - rest.trim_start().len();
         let tok = rest[tok_start..].split_whitespace().next()?;
         rest = &rest[tok_start + tok.len()..];
-        if let Some(num) = tok.strip_suffix(':') {
-            if let Some(ns) = seconds_to_ns(num) {
-                break ns;
-            }
+        if let Some(num) = tok.strip_suffix(':')
+            && let Some(ns) = seconds_to_ns(num)
+        {
+            break ns;
         }
         in_interrupt |= flags_say_interrupt(tok);
     };

@@ -137,13 +137,13 @@ impl Importer {
             None => None,
             Some((v, path)) => Some(self.int_in(v, &path, 0, 1024)? as u16),
         };
-        if let (Some(lo), Some(hi)) = (util_min, util_max) {
-            if lo > hi {
-                return Err(self.invalid(
-                    &format!("{base}.util_min"),
-                    format!("{lo} is above util_max {hi}"),
-                ));
-            }
+        if let (Some(lo), Some(hi)) = (util_min, util_max)
+            && lo > hi
+        {
+            return Err(self.invalid(
+                &format!("{base}.util_min"),
+                format!("{lo} is above util_max {hi}"),
+            ));
         }
         Ok(Attributes {
             cpus,
