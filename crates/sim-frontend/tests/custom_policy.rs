@@ -4,7 +4,7 @@
 mod util;
 
 use hybridland_policy::CpuId;
-use hybridland_sim::{SimError, Destination, Trace};
+use hybridland_sim::{Destination, SimError, Trace};
 use util::plain_policy::{lowest_idle, plain_policy, replay_plain};
 
 fn two_tasks() -> Trace {

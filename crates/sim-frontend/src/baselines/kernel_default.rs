@@ -198,15 +198,16 @@ pub fn select_wakeup(topo: &Topology, state: &CpuState, w: &Wakeup<'_>) -> (CpuI
         && llc_all
             .iter()
             .any(|c| state.is_idle(c) && core_idle(topo, state, c));
-    if topo.has_smt() && !has_idle_core && same_llc(topo, w.prev, target) {
-        if let Some(s) = topo
+    if topo.has_smt()
+        && !has_idle_core
+        && same_llc(topo, w.prev, target)
+        && let Some(s) = topo
             .siblings(w.prev)
             .iter()
             .copied()
             .find(|s| *s != w.prev && llc.contains(*s) && state.is_idle(*s))
-        {
-            return (s, KernelStep::IdleSmtSibling);
-        }
+    {
+        return (s, KernelStep::IdleSmtSibling);
     }
     let start = u32::from(target.0) + 1;
     if has_idle_core {
@@ -441,13 +442,12 @@ impl SimPolicy for KernelDefault {
         let Some(prev) = task.prev_cpu else {
             return Decision::plain(Destination::QueueShared);
         };
-        if self.asym {
-            if let Some(to) =
+        if self.asym
+            && let Some(to) =
                 misfit_target(machine.topo, machine.state, task.allowed, prev, task.util)
-            {
-                self.count(KernelStep::Misfit);
-                return Decision::plain(Destination::Run(to));
-            }
+        {
+            self.count(KernelStep::Misfit);
+            return Decision::plain(Destination::Run(to));
         }
         if let Some(to) =
             smt_balance_target(machine.topo, machine.state, task.allowed, prev, self.asym)

@@ -117,22 +117,22 @@ impl<'a> Simulation<'a> {
                 }
             }
             Destination::QueueShared => {
-                if let Some(cpu) = allowed.and(&self.idle).first() {
-                    if vacated != Some(cpu) || allowed.and(&self.idle).count() > 1 {
-                        return Err(invalid(
-                            cpu,
-                            "queued in the shared queue while an allowed CPU is idle",
-                            self,
-                        ));
-                    }
+                if let Some(cpu) = allowed.and(&self.idle).first()
+                    && (vacated != Some(cpu) || allowed.and(&self.idle).count() > 1)
+                {
+                    return Err(invalid(
+                        cpu,
+                        "queued in the shared queue while an allowed CPU is idle",
+                        self,
+                    ));
                 }
                 self.enqueue_shared(t, decision.vtime);
             }
         }
-        if let Some(cpu) = vacated {
-            if self.idle.contains(cpu) {
-                self.dispatch(cpu)?;
-            }
+        if let Some(cpu) = vacated
+            && self.idle.contains(cpu)
+        {
+            self.dispatch(cpu)?;
         }
         Ok(())
     }

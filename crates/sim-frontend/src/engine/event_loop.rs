@@ -41,17 +41,16 @@ impl<'a> Simulation<'a> {
             }
             // A clock read every event would cost more than a small event; every 4,096 events
             // overshoots the limit by well under a second even at a slow 10^4 events/s.
-            if self.nr_events % WALL_CHECK_EVERY == 0 {
-                if let Some(limit) = self.options.max_wall {
-                    if started.elapsed() > limit {
-                        return Err(SimError::WallTimeExceeded {
-                            trace: self.trace_name.clone(),
-                            limit_secs: limit.as_secs_f64(),
-                            events: self.nr_events,
-                            now_ns: self.now,
-                        });
-                    }
-                }
+            if self.nr_events.is_multiple_of(WALL_CHECK_EVERY)
+                && let Some(limit) = self.options.max_wall
+                && started.elapsed() > limit
+            {
+                return Err(SimError::WallTimeExceeded {
+                    trace: self.trace_name.clone(),
+                    limit_secs: limit.as_secs_f64(),
+                    events: self.nr_events,
+                    now_ns: self.now,
+                });
             }
             match event {
                 Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
@@ -71,11 +70,11 @@ impl<'a> Simulation<'a> {
                 self.hand_over(observer);
             }
         }
-        if self.alive > 0 {
-            if let Some(h) = horizon {
-                // Every task left is blocked: the replay still runs to its horizon.
-                self.now = self.now.max(h);
-            }
+        if self.alive > 0
+            && let Some(h) = horizon
+        {
+            // Every task left is blocked: the replay still runs to its horizon.
+            self.now = self.now.max(h);
         }
         if horizon.is_none() && self.alive > 0 {
             if let Some(blocked) = self.blocked() {

@@ -15,13 +15,13 @@ impl<'a> Simulation<'a> {
     /// Brings a running task's remaining work up to now at its current rate.
     pub(super) fn settle(&mut self, t: usize) {
         let now = self.now;
-        if let Some(task) = self.tasks.get_mut(t) {
-            if let Some(run) = &mut task.run {
-                // Before `settled_ns` (a wake-up cost still being paid) nothing is done.
-                let done = u128::from(run.rate) * u128::from(now.saturating_sub(run.settled_ns));
-                task.remaining = task.remaining.saturating_sub(done);
-                run.settled_ns = run.settled_ns.max(now);
-            }
+        if let Some(task) = self.tasks.get_mut(t)
+            && let Some(run) = &mut task.run
+        {
+            // Before `settled_ns` (a wake-up cost still being paid) nothing is done.
+            let done = u128::from(run.rate) * u128::from(now.saturating_sub(run.settled_ns));
+            task.remaining = task.remaining.saturating_sub(done);
+            run.settled_ns = run.settled_ns.max(now);
         }
     }
 

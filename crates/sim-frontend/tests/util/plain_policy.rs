@@ -3,8 +3,8 @@
 
 use hybridland_policy::Topology;
 use hybridland_sim::{
-    Decision, Machine, MachineView, PolicyError, Report, SimError, SimOptions, SimPolicy,
-    Simulation, Destination, TaskView, Trace, presets,
+    Decision, Destination, Machine, MachineView, PolicyError, Report, SimError, SimOptions,
+    SimPolicy, Simulation, TaskView, Trace, presets,
 };
 
 /// A policy named `name` that places each task where `place` says.
