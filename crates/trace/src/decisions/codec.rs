@@ -57,18 +57,45 @@ impl Writer<'_> {
     }
 }
 
-const TAG_QUEUED: u8 = 0;
-const TAG_SNAPSHOT: u8 = 1;
-const TAG_SNAPSHOT_FAILED: u8 = 2;
-const TAG_RECHECK: u8 = 3;
-const TAG_BACKLOG: u8 = 4;
-const TAG_TICK: u8 = 5;
-const TAG_EXIT: u8 = 6;
-const TAG_CLUSTER_BALANCE: u8 = 7;
-const TAG_SENT: u8 = 8;
-const TAG_NUDGED: u8 = 9;
-const TAG_STARTED: u8 = 10;
-const TAG_STOPPED: u8 = 11;
+/// An entry's first byte: what follows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Tag {
+    Queued,
+    Snapshot,
+    SnapshotFailed,
+    Recheck,
+    Backlog,
+    Tick,
+    Exit,
+    ClusterBalance,
+    Sent,
+    Nudged,
+    Started,
+    Stopped,
+}
+
+impl Tag {
+    /// Every tag, at its own value.
+    const ALL: [Self; 12] = [
+        Self::Queued,
+        Self::Snapshot,
+        Self::SnapshotFailed,
+        Self::Recheck,
+        Self::Backlog,
+        Self::Tick,
+        Self::Exit,
+        Self::ClusterBalance,
+        Self::Sent,
+        Self::Nudged,
+        Self::Started,
+        Self::Stopped,
+    ];
+
+    fn of(byte: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(byte)).copied()
+    }
+}
 
 /// A queued task's flags byte: bits 0-1 the arrival (0 a wake-up, else who waits at a slice
 /// end), then which optional fields follow.
@@ -99,7 +126,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
     let (now, input) = match e {
         Entry::Input { now, input } => (*now, input),
         Entry::Sent(s) => {
-            w.byte(TAG_SENT);
+            w.byte(Tag::Sent as u8);
             w.byte(u8::from(s.cpu.is_some()) | u8::from(s.preempt) << 1);
             w.num(u64::from(s.task));
             w.opt(s.cpu.map(u64::from));
@@ -108,7 +135,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             return w.len;
         }
         Entry::Nudged(n) => {
-            w.byte(TAG_NUDGED);
+            w.byte(Tag::Nudged as u8);
             w.num(u64::from(n.cpu));
             w.num(u64::from(n.task));
             return w.len;
@@ -117,7 +144,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
     let time = |w: &mut Writer<'_>| w.num(zigzag(now.0.wrapping_sub(prev_now.0)));
     match input {
         OwnedInput::Queued(q) => {
-            w.byte(TAG_QUEUED);
+            w.byte(Tag::Queued as u8);
             let (arrival, waker) = match q.arrival {
                 Arrival::Wakeup { waker } => (0, waker),
                 Arrival::SliceEnd { waiting } => (
@@ -166,11 +193,11 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         }
         OwnedInput::Snapshot(s) | OwnedInput::Recheck(s) => {
             let tag = if matches!(input, OwnedInput::Snapshot(_)) {
-                TAG_SNAPSHOT
+                Tag::Snapshot
             } else {
-                TAG_RECHECK
+                Tag::Recheck
             };
-            w.byte(tag);
+            w.byte(tag as u8);
             w.byte(snapshot_flags(s));
             time(&mut w);
             w.set(&s.idle);
@@ -180,25 +207,25 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             w.opt(s.caller_cpu.map(|c| u64::from(c.0)));
         }
         OwnedInput::SnapshotFailed => {
-            w.byte(TAG_SNAPSHOT_FAILED);
+            w.byte(Tag::SnapshotFailed as u8);
             time(&mut w);
         }
         OwnedInput::Backlog { waiting } => {
-            w.byte(TAG_BACKLOG);
+            w.byte(Tag::Backlog as u8);
             time(&mut w);
             w.num(*waiting);
         }
         OwnedInput::Tick => {
-            w.byte(TAG_TICK);
+            w.byte(Tag::Tick as u8);
             time(&mut w);
         }
         OwnedInput::Exit { task } => {
-            w.byte(TAG_EXIT);
+            w.byte(Tag::Exit as u8);
             time(&mut w);
             w.num(u64::from(*task));
         }
         OwnedInput::ClusterBalance { mode } => {
-            w.byte(TAG_CLUSTER_BALANCE);
+            w.byte(Tag::ClusterBalance as u8);
             time(&mut w);
             w.byte(match mode {
                 ClusterBalance::Off => 0,
@@ -207,7 +234,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             });
         }
         OwnedInput::Started { task, cpu } => {
-            w.byte(TAG_STARTED);
+            w.byte(Tag::Started as u8);
             time(&mut w);
             w.num(u64::from(*task));
             w.num(u64::from(cpu.0));
@@ -218,7 +245,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             run,
             weight,
         } => {
-            w.byte(TAG_STOPPED);
+            w.byte(Tag::Stopped as u8);
             time(&mut w);
             w.num(u64::from(*task));
             w.num(u64::from(cpu.0));
@@ -290,9 +317,9 @@ impl Reader<'_> {
 /// length; `None` for bytes `encode` did not write.
 pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
     let mut r = Reader { bytes, at: 0 };
-    let tag = r.byte()?;
+    let tag = Tag::of(r.byte()?)?;
     match tag {
-        TAG_SENT => {
+        Tag::Sent => {
             let flags = r.byte()?;
             let task = r.small()?;
             let cpu = r.opt(flags & 1 != 0, Reader::small)?;
@@ -305,7 +332,7 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             };
             return Some((Entry::Sent(sent), r.at));
         }
-        TAG_NUDGED => {
+        Tag::Nudged => {
             let nudged = Nudged {
                 cpu: r.small()?,
                 task: r.small()?,
@@ -315,13 +342,13 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
         _ => {}
     }
     let flags = match tag {
-        TAG_QUEUED | TAG_SNAPSHOT | TAG_RECHECK => r.byte()?,
+        Tag::Queued | Tag::Snapshot | Tag::Recheck => r.byte()?,
         _ => 0,
     };
     let now = TimeNs(prev_now.0.wrapping_add(unzigzag(r.num()?)));
     let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
     let input = match tag {
-        TAG_QUEUED => {
+        Tag::Queued => {
             let task = r.small()?;
             let weight = r.small()?;
             let waker = if flags & Q_WAKER != 0 {
@@ -361,23 +388,23 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
                 },
             })
         }
-        TAG_SNAPSHOT | TAG_RECHECK => {
+        Tag::Snapshot | Tag::Recheck => {
             let s = OwnedSnapshot {
                 idle: r.set()?,
                 queued: r.opt(flags & 1 != 0, Reader::set)?,
                 caller_cpu: r.opt(flags & 2 != 0, cpu)?,
             };
-            if tag == TAG_SNAPSHOT {
+            if tag == Tag::Snapshot {
                 OwnedInput::Snapshot(s)
             } else {
                 OwnedInput::Recheck(s)
             }
         }
-        TAG_SNAPSHOT_FAILED => OwnedInput::SnapshotFailed,
-        TAG_BACKLOG => OwnedInput::Backlog { waiting: r.num()? },
-        TAG_TICK => OwnedInput::Tick,
-        TAG_EXIT => OwnedInput::Exit { task: r.small()? },
-        TAG_CLUSTER_BALANCE => OwnedInput::ClusterBalance {
+        Tag::SnapshotFailed => OwnedInput::SnapshotFailed,
+        Tag::Backlog => OwnedInput::Backlog { waiting: r.num()? },
+        Tag::Tick => OwnedInput::Tick,
+        Tag::Exit => OwnedInput::Exit { task: r.small()? },
+        Tag::ClusterBalance => OwnedInput::ClusterBalance {
             mode: match r.byte()? {
                 0 => ClusterBalance::Off,
                 1 => ClusterBalance::On,
@@ -385,11 +412,11 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
                 _ => return None,
             },
         },
-        TAG_STARTED => OwnedInput::Started {
+        Tag::Started => OwnedInput::Started {
             task: r.small()?,
             cpu: cpu(&mut r)?,
         },
-        TAG_STOPPED => OwnedInput::Stopped {
+        Tag::Stopped => OwnedInput::Stopped {
             task: r.small()?,
             cpu: cpu(&mut r)?,
             run: LastRun {
