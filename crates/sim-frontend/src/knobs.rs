@@ -3,7 +3,7 @@
 
 use crate::asym_capacity::AsymCapacity;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
-use crate::options::{SimOptions, UtilSource};
+use crate::options::{SimOptions, ReplayUtil};
 use hybridland_policy::{
     ClusterBalance, ConfigError, CoreConfig, PolicyConfig, PrimaryDomain, WakePreempt,
 };
@@ -289,8 +289,8 @@ impl Knobs {
                 "policy_seed" => o.policy_seed = Some(num()?),
                 "util_source" => {
                     o.util_source = match value {
-                        "estimator" => UtilSource::Estimator,
-                        "hint" => UtilSource::Hint,
+                        "estimator" => ReplayUtil::Estimator,
+                        "hint" => ReplayUtil::Hint,
                         _ => {
                             return Err(KnobError::BadValue {
                                 key: key.to_owned(),

@@ -28,12 +28,12 @@ pub struct SimOptions {
     pub max_wall: Option<core::time::Duration>,
     /// Where the utilisation the policy sees comes from. Default: the policy crate's
     /// estimator over what each task actually ran, as the live scheduler does.
-    pub util_source: UtilSource,
+    pub util_source: ReplayUtil,
 }
 
 /// Where a task's utilisation comes from in a replay.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum UtilSource {
+pub enum ReplayUtil {
     /// The policy crate's estimator ([`hybridland_policy::UtilEstimate`]) over the runs the
     /// replay gives the task: what the live scheduler sees.
     #[default]
@@ -43,7 +43,7 @@ pub enum UtilSource {
     Hint,
 }
 
-impl UtilSource {
+impl ReplayUtil {
     /// The name `--set util_source=` takes.
     pub const fn name(self) -> &'static str {
         match self {
@@ -64,7 +64,7 @@ impl Default for SimOptions {
             max_events: 200_000_000,
             max_time_ns: 1_000_000_000_000_000,
             max_wall: None,
-            util_source: UtilSource::Estimator,
+            util_source: ReplayUtil::Estimator,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! queues, and balancing moves between CPU queues.
 
 use super::{DecisionObserver, DecisionRecord, SimError, Simulation, Status};
-use crate::options::UtilSource;
+use crate::options::ReplayUtil;
 use crate::sim_policy::{Destination, EngineView, Reason, TaskView};
 use hybridland_policy::CpuId;
 
@@ -19,8 +19,8 @@ impl<'a> Simulation<'a> {
         let allowed = self.allowed[self.tasks[t].spec];
         let prev = self.tasks[t].last_cpu;
         let util = match self.options.util_source {
-            UtilSource::Estimator => self.policy.estimate(t),
-            UtilSource::Hint => self.tasks[t].util_hint,
+            ReplayUtil::Estimator => self.policy.estimate(t),
+            ReplayUtil::Hint => self.tasks[t].util_hint,
         };
         let view = EngineView {
             topo: self.topo,
@@ -34,7 +34,7 @@ impl<'a> Simulation<'a> {
             allowed: &allowed,
             prev_cpu: prev,
             util,
-            from_hint: self.options.util_source == UtilSource::Hint,
+            from_hint: self.options.util_source == ReplayUtil::Hint,
             weight: self.tasks[t].weight,
             reason,
             waker_cpu: self.tasks[t].waker_cpu,
