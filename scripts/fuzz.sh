@@ -114,7 +114,7 @@ for t in $targets; do
   # -timeout: an input running over 10 s counts as a crash (a hang);
   # -rss_limit_mb: so does growing past 2 GiB. replay's limits workload (a 1024-CPU cluster,
   # 250,000 events of tiny runs) peaks at tens of MiB when healthy, so 512 MiB there: memory
-  # that grows with events or work that grows with the cluster is a crash (issue 13). Its
+  # that grows with events or work that grows with the cluster is a crash. Its
   # largest trace (200,000 tasks, the format's limit) stays within that too.
   rss=2048
   if [[ $t == replay ]]; then rss=512; fi

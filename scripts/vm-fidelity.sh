@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/vm-fidelity.sh: how close the simulator comes to the live scheduler (issue 11 item 5).
+# scripts/vm-fidelity.sh: how close the simulator comes to the live scheduler.
 #
 # Boots the vm-check guest (Debian sid's cloud kernel, 8 vCPUs as 4 cores x 2 threads,
 # single-threaded TCG; scripts/vm/lib.sh) and runs three workloads (scripts/vm/guest-fidelity.sh):

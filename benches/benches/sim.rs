@@ -19,7 +19,7 @@ fn replay_rate(c: &mut Criterion) {
 
 /// 1024 CPUs in one L2 cluster, 900 of them kept busy by insensitive tasks, beside 64 looping
 /// tasks (16 entries x 4 copies, cache sensitivities 0 to 96%) of 100 run/sleep rounds each:
-/// per-event work must not grow with the cluster (issue 13, defect 2; the full-cluster walk
+/// per-event work must not grow with the cluster (the full-cluster walk
 /// ran this at about 1,000 events/s). Compare its events/s with `replay-20k-tasks`.
 fn replay_rate_one_cluster(c: &mut Criterion) {
     let text = busy_cluster_trace_json(900, 16, 4, 100);

@@ -7,7 +7,7 @@ use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
 use hybridland_policy::{
     Affinity, Arrival, ClusterBalance, CoreConfig, CoreKind, CpuId, CpuSet, CpuState, Dispatch,
     Input, LastRun, Occupancy, Output, Policy, PolicyConfig, PrimaryDomain, Queued, SchedCore,
-    Slot, Target, TaskHints, TimeNs, Topology, UtilSource,
+    Slot, Target, TaskHints, TaskId, TimeNs, Topology, UtilSource,
 };
 
 /// The machine sizes the benchmarks cover.
@@ -174,7 +174,7 @@ impl CoreWakeups {
         .expect("the benchmark machines fit the default knobs");
         for cpu in case.topo.cpus().iter().filter(|c| !case.state.is_idle(*c)) {
             let busy = Input::Started {
-                task: u32::MAX - 1,
+                task: TaskId(u32::MAX - 1),
                 cpu,
             };
             core.handle(TimeNs(0), busy)
@@ -198,7 +198,7 @@ impl CoreWakeups {
         self.at += 10_000;
         self.task = (self.task + 1) % 1_000;
         let q = Queued {
-            task: self.task,
+            task: TaskId(self.task),
             token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: self.prev_cpu,
@@ -225,7 +225,7 @@ impl CoreWakeups {
                 stop_ns: self.at + 5_000,
             };
             let stopped = Input::Stopped {
-                task: self.task,
+                task: TaskId(self.task),
                 cpu,
                 run: ran,
                 weight: 100,
@@ -321,8 +321,8 @@ pub fn busy_cluster_trace_json(background: u32, specs: usize, copies: u32, loops
 pub const SIM_PRESET: &str = "rpl-desktop";
 
 /// A valid machine of `cpus` identical E-cores (capacity 1024, no SMT) that all share one L2
-/// cluster: the shape where per-event work used to grow with the square of the cluster size
-/// (issue 13, defect 2), because every occupancy change re-rated the whole cluster.
+/// cluster: the shape where per-event work would grow with the square of the cluster size if
+/// every occupancy change re-rated the whole cluster.
 ///
 /// # Panics
 /// If the topology builder refuses it (`cpus` of 0 or beyond the policy crate's CPU limit).

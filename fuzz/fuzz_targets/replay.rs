@@ -8,7 +8,7 @@
 //! replayed within the event bound and `-rss_limit_mb`.
 //!
 //! One input in [`LIMITS_ONE_IN`] instead drives the engine towards its documented limits
-//! (issue 13, defect 6): up to 1,024 CPUs in one L2 cluster, up to 1,024 long-running tasks
+//!: up to 1,024 CPUs in one L2 cluster, up to 1,024 long-running tasks
 //! (with the loopers, up to 128 of them cache-sensitive) beside up to 64 tasks looping up to
 //! 10^9 times over runs and sleeps of a few nanoseconds, replayed for up to 250,000 events.
 //! Healthy, such a replay takes under a second (a few with coverage instrumentation) and tens

@@ -6,7 +6,9 @@ mod common;
 use common::{hybrid_sim, hybrid_sim_to_full, random_round, root};
 
 use hybridland_policy::rng::Pcg32;
-use hybridland_policy::{Affinity, ClusterBalance, CpuId, CpuSet, PolicyConfig, SchedCore, Slot};
+use hybridland_policy::{
+    Affinity, ClusterBalance, CpuId, CpuSet, PolicyConfig, SchedCore, Slot, TaskId,
+};
 use hybridland_sim::machine_file::Machine;
 use hybridland_trace::decisions::{CoreSettings, DecisionLog, Entry, FORMAT, Header, VERSION};
 
@@ -32,13 +34,13 @@ fn live_like_log() -> DecisionLog {
         knobs,
         core: CoreSettings::from(&config),
         max_tasks: 64,
-        helper: Some(999),
+        helper: Some(TaskId(999)),
         max_bytes: 1 << 20,
         truncated: false,
     });
     let storage = vec![Slot::EMPTY; Slot::count_for(64)];
     let mut core = SchedCore::new(topo.clone(), &knobs, config, storage).unwrap();
-    core.set_helper(Some(999));
+    core.set_helper(Some(TaskId(999)));
     let all = *topo.cpus();
     let pinned: CpuSet = [CpuId(0), CpuId(1)].into_iter().collect();
     let mut rng = Pcg32::new(21, 0);

@@ -1,4 +1,4 @@
-//! Every input file `hybrid-sim` reads is bounded before it is read (issue 24, item 7): a
+//! Every input file `hybrid-sim` reads is bounded before it is read: a
 //! trace, an rt-app file, a recording for `import ftrace`, the live file of `compare`, a
 //! machine file and a decision log each refuse a file over their limit, a FIFO, `/dev/zero`
 //! and a directory with an input error (exit status 2) naming the path and what it is, without

@@ -1,7 +1,7 @@
-//! `hybrid-sim` under a real address-space limit. `replay` (issue 13, defect 1): a valid trace
+//! `hybrid-sim` under a real address-space limit. `replay`: a valid trace
 //! of many tiny runs used to abort out of memory because superseded slice ends stayed in the
 //! event heap; its memory now depends on tasks and CPUs only. Every input at its documented
-//! maximum (issue 24, item 7) is read in 1 GiB: a trace of 200,000 tasks (`validate`,
+//! maximum is read in 1 GiB: a trace of 200,000 tasks (`validate`,
 //! `replay`), a recording (`import ftrace`), an rt-app file (`import rt-app`) and a decision
 //! log (`decisions`), each generated just under its size limit in a directory removed after.
 #![cfg(unix)]
@@ -10,7 +10,7 @@ mod common;
 use common::random_round;
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
-    Affinity, ClusterBalance, CoreConfig, CpuId, CpuSet, PolicyConfig, SchedCore, Slot,
+    Affinity, ClusterBalance, CoreConfig, CpuId, CpuSet, PolicyConfig, SchedCore, Slot, TaskId,
 };
 use hybridland_sim::import::ftrace::MAX_FTRACE_BYTES;
 use hybridland_sim::import::rt_app::MAX_RT_APP_BYTES;
@@ -83,7 +83,7 @@ fn tiny_runs_replay_within_a_memory_limit() {
     );
 }
 
-/// 1 GiB of address space: the documented maxima must be read within it (issue 24, item 7).
+/// 1 GiB of address space: the documented maxima must be read within it.
 const ONE_GIB_KIB: u32 = 1024 * 1024;
 
 /// A trace at the documented task limit (200,000 tasks, about 60 MB of compact JSON): each
@@ -440,7 +440,7 @@ const LOG_MACHINE: &str = include_str!("../../sim-frontend/presets/rpl-desktop.t
 const LOG_TASKS: u32 = 256;
 const LOG_MAX_TASKS: usize = 1024;
 /// The nudge helper's pid.
-const LOG_HELPER: u32 = 99_999;
+const LOG_HELPER: TaskId = TaskId(99_999);
 
 fn log_line(out: &mut Counted, entry: &impl serde::Serialize) {
     serde_json::to_writer(&mut *out, entry).unwrap();

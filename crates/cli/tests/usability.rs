@@ -1,4 +1,4 @@
-//! The usability list of issue 13: decision lines at -vv, no colour codes off a terminal, one
+//! What a user expects: decision lines at -vv, no colour codes off a terminal, one
 //! --json shape, per-CPU busy time, validate's replay limits, --set errors naming the key,
 //! 2^64 as an integer, a trace's machine file beside the trace, knob ranges and defaults.
 

@@ -29,7 +29,7 @@
 //! let storage = vec![Slot::EMPTY; Slot::count_for(1000)];
 //! let mut core = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)?;
 //! let woke = Queued {
-//!     task: 42,
+//!     task: TaskId(42),
 //!     token: 0,
 //!     arrival: Arrival::Wakeup { waker: None },
 //!     cpu: None,

@@ -6,7 +6,7 @@
 //! frees up: no policy call, no idle snapshot, no task table, no task events, no nudges. What
 //! it costs is the cost of scx_rustland_core at its cheapest.
 //!
-//! Two things differ from scx_rlfifo (BENCHMARKS.md, "Issue 23: --fifo against scx_rlfifo"):
+//! Two things differ from scx_rlfifo (BENCHMARKS.md compares the two):
 //! the slice is the full one (scx_rlfifo divides it by one more than the tasks waiting, which
 //! gave 0.96 of the full slice's switch rate in two VM boots), and once the selection finds no
 //! idle CPU for a task that may run anywhere, the rest of the batch goes to the shared queue

@@ -58,7 +58,7 @@ use anyhow::{Context, Result, bail};
 use hybridland_policy::{
     Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Nudging,
     Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot,
-    Target, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
+    Target, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Entry, Header};
 use std::collections::VecDeque;
@@ -152,7 +152,7 @@ impl<O: SchedOps> Scheduler<O> {
             SchedCore::with_policy(topo, policy, cfg.core(nudger.is_some()), storage)
                 .context("the task storage")?,
         );
-        core.set_helper(nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()));
+        core.set_helper(nudger.as_ref().and_then(Nudger::task_id));
         let mut sched = Self {
             ops,
             core,
@@ -251,7 +251,7 @@ impl<O: SchedOps> Scheduler<O> {
         if let Some(out @ Output::Nudge(n)) = self.core.poll()
             && let Some(nudger) = self.nudger.as_mut()
         {
-            debug!(cpu = n.cpu.0, pid = n.task, better = %n.better.step, "nudge");
+            debug!(cpu = n.cpu.0, pid = n.task.0, better = %n.better.step, "nudge");
             nudger.wake();
             self.carried_out(&out);
         }
@@ -368,7 +368,7 @@ impl<O: SchedOps> Scheduler<O> {
                 // The core gives back the tokens it was handed, so this is a core defect.
                 error!(
                     token = d.token,
-                    pid = d.task,
+                    pid = d.task.0,
                     "a dispatch for no task of the batch"
                 );
                 continue;
@@ -467,7 +467,7 @@ fn queued_input<'a>(
     };
     Queued {
         // Pids are positive; a negative one cannot be stored, and is decided untracked.
-        task: u32::try_from(task.pid).unwrap_or(u32::MAX),
+        task: u32::try_from(task.pid).map_or(TaskId::UNTRACKABLE, TaskId),
         token: 0,
         arrival,
         cpu,

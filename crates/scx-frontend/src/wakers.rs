@@ -61,7 +61,7 @@ impl Wakers {
         let e = slot.filter(|e| e.pid == pid)?;
         *slot = None;
         (now_ns.saturating_sub(e.at_ns) <= MAX_AGE_NS).then(|| Waker {
-            task: TaskId::try_from(e.waker_pid).ok(),
+            task: u32::try_from(e.waker_pid).ok().map(TaskId),
             cpu: e.cpu,
         })
     }
@@ -79,7 +79,7 @@ mod tests {
         assert_eq!(
             w.take(10, 2_000),
             Some(Waker {
-                task: Some(3),
+                task: Some(TaskId(3)),
                 cpu: CpuId(4)
             })
         );
@@ -109,6 +109,6 @@ mod tests {
         assert_eq!(w.take(other, 2_000).map(|w| w.cpu), Some(CpuId(6)));
         // Negative pids (never a live thread's) map to a slot like any other.
         w.note(-1, 3, CpuId(1), 1_000);
-        assert_eq!(w.take(-1, 1_000).map(|w| w.task), Some(Some(3)));
+        assert_eq!(w.take(-1, 1_000).map(|w| w.task), Some(Some(TaskId(3))));
     }
 }

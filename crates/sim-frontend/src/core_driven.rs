@@ -10,7 +10,7 @@ pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input,
     LastRun, Nudge, Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig, Queued,
-    Reach, SchedCore, Slot, Step, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    Reach, SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -186,7 +186,7 @@ impl CoreDriven {
         };
         let queued = Queued {
             // Task indices are below the trace's task limit, far from u32::MAX.
-            task: u32::try_from(task.id).unwrap_or(u32::MAX),
+            task: u32::try_from(task.id).map_or(TaskId::UNTRACKABLE, TaskId),
             token: 0,
             arrival,
             cpu: task.prev_cpu,
@@ -366,14 +366,14 @@ impl PolicyDriver for CoreDriven {
 
     fn started(&mut self, now_ns: u64, task: usize, cpu: CpuId) {
         if let Some(core) = self.core.as_deref_mut() {
-            let task = task as u32;
+            let task = TaskId(task as u32);
             let _ = core.handle(TimeNs(now_ns), Input::Started { task, cpu });
         }
     }
 
     fn stopped(&mut self, now_ns: u64, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
         if let Some(core) = self.core.as_deref_mut() {
-            let task = task as u32;
+            let task = TaskId(task as u32);
             let input = Input::Stopped {
                 task,
                 cpu,
@@ -386,7 +386,7 @@ impl PolicyDriver for CoreDriven {
 
     fn exited(&mut self, now_ns: u64, task: usize) {
         if let Some(core) = self.core.as_deref_mut() {
-            let id = task as u32;
+            let id = TaskId(task as u32);
             if let Some(slot) = self.final_util.get_mut(task) {
                 *slot = core.task(id).map(|s| s.util());
             }
@@ -426,7 +426,10 @@ impl PolicyDriver for CoreDriven {
             .get(task)
             .copied()
             .flatten()
-            .or_else(|| core.and_then(|c| c.task(task as u32)).map(|s| s.util()))
+            .or_else(|| {
+                core.and_then(|c| c.task(TaskId(task as u32)))
+                    .map(|s| s.util())
+            })
             .unwrap_or(0)
     }
 

@@ -204,7 +204,7 @@ pub fn replay_decisions_observed(
             report.difference = Some(Difference {
                 line: i + 2,
                 now_ns: now,
-                task: Some(task),
+                task: Some(task.0),
                 logged,
                 replayed,
                 inputs: recent

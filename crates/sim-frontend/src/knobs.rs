@@ -3,7 +3,7 @@
 
 use crate::asym_capacity::AsymCapacity;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
-use crate::options::{SimOptions, ReplayUtil};
+use crate::options::{ReplayUtil, SimOptions};
 use hybridland_policy::{
     ClusterBalance, ConfigError, CoreConfig, PolicyConfig, PrimaryDomain, WakePreempt,
 };

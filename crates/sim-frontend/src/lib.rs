@@ -71,7 +71,7 @@ pub use knobs::{KnobError, Knobs};
 pub use live::{LiveError, LiveStats};
 pub use machine::{CorePower, IdleExitNs, MachineModel, ModelError};
 pub use machine_file::{Machine, MachineError, load_topology_file};
-pub use options::{SimOptions, ReplayUtil};
+pub use options::{ReplayUtil, SimOptions};
 pub use registry::{PolicyKind, policy_by_name};
 pub use replay_limits::ReplayLimits;
 pub use report::Report;

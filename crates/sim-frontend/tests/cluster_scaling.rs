@@ -1,4 +1,4 @@
-//! Per-event work does not grow with the L2 cluster (issue 13, defect 2). Counted, not timed:
+//! Per-event work does not grow with the L2 cluster. Counted, not timed:
 //! `summary.rate_refreshes` counts every running task whose speed the engine recomputed, which
 //! the old full-cluster walk made about (running tasks in the cluster) per event.
 

@@ -1,5 +1,4 @@
-//! A replay's memory grows with its tasks and CPUs, never with its events (issue 13, defect
-//! 1): re-armed slice-end and completion timers replace their pending event instead of
+//! A replay's memory grows with its tasks and CPUs, never with its events: re-armed slice-end and completion timers replace their pending event instead of
 //! piling up in the event queue until their due time.
 
 mod util;

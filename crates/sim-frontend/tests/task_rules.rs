@@ -123,7 +123,7 @@ proptest! {
     }
 }
 
-/// Musical chairs (issue 13): four staggered periodic tasks (2.5 ms run, 1.5 ms sleep, 40
+/// Musical chairs: four staggered periodic tasks (2.5 ms run, 1.5 ms sleep, 40
 /// rounds) on the idle i7-13800H, whose 6 P-cores are enough for one each. Without the home
 /// rule the lowest idle P-core won, which was another sleeping task's core: 156 migrations, 39
 /// of each task's 40 wake-ups. With it every task keeps a core of its own.

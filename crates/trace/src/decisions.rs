@@ -11,7 +11,7 @@
 
 use hybridland_policy::{
     CoreConfig, CpuId, Dispatch, Input, Nudge, Nudging, Occupancy, Output, OwnedInput,
-    PolicyConfig, SliceMode, Target, TimeNs, WakePreempt,
+    PolicyConfig, SliceMode, Target, TaskId, TimeNs, WakePreempt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +51,7 @@ pub struct Header {
     /// The task storage's capacity (`--max-tasks`).
     pub max_tasks: usize,
     /// The nudge helper's task id, if there was one.
-    pub helper: Option<u32>,
+    pub helper: Option<TaskId>,
     /// The most bytes the log keeps in memory while the loop runs (entries packed, 10-40
     /// bytes each on a machine of up to 64 CPUs).
     pub max_bytes: usize,
@@ -160,7 +160,7 @@ pub enum Entry {
 #[serde(deny_unknown_fields)]
 pub struct Sent {
     /// Task id (pid).
-    pub task: u32,
+    pub task: TaskId,
     /// The CPU, or absent for the shared queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<u16>,
@@ -208,7 +208,7 @@ pub struct Nudged {
     /// The CPU nudged.
     pub cpu: u16,
     /// The task on it.
-    pub task: u32,
+    pub task: TaskId,
 }
 
 impl Nudged {

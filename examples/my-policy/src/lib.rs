@@ -57,7 +57,7 @@ mod test {
     use super::*;
     use hybridland_policy::{
         Affinity, Arrival, CoreConfig, CoreKind, CpuSet, Input, Output, Queued, SchedCore, Slot,
-        Snapshot, Target, TimeNs, TopologyBuilder, UtilSource,
+        Snapshot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
     };
 
     /// One P-core with SMT (CPUs 0-1, capacity 1024) and two E-cores (2-3, capacity 600).
@@ -85,7 +85,7 @@ mod test {
         let mut core =
             SchedCore::with_policy(topo, LittleFirst, CoreConfig::DEFAULT, storage).unwrap();
         let task = Queued {
-            task: 1,
+            task: TaskId(1),
             token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: prev.map(CpuId),

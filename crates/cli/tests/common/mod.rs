@@ -83,8 +83,8 @@ pub(crate) fn random_round<
     log: &mut dyn FnMut(&hybridland_trace::decisions::Entry),
 ) -> usize {
     use hybridland_policy::{
-        Arrival, CpuId, CpuSet, Input, LastRun, Output, Queued, Snapshot, TimeNs, UtilSource,
-        Waiting, Waker,
+        Arrival, CpuId, CpuSet, Input, LastRun, Output, Queued, Snapshot, TaskId, TimeNs,
+        UtilSource, Waiting, Waker,
     };
     use hybridland_trace::decisions::Entry;
     let at = TimeNs(now);
@@ -103,7 +103,7 @@ pub(crate) fn random_round<
         let i = (task - 100) as usize;
         let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
         let q = Queued {
-            task,
+            task: TaskId(task),
             token: 0,
             arrival: if slice_end {
                 Arrival::SliceEnd {
@@ -158,7 +158,7 @@ pub(crate) fn random_round<
         sent += 1;
         if let (Some(c), Some(slot)) = (
             d.target.cpu(),
-            last_cpu.get_mut(d.task.wrapping_sub(100) as usize),
+            last_cpu.get_mut(d.task.0.wrapping_sub(100) as usize),
         ) {
             *slot = Some(c);
         }
@@ -171,7 +171,7 @@ pub(crate) fn random_round<
     }
     if rng.below(40) == 0 {
         let task = 100 + rng.below(last_cpu.len() as u32);
-        feed(core, log, Input::Exit { task }).unwrap();
+        feed(core, log, Input::Exit { task: TaskId(task) }).unwrap();
         last_cpu[(task - 100) as usize] = None;
     }
     sent

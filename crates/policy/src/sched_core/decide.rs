@@ -3,7 +3,7 @@
 use super::slots::Record;
 use super::{
     Allowed, Arrival, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode, Slot, Target,
-    UtilSource, WakePreempt, Why,
+    TaskId, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::Placement;
@@ -271,7 +271,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     fn mark_sent(
         &mut self,
         cpu: CpuId,
-        task: u32,
+        task: TaskId,
         restricted: Option<&CpuSet>,
         util: u16,
         vtime: u64,

@@ -31,7 +31,7 @@ pub(super) struct Record {
 
 /// `key` of a free slot: no task id the frontends produce (pids are at most 2^22, simulator
 /// task indices at most the trace limit).
-const FREE: TaskId = TaskId::MAX;
+const FREE: TaskId = TaskId::UNTRACKABLE;
 
 impl Slot {
     /// A free slot.
@@ -114,7 +114,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Slots<S> {
 
     /// Fibonacci hashing: sequential ids (pids, task indices) spread over the table.
     fn home_of(&self, key: TaskId) -> usize {
-        (key.wrapping_mul(0x9E37_79B9) as usize) & self.mask()
+        (key.0.wrapping_mul(0x9E37_79B9) as usize) & self.mask()
     }
 
     /// Where `key` is, or the free slot where it would go.
@@ -256,7 +256,7 @@ mod test {
                 match op {
                     0 => {
                         let room = model.len() < table.capacity() || model.contains_key(&key);
-                        match table.entry(key) {
+                        match table.entry(TaskId(key)) {
                             Some(rec) => {
                                 prop_assert!(room);
                                 rec.seen_ns = step;
@@ -265,7 +265,7 @@ mod test {
                             None => prop_assert!(!room),
                         }
                     }
-                    1 => prop_assert_eq!(table.remove(key).map(|r| r.seen_ns), model.remove(&key)),
+                    1 => prop_assert_eq!(table.remove(TaskId(key)).map(|r| r.seen_ns), model.remove(&key)),
                     _ => {
                         let cut = step / 2;
                         table.retain(|r| r.seen_ns >= cut, |_| {});
@@ -275,13 +275,13 @@ mod test {
                 prop_assert_eq!(table.len(), model.len());
                 prop_assert!(table.len() <= table.capacity());
                 for k in 0u32..40 {
-                    prop_assert_eq!(table.get(k).map(|r| r.seen_ns), model.get(&k).copied());
+                    prop_assert_eq!(table.get(TaskId(k)).map(|r| r.seen_ns), model.get(&k).copied());
                 }
             }
             let mut keys: Vec<u32> = model.keys().copied().collect();
             keys.sort_unstable();
             for k in keys {
-                prop_assert!(table.get_mut(k).is_some());
+                prop_assert!(table.get_mut(TaskId(k)).is_some());
             }
         }
     }

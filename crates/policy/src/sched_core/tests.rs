@@ -22,9 +22,9 @@ fn core(topo: &Topology, policy: &PolicyConfig, config: CoreConfig, max_tasks: u
     .unwrap()
 }
 
-fn wakeup(task: TaskId, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
+fn wakeup(task: u32, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
     Queued {
-        task,
+        task: TaskId(task),
         token: 0,
         arrival: Arrival::Wakeup { waker: None },
         cpu,
@@ -35,7 +35,7 @@ fn wakeup(task: TaskId, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
     }
 }
 
-fn slice_end(task: TaskId, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queued<'_> {
+fn slice_end(task: u32, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queued<'_> {
     Queued {
         arrival: Arrival::SliceEnd { waiting },
         ..wakeup(task, Some(cpu), allowed)
@@ -60,9 +60,9 @@ fn core_for(s: &Scenario) -> Core {
             start_ns: 0,
             stop_ns: 1,
         };
-        c.handle_stopped(id, cpu, run, 100);
-        c.handle_started(id, cpu);
-        c.handle_stopped(id, cpu, run, 100);
+        c.handle_stopped(TaskId(id), cpu, run, 100);
+        c.handle_started(TaskId(id), cpu);
+        c.handle_stopped(TaskId(id), cpu, run, 100);
     }
     feed(&mut c, 1_000, Input::Snapshot(snapshot(&s.idle)));
     c
@@ -266,9 +266,12 @@ fn slice_ends_are_decided_before_wakeups() {
     );
     feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[0, 1, 2, 3]))));
     let ds = poll_all(&mut c);
-    assert_eq!((ds[0].task, ds[0].why), (2, Why::Kept));
+    assert_eq!((ds[0].task, ds[0].why), (TaskId(2), Why::Kept));
     assert_eq!(ds[0].target, Target::Cpu(CpuId(0)));
-    assert_eq!((ds[1].task, ds[1].target), (1, Target::Cpu(CpuId(2))));
+    assert_eq!(
+        (ds[1].task, ds[1].target),
+        (TaskId(1), Target::Cpu(CpuId(2)))
+    );
 }
 
 /// The audit checks each decision of a batch on the state the core had at that point, and
@@ -308,9 +311,9 @@ fn the_audit_checks_each_decision_and_names_a_violation() {
         step: Step::IdleECore,
         reach: crate::Reach::Primary,
     };
-    c.audit_wakeup(9, &hints, &wrong);
+    c.audit_wakeup(TaskId(9), &hints, &wrong);
     let (task, rule) = c.audit().unwrap().first_violation.clone().unwrap();
-    assert_eq!((task, rule.rule), (9, "idle"), "{rule}");
+    assert_eq!((task, rule.rule), (TaskId(9), "idle"), "{rule}");
 }
 
 /// Three tasks that took turns on CPU 2 are not all sent back to it.
@@ -475,18 +478,20 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
     let s = c.stats();
     let held = u64::from(capacity);
     assert_eq!((s.tracked, s.high_water, s.untracked), (held, held, 3));
-    assert!(c.task(capacity).is_none());
-    assert!(c.task(0).unwrap().util() > 0);
+    assert!(c.task(TaskId(capacity)).is_none());
+    assert!(c.task(TaskId(0)).unwrap().util() > 0);
     let homes = |c: &Core| u32::from(c.state().home_count(&topo, CpuId(4)));
     assert_eq!(homes(&c), capacity, "only held tasks have homes");
-    c.handle(TimeNs(0), Input::Exit { task: 0 }).unwrap();
+    c.handle(TimeNs(0), Input::Exit { task: TaskId(0) })
+        .unwrap();
     assert_eq!(c.stats().exits_tracked, 1, "held");
-    c.handle(TimeNs(0), Input::Exit { task: 0 }).unwrap();
+    c.handle(TimeNs(0), Input::Exit { task: TaskId(0) })
+        .unwrap();
     assert_eq!(c.stats().exits_tracked, 1, "no longer held");
     assert_eq!(homes(&c), capacity - 1);
     feed(&mut c, 4_000_000, Input::Queued(ran(capacity)));
     let _ = poll_all(&mut c);
-    assert!(c.task(capacity).is_some());
+    assert!(c.task(TaskId(capacity)).is_some());
     let s = c.stats();
     assert_eq!((s.exits, s.exits_tracked, s.untracked), (2, 1, 3));
 }
@@ -521,7 +526,7 @@ fn the_age_prune_forgets_silent_tasks() {
         c.handle(now, Input::Tick).unwrap();
         now = c.poll_timeout().unwrap();
     }
-    assert!(c.task(1).is_none() && c.task(2).is_some());
+    assert!(c.task(TaskId(1)).is_none() && c.task(TaskId(2)).is_some());
     assert_eq!(c.stats().forgotten, 1);
     assert_eq!(c.state().home_count(&topo, CpuId(0)), 1);
 }
@@ -531,7 +536,7 @@ fn the_age_prune_forgets_silent_tasks() {
 #[test]
 fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     let (_, all, mut c) = vm_core();
-    c.set_helper(Some(99));
+    c.set_helper(Some(TaskId(99)));
     let q = Queued {
         util: UtilSource::Hint(900),
         ..wakeup(1, None, &all)
@@ -555,7 +560,7 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     c.handle(at, Input::Tick).unwrap();
     let n = c.nudges.pop().unwrap();
     assert_eq!(
-        (n.cpu, n.task, n.better.step),
+        (n.cpu, n.task.0, n.better.step),
         (CpuId(4), 1, Step::IdlePCore)
     );
     assert_eq!(c.stats().nudges, 1);
@@ -589,7 +594,7 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     )
     .unwrap();
     c.handle(TimeNs::from(later), Input::Tick).unwrap();
-    assert_eq!(c.nudges.pop().map(|n| n.task), Some(2));
+    assert_eq!(c.nudges.pop().map(|n| n.task.0), Some(2));
 }
 
 /// The estimate the core keeps from the runs a live loop reports converges on the duty cycle
@@ -634,7 +639,7 @@ fn dispatches_keep_bounded_credit_and_slice_limits() {
         let mut c = core(&topo, &PolicyConfig::default(), config, 64);
         let mut at = 1u64;
         for (task, ran, weight, backlog) in ops {
-            let before = c.task(task).unwrap_or_default();
+            let before = c.task(TaskId(task)).unwrap_or_default();
             let charged = {
                 let mut t = before;
                 let _ = t.on_run(&Run { cpu: CpuId(0), capacity: 1024, start_ns: at, stop_ns: at + ran, weight });
@@ -650,7 +655,7 @@ fn dispatches_keep_bounded_credit_and_slice_limits() {
             c.handle(TimeNs(0), Input::Backlog { waiting: backlog }).unwrap();
             c.handle(TimeNs::from(at + ran), Input::Queued(q)).unwrap();
             let d = c.poll_dispatch().unwrap();
-            testkit::check_vtime_queue(clock, base, &charged, d.vtime, &c.task(task).unwrap())
+            testkit::check_vtime_queue(clock, base, &charged, d.vtime, &c.task(TaskId(task)).unwrap())
                 .map_err(|v| TestCaseError::fail(v.to_string()))?;
             testkit::check_slice(base, backlog + 1, d.slice_ns)
                 .map_err(|v| TestCaseError::fail(v.to_string()))?;
@@ -712,7 +717,7 @@ fn all_busy(config: CoreConfig) -> Core {
     }
     assert!(poll_all(&mut c).iter().all(|d| d.target.cpu().is_some()));
     let on_3 = (0..8)
-        .find(|id| c.placed_task(CpuId(3)) == Some(*id))
+        .find(|id| c.placed_task(CpuId(3)) == Some(TaskId(*id)))
         .unwrap();
     feed(
         &mut c,
@@ -760,7 +765,7 @@ fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
     assert_eq!(decide(&mut c, later, &[Some(5)], &none), [p(5)]);
     assert_eq!(c.stats().preempts, 1);
     // The woken task runs there next: the CPU is not taken from it again at once.
-    assert_eq!(c.placed_task(CpuId(5)), Some(100));
+    assert_eq!(c.placed_task(CpuId(5)), Some(TaskId(100)));
 
     // CPU 3's task was sent again at 3 ms: not a lead ahead yet. Then the furthest ahead (all
     // others equal: the lowest id), and a second task of the batch takes the next one.
@@ -793,11 +798,11 @@ fn an_input_of_the_other_occupancy_mode_is_a_typed_error() {
     let mut live = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
     for input in [
         Input::Started {
-            task: 1,
+            task: TaskId(1),
             cpu: CpuId(0),
         },
         Input::Stopped {
-            task: 1,
+            task: TaskId(1),
             cpu: CpuId(0),
             run,
             weight: 100,
@@ -872,7 +877,7 @@ fn a_knob_the_policy_lacks_is_refused_and_the_token_comes_back() {
     c.handle(TimeNs(1), Input::Snapshot(snapshot(&all)))
         .unwrap();
     match c.poll() {
-        Some(Output::Dispatch(d)) => assert_eq!((d.task, d.token), (5, 77)),
+        Some(Output::Dispatch(d)) => assert_eq!((d.task.0, d.token), (5, 77)),
         other => panic!("{other:?}"),
     }
     assert_eq!(c.poll(), None);
@@ -887,7 +892,7 @@ fn every_input_survives_its_owned_form_and_json() {
     let q = Queued {
         arrival: Arrival::Wakeup {
             waker: Some(Waker {
-                task: Some(3),
+                task: Some(TaskId(3)),
                 cpu: CpuId(2),
             }),
         },
@@ -916,13 +921,15 @@ fn every_input_survives_its_owned_form_and_json() {
         Input::Recheck(snap),
         Input::Backlog { waiting: 1 << 40 },
         Input::Tick,
-        Input::Exit { task: u32::MAX },
+        Input::Exit {
+            task: TaskId(u32::MAX),
+        },
         Input::Started {
-            task: 1,
+            task: TaskId(1),
             cpu: CpuId(1023),
         },
         Input::Stopped {
-            task: 1,
+            task: TaskId(1),
             cpu: CpuId(0),
             run: LastRun {
                 start_ns: 0,

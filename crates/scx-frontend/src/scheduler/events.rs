@@ -20,7 +20,7 @@ impl<O: SchedOps> Scheduler<O> {
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
-                if let Ok(task) = u32::try_from(pid) {
+                if let Ok(task) = u32::try_from(pid).map(TaskId) {
                     // Any core takes an exit.
                     let _ = feed(core, decisions, at_ns, Input::Exit { task });
                 }

@@ -19,6 +19,11 @@ pub(crate) struct Nudger {
 }
 
 impl Nudger {
+    /// The helper thread's id as the core knows tasks.
+    pub(super) fn task_id(&self) -> Option<TaskId> {
+        u32::try_from(self.tid).ok().map(TaskId)
+    }
+
     /// Starts the helper. Call before `BpfScheduler::init` (a thread stack needs `mmap`).
     pub(crate) fn spawn() -> Result<Self> {
         let (mut reader, writer) = std::io::pipe()?;

@@ -7,6 +7,11 @@ use super::*;
 const TAILS_WAIT_NS: u64 = 2_000_000_000;
 
 impl<O: SchedOps> Scheduler<O> {
+    /// The nudge helper's id as the core knows it, if there is a helper.
+    fn helper_id(&self) -> Option<TaskId> {
+        self.nudger.as_ref().and_then(Nudger::task_id)
+    }
+
     /// Keeps a decision log (`--record`): the core's inputs and what the loop sent, for
     /// `hybrid-sim decisions`. `machine` is the machine file's text; the log takes at most
     /// `max_bytes` of memory.
@@ -27,7 +32,7 @@ impl<O: SchedOps> Scheduler<O> {
             knobs: *knobs,
             core: CoreSettings::from(self.core.config()),
             max_tasks: self.cfg.max_tasks,
-            helper: self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
+            helper: self.helper_id(),
             max_bytes,
             truncated: false,
         };

@@ -420,7 +420,7 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
     ]);
     s.apply_events();
     assert_eq!(s.core.stats().tracked, 2);
-    assert!(s.core.task(2).is_none() && s.core.task(1).is_some());
+    assert!(s.core.task(TaskId(2)).is_none() && s.core.task(TaskId(1)).is_some());
     let e = s.counters().events;
     assert_eq!(
         (

@@ -1,5 +1,5 @@
 //! Per-cluster L2 contention state, kept up to date as tasks start and stop so that re-rating
-//! a CPU costs O(1) instead of a walk over its cluster (issue 13, defect 2: a 1024-CPU
+//! a CPU costs O(1) instead of a walk over its cluster (a 1024-CPU
 //! cluster made every event cost about a million steps).
 
 use std::collections::BTreeSet;

@@ -243,7 +243,7 @@ impl<'a> Simulation<'a> {
         self.driver_tick_at = None;
         if let Some(nudge) = self.policy.tick(self.now)
             && let Some(c) = self.cpus.get_mut(nudge.cpu.index())
-            && c.running == usize::try_from(nudge.task).ok()
+            && c.running == usize::try_from(nudge.task.0).ok()
         {
             c.nudged = true;
         }

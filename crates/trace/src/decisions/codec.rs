@@ -7,7 +7,7 @@
 use super::{Entry, Nudged, Sent};
 use hybridland_policy::{
     Arrival, ClusterBalance, CpuId, CpuSet, LastRun, MAX_CPUS, OwnedInput, OwnedQueued,
-    OwnedSnapshot, TimeNs, UtilSource, Waiting, Waker,
+    OwnedSnapshot, TaskId, TimeNs, UtilSource, Waiting, Waker,
 };
 
 const WORDS: usize = MAX_CPUS / 64;
@@ -128,7 +128,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         Entry::Sent(s) => {
             w.byte(Tag::Sent as u8);
             w.byte(u8::from(s.cpu.is_some()) | u8::from(s.preempt) << 1);
-            w.num(u64::from(s.task));
+            w.num(u64::from(s.task.0));
             w.opt(s.cpu.map(u64::from));
             w.num(s.slice_ns);
             w.num(s.vtime);
@@ -137,7 +137,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         Entry::Nudged(n) => {
             w.byte(Tag::Nudged as u8);
             w.num(u64::from(n.cpu));
-            w.num(u64::from(n.task));
+            w.num(u64::from(n.task.0));
             return w.len;
         }
     };
@@ -173,11 +173,11 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
                 };
             w.byte(flags);
             time(&mut w);
-            w.num(u64::from(q.task));
+            w.num(u64::from(q.task.0));
             w.num(u64::from(q.weight));
             if let Some(wk) = waker {
                 w.num(u64::from(wk.cpu.0));
-                w.opt(wk.task.map(u64::from));
+                w.opt(wk.task.map(|t| u64::from(t.0)));
             }
             w.opt(q.cpu.map(|c| u64::from(c.0)));
             if let Some(r) = q.last_run {
@@ -222,7 +222,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         OwnedInput::Exit { task } => {
             w.byte(Tag::Exit as u8);
             time(&mut w);
-            w.num(u64::from(*task));
+            w.num(u64::from(task.0));
         }
         OwnedInput::ClusterBalance { mode } => {
             w.byte(Tag::ClusterBalance as u8);
@@ -236,7 +236,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         OwnedInput::Started { task, cpu } => {
             w.byte(Tag::Started as u8);
             time(&mut w);
-            w.num(u64::from(*task));
+            w.num(u64::from(task.0));
             w.num(u64::from(cpu.0));
         }
         OwnedInput::Stopped {
@@ -247,7 +247,7 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         } => {
             w.byte(Tag::Stopped as u8);
             time(&mut w);
-            w.num(u64::from(*task));
+            w.num(u64::from(task.0));
             w.num(u64::from(cpu.0));
             w.num(run.start_ns);
             w.num(run.stop_ns);
@@ -321,7 +321,7 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
     match tag {
         Tag::Sent => {
             let flags = r.byte()?;
-            let task = r.small()?;
+            let task = TaskId(r.small()?);
             let cpu = r.opt(flags & 1 != 0, Reader::small)?;
             let sent = Sent {
                 task,
@@ -335,7 +335,7 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
         Tag::Nudged => {
             let nudged = Nudged {
                 cpu: r.small()?,
-                task: r.small()?,
+                task: TaskId(r.small()?),
             };
             return Some((Entry::Nudged(nudged), r.at));
         }
@@ -349,11 +349,11 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
     let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
     let input = match tag {
         Tag::Queued => {
-            let task = r.small()?;
+            let task = TaskId(r.small()?);
             let weight = r.small()?;
             let waker = if flags & Q_WAKER != 0 {
                 let cpu = cpu(&mut r)?;
-                let task = r.opt(flags & Q_WAKER_TASK != 0, Reader::small)?;
+                let task = r.opt(flags & Q_WAKER_TASK != 0, |r| r.small().map(TaskId))?;
                 Some(Waker { task, cpu })
             } else {
                 None
@@ -403,7 +403,9 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
         Tag::SnapshotFailed => OwnedInput::SnapshotFailed,
         Tag::Backlog => OwnedInput::Backlog { waiting: r.num()? },
         Tag::Tick => OwnedInput::Tick,
-        Tag::Exit => OwnedInput::Exit { task: r.small()? },
+        Tag::Exit => OwnedInput::Exit {
+            task: TaskId(r.small()?),
+        },
         Tag::ClusterBalance => OwnedInput::ClusterBalance {
             mode: match r.byte()? {
                 0 => ClusterBalance::Off,
@@ -413,11 +415,11 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             },
         },
         Tag::Started => OwnedInput::Started {
-            task: r.small()?,
+            task: TaskId(r.small()?),
             cpu: cpu(&mut r)?,
         },
         Tag::Stopped => OwnedInput::Stopped {
-            task: r.small()?,
+            task: TaskId(r.small()?),
             cpu: cpu(&mut r)?,
             run: LastRun {
                 start_ns: r.num()?,

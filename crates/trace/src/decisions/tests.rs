@@ -2,8 +2,8 @@
 
 use super::*;
 use hybridland_policy::{
-    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, OwnedQueued, OwnedSnapshot, UtilSource,
-    Waiting, Waker,
+    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, OwnedQueued, OwnedSnapshot, TaskId,
+    UtilSource, Waiting, Waker,
 };
 
 fn header(max_bytes: usize) -> Header {
@@ -33,10 +33,10 @@ fn every_kind() -> Vec<Entry> {
     let full = CpuSet::first_n(1024);
     let some: CpuSet = [CpuId(0), CpuId(5), CpuId(700)].into_iter().collect();
     let queued = OwnedQueued {
-        task: u32::MAX,
+        task: TaskId(u32::MAX),
         arrival: Arrival::Wakeup {
             waker: Some(Waker {
-                task: Some(8),
+                task: Some(TaskId(8)),
                 cpu: CpuId(3),
             }),
         },
@@ -54,7 +54,7 @@ fn every_kind() -> Vec<Entry> {
         at(
             0,
             OwnedInput::Queued(OwnedQueued {
-                task: 7,
+                task: TaskId(7),
                 arrival: Arrival::SliceEnd {
                     waiting: Waiting::SharedQueue,
                 },
@@ -104,7 +104,7 @@ fn every_kind() -> Vec<Entry> {
         ),
         at(2, OwnedInput::Backlog { waiting: 1 << 40 }),
         at(5, OwnedInput::Tick),
-        at(5, OwnedInput::Exit { task: 0 }),
+        at(5, OwnedInput::Exit { task: TaskId(0) }),
         at(
             6,
             OwnedInput::ClusterBalance {
@@ -114,14 +114,14 @@ fn every_kind() -> Vec<Entry> {
         at(
             7,
             OwnedInput::Started {
-                task: 3,
+                task: TaskId(3),
                 cpu: CpuId(4),
             },
         ),
         at(
             8,
             OwnedInput::Stopped {
-                task: 3,
+                task: TaskId(3),
                 cpu: CpuId(4),
                 run: LastRun {
                     start_ns: 7,
@@ -131,27 +131,30 @@ fn every_kind() -> Vec<Entry> {
             },
         ),
         Entry::Sent(Sent {
-            task: 4,
+            task: TaskId(4),
             cpu: None,
             slice_ns: 5_000_000,
             vtime: 0,
             preempt: false,
         }),
         Entry::Sent(Sent {
-            task: 4,
+            task: TaskId(4),
             cpu: Some(6),
             slice_ns: 1,
             vtime: u64::MAX,
             preempt: false,
         }),
         Entry::Sent(Sent {
-            task: 5,
+            task: TaskId(5),
             cpu: Some(7),
             slice_ns: 2,
             vtime: 3,
             preempt: true,
         }),
-        Entry::Nudged(Nudged { cpu: 2, task: 9 }),
+        Entry::Nudged(Nudged {
+            cpu: 2,
+            task: TaskId(9),
+        }),
     ]
 }
 
