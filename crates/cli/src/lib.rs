@@ -29,7 +29,7 @@ use std::process::ExitCode;
 
 /// Runs `hybrid-sim` with the process's command line, `policies` taking their names beside
 /// the built-in ones, and returns the exit status to end with.
-pub fn main_with(policies: &[hybridland_sim::core_driven::CustomPolicy]) -> ExitCode {
+pub fn main_with(policies: &[hybridland_sim::core_policy::CustomPolicy]) -> ExitCode {
     if let Err(e) = hybridland_sim::registry::register(policies.to_vec()) {
         eprintln!("hybrid-sim: error: {e}");
         return ExitCode::from(Failure::Internal(e.into()).exit_code());

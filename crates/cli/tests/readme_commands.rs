@@ -130,7 +130,10 @@ fn check_cargo(line: &str, words: &[&str]) {
     let packages = packages();
     let sub = words.get(1).copied().unwrap_or("");
     assert!(
-        ["run", "build", "install", "test", "bench"].contains(&sub),
+        [
+            "run", "build", "install", "test", "bench", "fmt", "clippy", "doc"
+        ]
+        .contains(&sub),
         "README: `{line}`: a cargo command this test does not know"
     );
     let cargo_args = match words.iter().position(|w| *w == "--") {

@@ -37,7 +37,7 @@
 mod asym_capacity;
 pub mod baselines;
 pub mod compare;
-pub mod core_driven;
+pub mod core_policy;
 pub mod decision_replay;
 pub mod engine;
 pub mod event_queue;

@@ -2,7 +2,7 @@
 //! knows every concrete policy, so adding one touches nothing the engine depends on.
 
 use crate::baselines::{KernelDefault, SummedCapacity};
-use crate::core_driven::{CoreDriven, CustomPolicy};
+use crate::core_policy::{CoreDriven, CustomPolicy};
 use crate::knobs::Knobs;
 use crate::sim_policy::{PolicyError, SimPolicy};
 use hybridland_policy::Builtin;

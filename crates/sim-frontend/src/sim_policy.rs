@@ -5,7 +5,7 @@
 //! [`crate::registry`] builds them by name.
 //!
 //! A policy's driver keeps its own bookkeeping: a policy behind the policy crate's scheduler
-//! core ([`crate::core_driven`]) hands the machine's events to its core, which keeps the tasks'
+//! core ([`crate::core_policy`]) hands the machine's events to its core, which keeps the tasks'
 //! estimates, vtimes, homes and the CPUs' state; any other policy gets [`Accounted`], which
 //! keeps the same with the policy crate's estimator, vtime clock and [`CpuState`]. The engine
 //! keeps only which CPUs run nothing.

@@ -5,7 +5,7 @@ mod util;
 
 use hybridland_policy::testkit::{arb_config, arb_topology_sized};
 use hybridland_policy::{CpuId, PolicyConfig, Topology};
-use hybridland_sim::core_driven::CoreDriven;
+use hybridland_sim::core_policy::CoreDriven;
 use hybridland_sim::trace::{FrameSpec, LoopSpec, Phase, PoolSpec, TRACE_VERSION, TaskSpec};
 use hybridland_sim::{
     DecisionRecord, Knobs, MachineModel, PolicyKind, Report, SimOptions, SimPolicy, Simulation,
