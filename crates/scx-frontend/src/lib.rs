@@ -20,6 +20,7 @@
 // `forbid` could not be lifted for `bindings`).
 #![deny(unsafe_code)]
 
+mod control_file;
 mod dry_run;
 mod emit_topology;
 mod fast_audit;
@@ -27,7 +28,6 @@ mod fast_wake;
 mod fifo;
 mod idle_snapshot;
 mod init;
-mod knobs;
 mod ops;
 mod opts;
 mod policy_choice;

@@ -43,10 +43,10 @@ pub(crate) use limits::LogLimit;
 pub(crate) use nudger::Nudger;
 
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::control_file::{KnobChange, Watcher};
 use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
 use crate::idle_snapshot::IdleCpus;
-use crate::knobs::{KnobChange, Watcher};
 use crate::ops::SchedOps;
 pub(crate) use crate::policy_choice::LivePolicy;
 use crate::record::{Event, Recorder, TailReader};

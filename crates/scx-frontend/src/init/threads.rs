@@ -2,7 +2,7 @@
 //! filter forbids starting more: the control file's watcher, the stats server and `--stats`'s
 //! reader, and the helpers (nudges, `--record`'s /proc reader, restarts).
 
-use crate::{knobs, opts, record, restart, scheduler, stats};
+use crate::{control_file, opts, record, restart, scheduler, stats};
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 use hybridland_policy::{PolicyConfig, Topology};
@@ -16,8 +16,9 @@ pub(super) fn control_watcher(
     opts: &opts::Opts,
     config: &PolicyConfig,
     hybridland: bool,
-) -> Option<knobs::Watcher> {
-    let control = match knobs::ControlFile::create(&opts.control_dir, config.cluster_balance) {
+) -> Option<control_file::Watcher> {
+    let control = match control_file::ControlFile::create(&opts.control_dir, config.cluster_balance)
+    {
         // The knob is hybridland's: no file (and no watcher thread waking ten times a second)
         // to change what another policy or --fifo does not have.
         _ if opts.fifo || !hybridland => None,
@@ -40,7 +41,7 @@ pub(super) fn control_watcher(
 
     // Watched by a thread of ours, started now: the loop does no file I/O.
     control.and_then(|file| {
-        knobs::Watcher::spawn(file, config.cluster_balance)
+        control_file::Watcher::spawn(file, config.cluster_balance)
             .inspect_err(|e| {
                 warn!("no watcher for the run-time control file ({e}): the knob is fixed")
             })
