@@ -3,8 +3,8 @@
 
 use core::panic::PanicInfo;
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CoreKind, CpuId, PolicyConfig, Queued, SchedCore, Slot,
-    Target, TopologyBuilder, UtilSource,
+    Affinity, Arrival, CoreConfig, CoreKind, CpuId, Input, Occupancy, Output, PolicyConfig,
+    Queued, SchedCore, Slot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
 };
 
 #[panic_handler]
@@ -25,12 +25,17 @@ pub extern "C" fn hybridland_nostd_place() -> i32 {
     let Ok(topo) = b.build() else { return -1 };
     let allowed = *topo.cpus();
     let storage = [Slot::EMPTY; 8];
-    let Ok(mut core) = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)
-    else {
+    // The core tracks occupancy itself: every CPU starts idle, and no snapshot is needed.
+    let config = CoreConfig {
+        occupancy: Occupancy::Tracked,
+        ..CoreConfig::DEFAULT
+    };
+    let Ok(mut core) = SchedCore::new(topo, &PolicyConfig::default(), config, storage) else {
         return -1;
     };
     let task = Queued {
-        task: 1,
+        task: TaskId(1),
+        token: 0,
         arrival: Arrival::Wakeup { waker: None },
         cpu: None,
         last_run: None,
@@ -38,11 +43,14 @@ pub extern "C" fn hybridland_nostd_place() -> i32 {
         affinity: Affinity::Cpus(&allowed),
         util: UtilSource::Estimate,
     };
-    if core.handle_queued(0, &task).is_err() {
+    if core.handle(TimeNs(0), Input::Queued(task)).is_err() {
         return -1;
     }
-    match core.poll_dispatch().map(|d| d.target) {
-        Some(Target::Cpu(cpu)) => i32::from(cpu.0),
+    match core.poll() {
+        Some(Output::Dispatch(d)) => match d.target {
+            Target::Cpu(cpu) => i32::from(cpu.0),
+            _ => -1,
+        },
         _ => -1,
     }
 }
