@@ -3,8 +3,8 @@
 
 use core::panic::PanicInfo;
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CoreKind, CpuId, Input, Occupancy, Output, PolicyConfig,
-    Queued, SchedCore, Slot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
+    Affinity, Arrival, CoreConfig, CoreKind, CpuId, Input, Occupancy, Output, PolicyConfig, Queued,
+    SchedCore, Slot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
 };
 
 #[panic_handler]
