@@ -8,9 +8,10 @@ use crate::sim_policy::{
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input,
-    LastRun, Nudge, Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig, Queued,
-    Reach, SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, FastWake,
+    Input, LastRun, Nudge, Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig,
+    Queued, Reach, SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting,
+    WakePreempt,
 };
 
 /// Where a core-driven policy comes from.
@@ -35,9 +36,8 @@ pub struct CoreDriven {
     core: Option<Box<SimCore>>,
     /// Whether to model the live scheduler's in-kernel wake-up fast path (hybridland only).
     fast_wake: bool,
-    /// When modelled (set by `reserve`): the busy counts at which cluster balance is active,
-    /// as the live fast path's table holds them, and its base slice.
-    fast: Option<(BalanceRange, u64)>,
+    /// The live fast path's table, built by `reserve` when modelled.
+    fast: Option<FastTable>,
     /// The core's wake-up preemption.
     wake_preempt: bool,
     /// Per task: its estimate when it ended (the core forgets it then).
@@ -50,31 +50,46 @@ pub struct CoreDriven {
     seen: Option<CpuState>,
 }
 
-/// The live fast path's decision for woken `task`, if it keeps it: its previous CPU with the
-/// base slice, as live. The condition is the policy crate's [`Policy::fast_wake`], the one
-/// the live scheduler's table (`scx_hybridland`'s `src/fast_wake.rs`) lays out for the kernel.
-fn fast_keeps(
-    policy: &Policy,
-    (balance, slice_ns): (BalanceRange, u64),
-    machine: &EngineView<'_>,
-    task: &TaskView<'_>,
-) -> Option<Decision> {
-    let prev = task.prev_cpu?;
-    let entry = policy.fast_wake(machine.topo, prev);
-    entry
-        .keeps(machine.topo, machine.idle, task.allowed, prev, balance)
-        .then_some(Decision {
-            target: Destination::Run(prev),
-            placement: Some(Placement {
-                cpu: Some(prev),
-                step: entry.step,
-                reach: Reach::Primary,
-            }),
-            slice_end: None,
-            slice_ns: Some(slice_ns),
-            vtime: None,
-            util: None,
-        })
+/// The live fast path's table (`scx_hybridland`'s `src/fast_wake.rs` writes the same one into
+/// the kernel from [`Policy::fast_wake_table`]): per CPU, when a waking task that last ran
+/// there stays there without the core. Built once: the entries depend only on the machine and
+/// the knobs, which a replay does not change.
+#[derive(Clone, Debug)]
+struct FastTable {
+    entries: Vec<FastWake>,
+    balance: BalanceRange,
+    slice_ns: u64,
+}
+
+impl FastTable {
+    fn new(topo: &Topology, policy: &Policy, slice_ns: u64) -> Self {
+        Self {
+            entries: policy.fast_wake_table(topo).collect(),
+            balance: policy.balance_range(topo),
+            slice_ns,
+        }
+    }
+
+    /// The fast path's decision for woken `task`, if it keeps it: its previous CPU with the
+    /// base slice, as live.
+    fn keeps(&self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Option<Decision> {
+        let prev = task.prev_cpu?;
+        let entry = self.entries.get(prev.index())?;
+        entry
+            .keeps(machine.topo, machine.idle, task.allowed, prev, self.balance)
+            .then_some(Decision {
+                target: Destination::Run(prev),
+                placement: Some(Placement {
+                    cpu: Some(prev),
+                    step: entry.step,
+                    reach: Reach::Primary,
+                }),
+                slice_end: None,
+                slice_ns: Some(self.slice_ns),
+                vtime: None,
+                util: None,
+            })
+    }
 }
 
 impl CoreDriven {
@@ -163,9 +178,7 @@ impl CoreDriven {
         // Live, a wake-up the fast path keeps never reaches the core: it runs on its previous
         // CPU with the base slice, and the core learns of it only through the task's later runs.
         if task.reason == Reason::Wakeup
-            && let Some(fast) = self.fast
-            && let Some(policy) = core.policy().hybridland()
-            && let Some(kept) = fast_keeps(policy, fast, machine, task)
+            && let Some(kept) = self.fast.as_ref().and_then(|f| f.keeps(machine, task))
         {
             return kept;
         }
@@ -272,7 +285,7 @@ impl SimPolicy for CoreDriven {
         self.fast = policy
             .hybridland()
             .filter(|_| self.fast_wake)
-            .map(|p| (p.balance_range(&topo), slice_ns));
+            .map(|p| FastTable::new(&topo, p, slice_ns));
         self.final_util = vec![None; nr_tasks];
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
