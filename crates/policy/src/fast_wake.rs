@@ -1,44 +1,35 @@
-//! The wake-ups whose answer is known without the task's history: what an in-kernel fast path
-//! may decide alone.
+//! The idle order as tables an in-kernel fast path walks.
 //!
-//! A live scheduler in user space pays a round trip per wake-up. For some wake-ups the idle
-//! order's answer does not depend on anything the kernel cannot see at that moment: a task
-//! whose previous CPU `c` is idle with its whole core, in the primary domain, stays on `c`
-//! whatever its utilisation, the other tasks' homes or the ranks, as long as no CPU that could
-//! beat `c` is idle and (where `c` wins only on cluster load) cluster balance is inactive.
-//! [`Policy::fast_wake`] describes that condition per CPU as sets of CPUs and a range of busy
-//! counts, so the kernel side only tests bits: it holds no placement rule. [`FastWake::keeps`]
-//! is the same test in Rust, for the simulator's model of the fast path and for the test that
-//! holds it to [`Policy::select_cpu`](crate::Policy).
+//! A live scheduler in user space pays a round trip per wake-up. Whenever an allowed CPU is
+//! idle, the idle order's answer depends only on what the kernel can see at that moment (which
+//! CPUs are free, the task's allowed CPUs and previous CPU) and on three things the core knows:
+//! the task's [`TaskClass`] (which capacities its utilisation fits), the CPUs whose core is
+//! some task's home, and the knobs. [`WakeTable`] lays the machine and the knobs out as plain
+//! per-CPU facts and one ranked CPU array, and [`WakeTable::decide`] walks them in passes over
+//! CPUs that a BPF program can make too (`scx_hybridland`'s `src/bpf/fast_wake.bpf.h` is the
+//! same walk in C). The table holds no rule of its own: the property test below holds
+//! `decide` to the idle order on every scenario, and the live audit holds the kernel's walk to
+//! [`Policy::check_fast_wake`].
 //!
-//! The condition is deliberately narrower than the idle order: a wake-up it does not cover goes
-//! the usual way, so the fast path can only agree with the core, never overrule it.
+//! What the walk cannot decide (nothing allowed is free) goes to the core as before.
 
-use crate::cluster_balance;
-use crate::cpu_set::{CpuId, CpuSet};
+use crate::cluster_balance::{self, ClusterLoad};
+use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
 use crate::cpu_state::CpuState;
-use crate::idle_order::{Policy, Step};
+use crate::idle_order::{Placement, Policy, Reach, Step, TaskHints};
 use crate::topology::{CoreKind, Topology};
 
-/// When a task that last ran on one CPU may be woken there without asking the core.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct FastWake {
-    /// Whether the CPU can be kept at all (it is in the primary domain).
-    pub keep: bool,
-    /// Its core as the policy sees it: every CPU of it must be idle.
-    pub core: CpuSet,
-    /// CPUs that could serve the task better (a higher capacity it may need, or a whole idle
-    /// P-core): if any is idle, ask the core.
-    pub beaten_if_idle: CpuSet,
-    /// Whether the CPU wins only on cluster load when several tie, so that it may be kept only
-    /// while cluster balance is inactive.
-    pub balance_matters: bool,
-    /// The step of the idle order that keeps it (for counting kept wake-ups by step).
-    pub step: Step,
-}
+/// Which capacities a task's utilisation fits, as the fast path knows a task: class `c` fits
+/// the CPUs of capacity level `c` and above ([`Topology::capacity_levels`], ascending), and
+/// class `nr_levels` fits none (the idle order then takes any idle CPU). A task the core has
+/// never classed is class 0, the class of a task with no history (utilisation 0).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
+pub struct TaskClass(pub u8);
 
 /// The busy-CPU counts at which cluster balance is active: `from..until` (empty when never).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct BalanceRange {
     /// The least busy count at which it is active.
     pub from: u32,
@@ -54,124 +45,290 @@ impl BalanceRange {
     }
 }
 
-impl FastWake {
-    /// Never keep: the entry for a CPU outside the machine or the primary domain.
-    pub const NEVER: Self = Self {
-        keep: false,
-        core: CpuSet::EMPTY,
-        beaten_if_idle: CpuSet::EMPTY,
-        balance_matters: false,
-        step: Step::NoIdle,
-    };
+/// One CPU as the walk reads it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct WakeCpu {
+    /// Whether the CPU belongs to the machine.
+    pub present: bool,
+    /// Its capacity level (index into [`Topology::capacity_levels`]).
+    pub level: u8,
+    /// A performance core's CPU.
+    pub p_core: bool,
+    /// In the primary domain.
+    pub primary: bool,
+    /// Its core (dense index).
+    pub core: u16,
+    /// Its cluster (dense index).
+    pub cluster: u16,
+}
 
-    /// Whether a task allowed on `allowed`, woken with `idle` CPUs idle, is kept on `prev`
-    /// (whose entry this is). The kernel side tests the same bits; the allowed set is only
-    /// asked about `prev` (an idle CPU the task may not use makes the test decline, never
-    /// accept).
+/// The idle order for one policy on one machine, as per-CPU facts and a ranked CPU array.
+#[derive(Clone, Debug)]
+pub struct WakeTable {
+    /// Per CPU id up to the machine's highest.
+    pub cpus: [WakeCpu; MAX_CPUS],
+    /// `cpus`' length that matters: the machine's highest CPU id plus one.
+    pub nr_ids: u16,
+    /// The machine's CPUs by capacity (highest first), then rank (highest first), then id.
+    pub ranked: [CpuId; MAX_CPUS],
+    /// The machine's CPU count.
+    pub nr_cpus: u16,
+    /// CPUs per cluster.
+    pub cluster_size: [u16; MAX_CPUS],
+    /// The machine's capacity levels: class `nr_levels` fits none.
+    pub nr_levels: u8,
+    /// When cluster balance is active.
+    pub balance: BalanceRange,
+}
+
+/// A wake-up as the fast path sees it.
+#[derive(Copy, Clone, Debug)]
+pub struct WakeQuestion<'a> {
+    /// The machine's free CPUs: idle, with nothing in their own queue.
+    pub free: &'a CpuSet,
+    /// The task's allowed CPUs.
+    pub allowed: &'a CpuSet,
+    /// The CPU it last ran on.
+    pub prev: Option<CpuId>,
+    /// Its class.
+    pub class: TaskClass,
+    /// CPUs whose core is some task's home ([`CpuState::homes`]).
+    pub homes: &'a CpuSet,
+}
+
+impl WakeTable {
+    /// Whether `cpu` fits class `class`.
     #[inline]
-    pub fn keeps(
-        &self,
-        topo: &Topology,
-        idle: &CpuSet,
-        allowed: &CpuSet,
-        prev: CpuId,
-        balance: BalanceRange,
-    ) -> bool {
-        if !self.keep || !allowed.contains(prev) || !self.core.is_subset(idle) {
-            return false;
+    fn fits(&self, cpu: &WakeCpu, class: TaskClass) -> bool {
+        class.0 < self.nr_levels && cpu.level >= class.0
+    }
+
+    /// The idle order's answer to `q`, in the passes the kernel's walk makes: nothing allowed
+    /// free gives [`Placement::NO_IDLE`].
+    pub fn decide(&self, q: &WakeQuestion<'_>) -> Placement {
+        let n = usize::from(self.nr_ids);
+        // Pass 1: free cores, busy counts, and which pools hold a candidate.
+        let mut core_busy = [false; MAX_CPUS];
+        let mut cluster_busy = [0u16; MAX_CPUS];
+        let mut busy = 0u32;
+        let (mut any, mut any_primary) = (false, false);
+        for i in 0..n {
+            let c = &self.cpus[i];
+            if !c.present {
+                continue;
+            }
+            let cpu = CpuId(i as u16);
+            if !q.free.contains(cpu) {
+                core_busy[usize::from(c.core)] = true;
+                cluster_busy[usize::from(c.cluster)] += 1;
+                busy += 1;
+            } else if q.allowed.contains(cpu) {
+                any = true;
+                any_primary |= c.primary;
+            }
         }
-        if self.beaten_if_idle.intersects(idle) {
-            return false;
+        if !any {
+            return Placement::NO_IDLE;
         }
-        let busy = (topo.nr_cpus() - idle.and(topo.cpus()).count()) as u32;
-        !(self.balance_matters && balance.contains(busy))
+        let candidate = |i: usize| {
+            let cpu = CpuId(i as u16);
+            let c = &self.cpus[i];
+            c.present
+                && q.free.contains(cpu)
+                && q.allowed.contains(cpu)
+                && (c.primary || !any_primary)
+        };
+        // Pass 2: whether any candidate fits; then the step.
+        let any_fit = (0..n).any(|i| candidate(i) && self.fits(&self.cpus[i], q.class));
+        let in_pool = |i: usize| candidate(i) && (!any_fit || self.fits(&self.cpus[i], q.class));
+        let whole = |i: usize| !core_busy[usize::from(self.cpus[i].core)];
+        let (mut p_whole, mut e_whole) = (false, false);
+        for i in (0..n).filter(|&i| in_pool(i) && whole(i)) {
+            if self.cpus[i].p_core {
+                p_whole = true;
+            } else {
+                e_whole = true;
+            }
+        }
+        let step = if p_whole {
+            Step::IdlePCore
+        } else if e_whole {
+            Step::IdleECore
+        } else {
+            Step::BusySibling
+        };
+        let in_set = |i: usize| {
+            in_pool(i)
+                && match step {
+                    Step::IdlePCore => whole(i) && self.cpus[i].p_core,
+                    Step::IdleECore => whole(i),
+                    _ => true,
+                }
+        };
+        let reach = if any_primary {
+            Reach::Primary
+        } else {
+            Reach::Overflow
+        };
+        let placed = |cpu: usize| Placement {
+            cpu: Some(CpuId(cpu as u16)),
+            step,
+            reach,
+        };
+        let prev = q.prev.map(CpuId::index).filter(|&p| p < n);
+        if step == Step::IdlePCore
+            && let Some(p) = prev
+        {
+            if in_set(p) {
+                return placed(p);
+            }
+            let core = self.cpus[p].core;
+            if let Some(s) = (0..n).find(|&s| self.cpus[s].core == core && in_set(s)) {
+                return placed(s);
+            }
+        }
+        // Pass 3: the highest capacity in the set, and the least cluster load at it.
+        let ranked = &self.ranked[..usize::from(self.nr_cpus)];
+        let Some(top) = ranked
+            .iter()
+            .find(|c| in_set(c.index()))
+            .map(|c| self.cpus[c.index()].level)
+        else {
+            return Placement::NO_IDLE;
+        };
+        let at_top = |i: usize| in_set(i) && self.cpus[i].level == top;
+        let load = |i: usize| {
+            let cl = usize::from(self.cpus[i].cluster);
+            ClusterLoad {
+                busy: cluster_busy[cl],
+                size: self.cluster_size[cl],
+            }
+        };
+        let least = self
+            .balance
+            .contains(busy)
+            .then(|| {
+                ranked
+                    .iter()
+                    .filter(|c| at_top(c.index()))
+                    .map(|c| load(c.index()))
+                    .min()
+            })
+            .flatten();
+        let equal = |i: usize| at_top(i) && least.is_none_or(|l| load(i) == l);
+        // Pass 4: the previous CPU, then the first in rank order whose core is no home, then
+        // the first.
+        if let Some(p) = prev
+            && equal(p)
+        {
+            return placed(p);
+        }
+        let pick = ranked
+            .iter()
+            .find(|c| equal(c.index()) && !q.homes.contains(**c))
+            .or_else(|| ranked.iter().find(|c| equal(c.index())));
+        match pick {
+            Some(c) => placed(c.index()),
+            None => Placement::NO_IDLE,
+        }
     }
 }
 
 impl Policy {
-    /// The fast-path condition for tasks whose previous CPU is `cpu`.
-    pub fn fast_wake(&self, topo: &Topology, cpu: CpuId) -> FastWake {
-        let Some(info) = topo.info(cpu) else {
-            return FastWake::NEVER;
+    /// The class of a task of utilisation `util` (0..=1024) on `topo`.
+    pub fn class_of(&self, topo: &Topology, util: u16) -> TaskClass {
+        let need = u32::from(util) * 100;
+        let margin = u32::from(self.config().fit_margin_pct);
+        let levels = topo.capacity_levels();
+        let l = levels
+            .iter()
+            .position(|&l| u32::from(l) * margin >= need)
+            .unwrap_or(levels.len());
+        TaskClass(l as u8)
+    }
+
+    /// The highest utilisation of class `class` on `topo` (every utilisation of a class gets
+    /// the same answers), for checking an answer made for a class.
+    pub fn class_util(&self, topo: &Topology, class: TaskClass) -> u16 {
+        let margin = u32::from(self.config().fit_margin_pct);
+        match topo.capacity_levels().get(usize::from(class.0)) {
+            Some(&l) => (u32::from(l) * margin / 100).min(1024) as u16,
+            None => 1024,
+        }
+    }
+
+    /// The table the fast path walks for this policy on `topo`.
+    pub fn wake_table(&self, topo: &Topology) -> WakeTable {
+        let mut t = WakeTable {
+            cpus: [WakeCpu::default(); MAX_CPUS],
+            nr_ids: topo.cpus().span() as u16,
+            ranked: [CpuId(0); MAX_CPUS],
+            nr_cpus: topo.nr_cpus() as u16,
+            cluster_size: [0; MAX_CPUS],
+            nr_levels: topo.capacity_levels().len() as u8,
+            balance: self.balance_range(topo),
         };
-        if !self.primary().contains(cpu) {
-            return FastWake::NEVER;
+        let levels = topo.capacity_levels();
+        for cpu in topo.cpus().iter() {
+            let info = topo.info_of(cpu);
+            t.cpus[cpu.index()] = WakeCpu {
+                present: true,
+                level: levels.iter().position(|&l| l == info.capacity).unwrap_or(0) as u8,
+                p_core: info.kind == CoreKind::Performance,
+                primary: self.primary().contains(cpu),
+                core: info.core,
+                cluster: info.cluster,
+            };
         }
-        // A CPU of higher capacity is in the fitting pool when the task does not fit `cpu`,
-        // and wins on capacity when it does: either way it may beat `cpu`.
-        let mut beaten = topo
-            .at_least_capacity(info.capacity.saturating_add(1))
-            .and(self.primary());
-        let p_core = info.kind == CoreKind::Performance;
-        if !p_core {
-            // A whole idle P-core comes first in the idle order.
-            beaten = beaten.or(&topo.kind_mask(CoreKind::Performance).and(self.primary()));
+        for (c, size) in t.cluster_size[..topo.nr_clusters()].iter_mut().enumerate() {
+            *size = topo.cluster_cpus(c).len() as u16;
         }
-        FastWake {
-            keep: true,
-            core: topo.core_mask(usize::from(info.core)),
-            beaten_if_idle: beaten,
-            // On a whole idle P-core the previous CPU comes before any tie-break; elsewhere
-            // cluster load comes before it.
-            balance_matters: !p_core,
-            step: if p_core {
-                Step::IdlePCore
-            } else {
-                Step::IdleECore
-            },
+        // Insertion into rank order: capacity, then rank, highest first; ids ascend on a tie.
+        let mut n = 0;
+        for cpu in topo.cpus().iter() {
+            let key = |c: CpuId| {
+                let i = topo.info_of(c);
+                (u32::from(i.capacity) << 16) | u32::from(i.rank)
+            };
+            let mut at = n;
+            while at > 0 && key(t.ranked[at - 1]) < key(cpu) {
+                t.ranked[at] = t.ranked[at - 1];
+                at -= 1;
+            }
+            t.ranked[at] = cpu;
+            n += 1;
         }
+        t
     }
 
-    /// [`fast_wake`](Self::fast_wake) for every CPU id up to the machine's highest, in id order:
-    /// the table a fast path walks (entry `i` for CPU `i`).
-    pub fn fast_wake_table<'a>(
-        &'a self,
-        topo: &'a Topology,
-    ) -> impl Iterator<Item = FastWake> + 'a {
-        (0..topo.cpus().span()).map(move |c| self.fast_wake(topo, CpuId(c as u16)))
-    }
-
-    /// Checks a wake-up a fast path kept on `prev` against the idle order, as the core would
-    /// decide it with `idle` CPUs idle: for every utilisation that changes which CPUs fit, with
-    /// no homes and with every core a home. `Err` holds the first answer that is not `prev`.
-    /// For a live audit of the kernel side (`scx_hybridland --audit-fast-wake`).
+    /// Checks a wake-up a fast path placed on `cpu` against the idle order, as the core would
+    /// decide it on the same inputs. `Err` holds the idle order's answer when it differs. For
+    /// a live audit of the kernel side (`scx_hybridland --audit-fast-wake`).
     pub fn check_fast_wake(
         &self,
         topo: &Topology,
-        idle: &CpuSet,
-        allowed: &CpuSet,
-        prev: CpuId,
-    ) -> Result<(), crate::Placement> {
-        let bare = CpuState::from_idle(topo, idle);
-        let mut homed = bare.clone();
-        for cpu in topo.cpus().iter() {
-            homed.move_home(topo, None, cpu);
-        }
-        // Which CPUs fit changes only where a level's capacity times the margin is crossed:
-        // the last utilisation that fits it and the first that does not cover every case.
-        let margin = u32::from(self.config().fit_margin_pct);
-        let utils = topo
-            .capacity_levels()
-            .iter()
-            .flat_map(|&l| {
-                let last = (u32::from(l) * margin / 100) as u16;
-                [last, last.saturating_add(1)]
-            })
-            .chain([0, 1024]);
-        for util in utils {
-            for state in [&bare, &homed] {
-                let task = crate::TaskHints {
-                    allowed,
-                    prev_cpu: Some(prev),
-                    util,
-                };
-                let answer = self.select_cpu(topo, state, &task);
-                if answer.cpu != Some(prev) {
-                    return Err(answer);
-                }
+        q: &WakeQuestion<'_>,
+        cpu: CpuId,
+    ) -> Result<(), Placement> {
+        let mut state = CpuState::from_idle(topo, q.free);
+        for core in 0..topo.nr_cores() {
+            if let Some(&first) = topo.core_cpus(core).first()
+                && q.homes.contains(first)
+            {
+                state.move_home(topo, None, first);
             }
         }
-        Ok(())
+        let task = TaskHints {
+            allowed: q.allowed,
+            prev_cpu: q.prev,
+            util: self.class_util(topo, q.class),
+        };
+        let answer = self.select_cpu(topo, &state, &task);
+        if answer.cpu == Some(cpu) {
+            Ok(())
+        } else {
+            Err(answer)
+        }
     }
 
     /// The busy counts at which cluster balance is active on `topo`, as the kernel side tests
@@ -199,130 +356,10 @@ impl Policy {
                 from,
                 until: topo.nr_cpus() as u32 + 1,
             },
-            None => BalanceRange { from: 0, until: 0 },
+            None => BalanceRange::default(),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::{ClusterBalance, PolicyConfig};
-    use crate::idle_order::TaskHints;
-    use crate::testkit::arb_scenario;
-    use proptest::prelude::*;
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
-
-        /// Whenever the fast path keeps a task on its previous CPU, the idle order chooses
-        /// that CPU too, whatever the task's utilisation and the other tasks' homes.
-        #[test]
-        fn a_kept_wakeup_is_the_idle_orders_answer(s in arb_scenario()) {
-            let Some(prev) = s.prev_cpu else { return Ok(()) };
-            let policy = s.policy();
-            let entry = policy.fast_wake(&s.topology, prev);
-            let range = policy.balance_range(&s.topology);
-            if entry.keeps(&s.topology, &s.idle, &s.allowed, prev, range) {
-                let state = s.state();
-                let task = TaskHints { allowed: &s.allowed, prev_cpu: Some(prev), util: s.util };
-                let answer = policy.select_cpu(&s.topology, &state, &task);
-                prop_assert_eq!(answer.cpu, Some(prev), "{:?} kept, the idle order says {:?}", entry, answer);
-                prop_assert_eq!(answer.step, entry.step);
-                prop_assert!(!answer.is_overflow());
-            }
-        }
-
-        /// The live audit accepts every wake-up the table keeps.
-        #[test]
-        fn the_audit_accepts_what_the_table_keeps(s in arb_scenario()) {
-            let Some(prev) = s.prev_cpu else { return Ok(()) };
-            let policy = s.policy();
-            let range = policy.balance_range(&s.topology);
-            if policy.fast_wake(&s.topology, prev).keeps(&s.topology, &s.idle, &s.allowed, prev, range) {
-                prop_assert!(policy.check_fast_wake(&s.topology, &s.idle, &s.allowed, prev).is_ok());
-            }
-        }
-
-        /// The busy range is the balance rule's own verdict at every busy count.
-        #[test]
-        fn the_balance_range_is_the_rules_verdict(s in arb_scenario()) {
-            let policy = s.policy();
-            let range = policy.balance_range(&s.topology);
-            let state = s.state();
-            let busy = state.nr_busy() as u32;
-            prop_assert_eq!(range.contains(busy), policy.balance_active(&s.topology, &state));
-        }
-    }
-
-    /// scripts/vm/topology-2p-smt-4e.toml: E-cores 0-3 in clusters {0,2} and {1,3}, P-cores
-    /// 4-5 and 6-7.
-    fn vm_machine() -> Topology {
-        let mut b = crate::TopologyBuilder::new();
-        for c in 0..8u16 {
-            let (k, cap) = if c < 4 {
-                (CoreKind::Efficiency, 640)
-            } else {
-                (CoreKind::Performance, 1024)
-            };
-            b.add_cpu(CpuId(c), k, cap, 0).unwrap();
-        }
-        b.add_core(&[CpuId(4), CpuId(5)]).unwrap();
-        b.add_core(&[CpuId(6), CpuId(7)]).unwrap();
-        b.add_cluster(&[CpuId(0), CpuId(2)]).unwrap();
-        b.add_cluster(&[CpuId(1), CpuId(3)]).unwrap();
-        b.build().unwrap()
-    }
-
-    /// The fast path is not vacuous: on the VM's machine it keeps a task on its idle P-core
-    /// beside a busy one, and on an idle E-core when every P-CPU is busy and balance is off,
-    /// and declines when an idle P-core would serve better.
-    #[test]
-    fn the_vm_machine_keeps_what_it_should() {
-        let topo = vm_machine();
-        let cpus = |ids: &[u16]| ids.iter().map(|&c| CpuId(c)).collect::<CpuSet>();
-        let all = *topo.cpus();
-        let balance_off = PolicyConfig {
-            cluster_balance: ClusterBalance::Off,
-            ..PolicyConfig::default()
-        };
-        let policy = Policy::new(&topo, &balance_off).unwrap();
-        let range = policy.balance_range(&topo);
-        assert_eq!(range, BalanceRange { from: 0, until: 0 });
-        let p = policy.fast_wake(&topo, CpuId(6));
-        assert!(p.keeps(&topo, &cpus(&[0, 1, 6, 7]), &all, CpuId(6), range));
-        // Its sibling busy: the core is not whole.
-        assert!(!p.keeps(&topo, &cpus(&[0, 1, 6]), &all, CpuId(6), range));
-        // Not allowed there.
-        assert!(!p.keeps(&topo, &cpus(&[6, 7]), &cpus(&[4, 5]), CpuId(6), range));
-        let e = policy.fast_wake(&topo, CpuId(2));
-        assert!(e.keeps(&topo, &cpus(&[1, 2]), &all, CpuId(2), range));
-        // An idle P-CPU: the task may not fit the E-core.
-        assert!(!e.keeps(&topo, &cpus(&[2, 5]), &all, CpuId(2), range));
-        // Cluster balance `auto` (the default) is active below 75% busy: an E-core wins only
-        // on load there, so the core decides; at 6 of 8 busy it is inactive again.
-        let auto = Policy::new(&topo, &PolicyConfig::default()).unwrap();
-        let range = auto.balance_range(&topo);
-        assert_eq!(range, BalanceRange { from: 0, until: 6 });
-        let e = auto.fast_wake(&topo, CpuId(2));
-        assert!(!e.keeps(&topo, &cpus(&[1, 2, 3]), &all, CpuId(2), range));
-        assert!(e.keeps(&topo, &cpus(&[1, 2]), &all, CpuId(2), range));
-        assert!(auto.fast_wake(&topo, CpuId(6)).keeps(
-            &topo,
-            &cpus(&[6, 7]),
-            &all,
-            CpuId(6),
-            range
-        ));
-        // The audit is not vacuous: an E-core beside an idle P-core is not the idle order's
-        // answer for every task.
-        assert!(
-            auto.check_fast_wake(&topo, &cpus(&[2, 4, 5]), &all, CpuId(2))
-                .is_err()
-        );
-        assert!(
-            auto.check_fast_wake(&topo, &cpus(&[6, 7]), &all, CpuId(6))
-                .is_ok()
-        );
-    }
-}
+mod tests;

@@ -88,7 +88,7 @@ pub use config::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain, Unkno
 pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
-pub use fast_wake::{BalanceRange, FastWake};
+pub use fast_wake::{BalanceRange, TaskClass, WakeCpu, WakeQuestion, WakeTable};
 pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
@@ -98,10 +98,10 @@ pub use policies::{Builtin, BuiltinPolicy};
 #[cfg(feature = "testkit")]
 pub use sched_core::Audit;
 pub use sched_core::{
-    Affinity, Arrival, BATCH_MAX, CoreConfig, CoreError, CoreStats, Dispatch, Input, InputError,
-    InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot,
-    Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TimeNs, UtilSource,
-    Waiting, WakePreempt, Waker, Why,
+    Affinity, Arrival, BATCH_MAX, CLASS_HOLD_NS, Classed, CoreConfig, CoreError, CoreStats,
+    Dispatch, Input, InputError, InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput,
+    OwnedQueued, OwnedSnapshot, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target,
+    TaskId, TimeNs, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{
     MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,

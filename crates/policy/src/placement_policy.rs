@@ -33,6 +33,7 @@
 
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::cpu_state::CpuState;
+use crate::fast_wake::{TaskClass, WakeTable};
 use crate::idle_order::{Placement, Policy, Reach, TaskHints};
 use crate::migration::{SliceEnd, step_of};
 use crate::topology::Topology;
@@ -168,6 +169,20 @@ pub trait PlacementPolicy {
         None
     }
 
+    /// The idle order as tables an in-kernel fast path walks ([`WakeTable`]), when the
+    /// policy's [`wakeup`](Self::wakeup) answer is exactly [`WakeTable::decide`]'s whenever an
+    /// allowed CPU is free. The default has none: every wake-up takes the round trip to the
+    /// core.
+    fn wake_table(&self, _topo: &Topology) -> Option<WakeTable> {
+        None
+    }
+
+    /// The class a task of utilisation `util` walks the table with ([`Policy::class_of`]).
+    /// Asked only when [`wake_table`](Self::wake_table) gives one.
+    fn class_of(&self, _topo: &Topology, _util: u16) -> TaskClass {
+        TaskClass(0)
+    }
+
     /// The hybridland rules behind this policy, if it is hybridland: for its runtime knobs
     /// and for the checkers that test its answers against the shared invariants.
     fn hybridland(&self) -> Option<&Policy> {
@@ -199,6 +214,14 @@ impl PlacementPolicy for Policy {
         Self::up_migration(self, view.topo, view.state, cpu, &view.hints())
     }
 
+    fn wake_table(&self, topo: &Topology) -> Option<WakeTable> {
+        Some(Self::wake_table(self, topo))
+    }
+
+    fn class_of(&self, topo: &Topology, util: u16) -> TaskClass {
+        Self::class_of(self, topo, util)
+    }
+
     fn hybridland(&self) -> Option<&Policy> {
         Some(self)
     }
@@ -224,6 +247,14 @@ impl<P: PlacementPolicy + ?Sized> PlacementPolicy for alloc::boxed::Box<P> {
 
     fn up_migration(&mut self, view: &View<'_>) -> Option<Placement> {
         (**self).up_migration(view)
+    }
+
+    fn wake_table(&self, topo: &Topology) -> Option<WakeTable> {
+        (**self).wake_table(topo)
+    }
+
+    fn class_of(&self, topo: &Topology, util: u16) -> TaskClass {
+        (**self).class_of(topo, util)
     }
 
     fn hybridland(&self) -> Option<&Policy> {

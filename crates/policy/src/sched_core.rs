@@ -21,8 +21,8 @@ pub use input::{
     Input, InputError, InputOf, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, TimeNs,
 };
 pub use io::{
-    Affinity, Arrival, Dispatch, LastRun, Nudge, Queued, Snapshot, Target, TaskId, UtilSource,
-    Waiting, Waker, Why,
+    Affinity, Arrival, Classed, Dispatch, LastRun, Nudge, Queued, Snapshot, Target, TaskId,
+    UtilSource, Waiting, Waker, Why,
 };
 pub use slots::{Slot, StorageError};
 
@@ -38,6 +38,10 @@ use slots::{Record, Slots};
 
 /// Most tasks in one batch.
 pub const BATCH_MAX: usize = 64;
+
+/// The least time between two [`Classed`] for one task: a task whose estimate hovers at a
+/// class boundary is written to the kernel at most this often.
+pub const CLASS_HOLD_NS: u64 = 10_000_000;
 
 /// A task in the current batch, not yet decided.
 #[derive(Copy, Clone, Debug)]
@@ -160,6 +164,9 @@ pub struct SchedCore<S, P = Policy> {
     /// The CPU the helper is to be sent to.
     helper_target: Option<CpuId>,
     nudges: Fixed<Nudge, 1>,
+    /// Whether the policy has a fast-path table, so tasks are classed.
+    classing: bool,
+    classes: Fixed<Classed, BATCH_MAX>,
     last_nudge_ns: Option<u64>,
     next_scan_ns: u64,
     next_prune_ns: u64,
@@ -193,6 +200,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     ) -> Result<Self, CoreError> {
         let slots = Slots::new(storage).map_err(CoreError::Storage)?;
         let state = CpuState::all_idle(&topo);
+        let classing = policy.wake_table(&topo).is_some();
         let stats = CoreStats {
             capacity: slots.capacity() as u64,
             ..CoreStats::default()
@@ -219,6 +227,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             helper: None,
             helper_target: None,
             nudges: Fixed::new(),
+            classing,
+            classes: Fixed::new(),
             last_nudge_ns: None,
             next_scan_ns: 0,
             next_prune_ns: CoreConfig::PRUNE_EVERY_NS,
@@ -282,6 +292,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.slots.get(task).map(|r| r.state)
     }
 
+    /// The class the core last gave out for `task` ([`Classed`]): the one the fast path walks
+    /// with. Class 0 for a task never classed.
+    pub fn task_class(&self, task: TaskId) -> crate::TaskClass {
+        self.slots
+            .get(task)
+            .map_or(crate::TaskClass(0), |r| r.class)
+    }
+
     /// Names the caller's nudge helper: when it is handed over, it goes to the CPU of the
     /// last [`Nudge`] with the helper's slice.
     pub fn set_helper(&mut self, helper: Option<TaskId>) {
@@ -318,6 +336,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 run,
                 weight,
             } => self.handle_stopped(task, cpu, run, weight),
+            Input::Ran {
+                task,
+                cpu,
+                run,
+                weight,
+            } => self.handle_ran(task, cpu, run, weight),
             Input::ClusterBalance { mode } => {
                 if !self.set_cluster_balance(mode) {
                     return Err(InputError::NoSuchKnob {
@@ -336,7 +360,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         if let Some(d) = self.poll_dispatch() {
             return Some(Output::Dispatch(d));
         }
-        self.nudges.pop().map(Output::Nudge)
+        if let Some(n) = self.nudges.pop() {
+            return Some(Output::Nudge(n));
+        }
+        self.classes.pop().map(Output::Class)
     }
 
     /// When the core wants [`Input::Tick`](InputOf::Tick) next: `None` when there is nothing to scan or

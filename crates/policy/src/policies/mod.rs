@@ -144,6 +144,15 @@ impl PlacementPolicy for BuiltinPolicy {
         self.inner().up_migration(view)
     }
 
+    fn wake_table(&self, topo: &Topology) -> Option<crate::WakeTable> {
+        self.hybridland().map(|p| p.wake_table(topo))
+    }
+
+    fn class_of(&self, topo: &Topology, util: u16) -> crate::TaskClass {
+        self.hybridland()
+            .map_or(crate::TaskClass(0), |p| p.class_of(topo, util))
+    }
+
     fn hybridland(&self) -> Option<&Policy> {
         match self {
             Self::Hybridland(p) => Some(p),

@@ -310,6 +310,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             clock,
             stats,
             config,
+            policy,
+            classes,
+            classing,
             ..
         } = self;
         let (rec, tracked): (&mut Record, bool) = match slots.entry(p.task) {
@@ -347,6 +350,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             UtilSource::Estimate => rec.state.util(),
             UtilSource::Hint(h) => h,
         };
+        if *classing && tracked {
+            super::handlers::reclass(policy, topo, classes, p.task, rec, util, p.now_ns);
+        }
         let vtime = clock.queue(&mut rec.state, config.slice_ns);
         clock.on_start(vtime);
         (util, vtime)

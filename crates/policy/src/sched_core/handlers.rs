@@ -2,8 +2,8 @@
 //! [`SchedCore::handle`].
 
 use super::{
-    Affinity, Allowed, Arrival, BATCH_MAX, CoreConfig, Dispatch, InputError, LastRun, Nudging,
-    Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId, Why,
+    Affinity, Allowed, Arrival, BATCH_MAX, CLASS_HOLD_NS, Classed, CoreConfig, Dispatch,
+    InputError, LastRun, Nudging, Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::placement_policy::PlacementPolicy;
@@ -154,5 +154,65 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 weight,
             });
         }
+    }
+
+    pub(super) fn handle_ran(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
+        let Some(info) = self.topo.info(cpu) else {
+            return;
+        };
+        let capacity = info.capacity;
+        let Self {
+            slots,
+            state,
+            topo,
+            policy,
+            classes,
+            classing,
+            ..
+        } = self;
+        let Some(rec) = slots.entry(task) else {
+            return;
+        };
+        rec.seen_ns = rec.seen_ns.max(run.stop_ns);
+        if rec.home != Some(cpu) {
+            state.move_home(topo, rec.home, cpu);
+            rec.home = Some(cpu);
+        }
+        let _counted = rec.state.on_run(&Run {
+            cpu,
+            capacity,
+            start_ns: run.start_ns,
+            stop_ns: run.stop_ns,
+            weight,
+        });
+        if *classing {
+            let util = rec.state.util();
+            reclass(policy, topo, classes, task, rec, util, run.stop_ns);
+        }
+    }
+}
+
+/// Gives out `task`'s class for `util` at `now_ns` if it moved and the last one is at least
+/// [`CLASS_HOLD_NS`] old (with no room left, it is given at a later observation).
+pub(super) fn reclass<P: PlacementPolicy>(
+    policy: &P,
+    topo: &crate::Topology,
+    classes: &mut super::Fixed<Classed, BATCH_MAX>,
+    task: TaskId,
+    rec: &mut super::Record,
+    util: u16,
+    now_ns: u64,
+) {
+    let class = policy.class_of(topo, util);
+    if class == rec.class
+        || rec
+            .class_ns
+            .is_some_and(|at| now_ns.saturating_sub(at) < CLASS_HOLD_NS)
+    {
+        return;
+    }
+    if classes.push(Classed { task, class }).is_ok() {
+        rec.class = class;
+        rec.class_ns = Some(now_ns);
     }
 }

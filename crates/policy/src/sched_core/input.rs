@@ -111,6 +111,20 @@ pub enum InputOf<Q, S> {
         /// Its weight (100 for nice 0).
         weight: u32,
     },
+    /// (Snapshots.) A run the caller learned of outside a hand-over: the task ran on `cpu`
+    /// (live: woken onto it by the in-kernel fast path, the run reported at its next kernel
+    /// wake-up). The estimate, vtime and home count it as a queued task's `last_run`; a class
+    /// change follows as an [`Output::Class`].
+    Ran {
+        /// The task.
+        task: TaskId,
+        /// Its CPU.
+        cpu: CpuId,
+        /// The run.
+        run: LastRun,
+        /// Its weight (100 for nice 0).
+        weight: u32,
+    },
     /// Hybridland's cluster-balance knob changed. Refused with [`InputError::NoSuchKnob`] by a
     /// policy without it.
     ClusterBalance {
@@ -132,6 +146,7 @@ impl<Q, S> InputOf<Q, S> {
             Self::Exit { .. } => "exit",
             Self::Started { .. } => "started",
             Self::Stopped { .. } => "stopped",
+            Self::Ran { .. } => "ran",
             Self::ClusterBalance { .. } => "cluster_balance",
         }
     }
@@ -139,7 +154,7 @@ impl<Q, S> InputOf<Q, S> {
     /// The occupancy mode it belongs to, when only one.
     pub const fn occupancy(&self) -> Option<Occupancy> {
         match self {
-            Self::Snapshot(_) | Self::SnapshotFailed | Self::Recheck(_) => {
+            Self::Snapshot(_) | Self::SnapshotFailed | Self::Recheck(_) | Self::Ran { .. } => {
                 Some(Occupancy::Snapshots)
             }
             Self::Started { .. } | Self::Stopped { .. } => Some(Occupancy::Tracked),
@@ -177,6 +192,17 @@ impl<Q, S> InputOf<Q, S> {
                 run: *run,
                 weight: *weight,
             },
+            Self::Ran {
+                task,
+                cpu,
+                run,
+                weight,
+            } => InputOf::Ran {
+                task: *task,
+                cpu: *cpu,
+                run: *run,
+                weight: *weight,
+            },
             Self::ClusterBalance { mode } => InputOf::ClusterBalance { mode: *mode },
         }
     }
@@ -203,6 +229,8 @@ pub enum Output {
     Dispatch(Dispatch),
     /// Make a task come back at its next slice end (up-migration).
     Nudge(Nudge),
+    /// A task's class for the in-kernel fast path changed.
+    Class(super::Classed),
 }
 
 /// An input the core refused; nothing of it was applied.

@@ -2,6 +2,7 @@
 //! ([`Dispatch`], [`Nudge`]).
 
 use crate::cpu_set::{CpuId, CpuSet};
+use crate::fast_wake::TaskClass;
 use crate::idle_order::{Placement, Step};
 use crate::migration::SliceEnd;
 
@@ -261,4 +262,18 @@ pub struct Nudge {
     pub task: TaskId,
     /// Where the idle order would put it now.
     pub better: Placement,
+}
+
+/// A task's [`TaskClass`] moved: the in-kernel fast path must walk with the new one from now
+/// on (live: written into the task's BPF storage). Given for tracked tasks of a policy with a
+/// [`WakeTable`](crate::WakeTable), at most once per [`CLASS_HOLD_NS`](super::CLASS_HOLD_NS)
+/// per task; a task never classed is class 0.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
+pub struct Classed {
+    /// The task.
+    pub task: TaskId,
+    /// Its class from now on.
+    pub class: TaskClass,
 }

@@ -9,6 +9,7 @@
 
 use super::TaskId;
 use crate::cpu_set::CpuId;
+use crate::fast_wake::TaskClass;
 use crate::task_state::TaskState;
 
 /// One slot of the core's task storage. Create storage with
@@ -27,6 +28,9 @@ pub(super) struct Record {
     pub(super) seen_ns: u64,
     /// The CPU whose core is its home.
     pub(super) home: Option<CpuId>,
+    /// The class last given out ([`Classed`](super::Classed)), and when.
+    pub(super) class: TaskClass,
+    pub(super) class_ns: Option<u64>,
 }
 
 /// `key` of a free slot: no task id the frontends produce (pids are at most 2^22, simulator
@@ -41,6 +45,8 @@ impl Slot {
             state: TaskState::new(),
             seen_ns: 0,
             home: None,
+            class: TaskClass(0),
+            class_ns: None,
         },
     };
 

@@ -949,3 +949,102 @@ fn every_input_survives_its_owned_form_and_json() {
         assert_eq!(back, owned, "{text}");
     }
 }
+
+/// Runs the fast path reported (`Input::Ran`) reach the estimate, the home and the task's
+/// class: a task that keeps a CPU busy becomes class 1 (fits only the P-cores) on the first
+/// report after its estimate crosses the E-cores' fit, and is given out once.
+#[test]
+fn reported_runs_class_a_task_once_per_hold() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    // The task is tracked from its first hand-over.
+    feed(&mut c, 1_000, Input::Queued(wakeup(7, None, &all)));
+    feed(&mut c, 1_000, Input::Snapshot(snapshot(&all)));
+    assert!(matches!(c.poll(), Some(Output::Dispatch(_))));
+    assert_eq!(c.poll(), None, "util 0 is class 0: nothing to give out");
+    let e_cpu = CpuId(4);
+    let mut at = 1_000;
+    let mut classed = Vec::new();
+    // Busy 9 ms of every 10 ms on an E-core, reported run by run.
+    for _ in 0..40 {
+        let run = LastRun {
+            start_ns: at,
+            stop_ns: at + 9_000_000,
+        };
+        feed(
+            &mut c,
+            run.stop_ns,
+            Input::Ran {
+                task: TaskId(7),
+                cpu: e_cpu,
+                run,
+                weight: 100,
+            },
+        );
+        at += 10_000_000;
+        while let Some(o) = c.poll() {
+            classed.push((at, o));
+        }
+    }
+    let Some((_, Output::Class(k))) = classed.first() else {
+        panic!("no class change: {classed:?}");
+    };
+    assert_eq!((k.task, k.class), (TaskId(7), crate::TaskClass(1)));
+    assert_eq!(classed.len(), 1, "{classed:?}");
+    assert_eq!(c.task_class(TaskId(7)), crate::TaskClass(1));
+    assert_eq!(
+        c.state().home_count(&topo, e_cpu),
+        1,
+        "the home moved there"
+    );
+    // A task not tracked is never classed; a run on a CPU the machine lacks is ignored.
+    feed(
+        &mut c,
+        at,
+        Input::Ran {
+            task: TaskId(8),
+            cpu: CpuId(999),
+            run: LastRun {
+                start_ns: at,
+                stop_ns: at + 1,
+            },
+            weight: 100,
+        },
+    );
+    assert_eq!(c.poll(), None);
+}
+
+/// A policy without a table is never classed.
+#[test]
+fn a_policy_without_a_table_is_not_classed() {
+    let topo = vm_machine();
+    let policy = crate::policies::Builtin::Spread
+        .build(&topo, &PolicyConfig::default(), 0)
+        .unwrap();
+    let mut c = SchedCore::with_policy(
+        topo.clone(),
+        policy,
+        CoreConfig::DEFAULT,
+        vec![Slot::EMPTY; 64],
+    )
+    .unwrap();
+    assert!(c.policy.wake_table(&topo).is_none());
+    for n in 0..40u64 {
+        let run = LastRun {
+            start_ns: n * 10_000_000,
+            stop_ns: n * 10_000_000 + 9_999_000,
+        };
+        c.handle(
+            TimeNs(run.stop_ns),
+            Input::Ran {
+                task: TaskId(1),
+                cpu: CpuId(4),
+                run,
+                weight: 100,
+            },
+        )
+        .unwrap();
+        assert_eq!(c.poll(), None);
+    }
+}
