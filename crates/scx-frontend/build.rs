@@ -35,12 +35,12 @@ const SELECT_CPU_ANCHOR: &str =
     "s32 BPF_STRUCT_OPS(rustland_select_cpu, struct task_struct *p, s32 prev_cpu,\n";
 const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
 /// The first lines of that select_cpu's body after which the fast path is asked: the task
-/// is not the user-space scheduler. Only when the framework's own idle selection is off
+/// is not the user-space scheduler. The CPU it places the task on is select_cpu's answer. Only when the framework's own idle selection is off
 /// (`builtin_idle` is on in `--fifo` alone, and the framework then dispatches to an idle CPU
 /// itself): `builtin_idle` is read-only data set before load, so the verifier drops the call
 /// from `--fifo`'s program, which is then the framework's own, as scx_rlfifo runs it.
 const FAST_WAKE_ANCHOR: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
-const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/* scx_hybridland: the wake-up fast path (src/bpf/fast_wake.bpf.h). */\n\tif (!builtin_idle && hl_fast_wake(p, prev_cpu, wake_flags))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
+const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/* scx_hybridland: the wake-up fast path (src/bpf/fast_wake.bpf.h). */\n\tif (!builtin_idle) {\n\t\ts32 hl_cpu = hl_fast_wake(p, prev_cpu, wake_flags);\n\n\t\tif (hl_cpu >= 0)\n\t\t\treturn hl_cpu;\n\t}\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
 
 /// The kick that ends scx_rustland_core 2.4.15's `dispatch_task` (a task user space sent to a
 /// CPU): it wakes the CPU if idle. A dispatch the core marks preempting (`Target::Preempt`,

@@ -1,41 +1,44 @@
-//! `--audit-fast-wake`: every wake-up the kernel's fast path kept on its previous CPU
-//! (`src/bpf/fast_wake.bpf.h`) comes back with the idle CPUs it was decided on and the task's
-//! allowed CPUs, and is held against the policy's own answer for that state
-//! ([`Policy::check_fast_wake`]). The VM check runs with it; it costs a record per kept
-//! wake-up, so it is off by default.
-//!
-//! The records are a ring of slots in the scheduler's `.bss.hl_fast` (the framework forbids new
-//! memory mappings once it is loaded, so a BPF ring buffer cannot be mapped): the kernel side
-//! numbers them, and a slot whose number is not the one expected was overwritten before it was
-//! read (counted as lost) or is being written (read next time).
+//! `--audit-fast-wake`: every wake-up the kernel's fast path placed (`src/bpf/fast_wake.bpf.h`)
+//! comes back with what it was decided on (the free CPUs, the task's allowed CPUs, its previous
+//! CPU and class, the homes) and is held against the idle order's answer on those inputs
+//! ([`Policy::check_fast_wake`]). The VM check runs with it; it costs a record per placement,
+//! so it is off by default. The records are a ring of slots (`crate::slot_ring`).
 
 #![forbid(unsafe_code)]
 
 use crate::bpf_skel::types::{bss_hl_fast, hl_fast_audit_rec};
-use core::sync::atomic::{Ordering, fence};
-use hybridland_policy::{CpuId, CpuSet, Policy, Topology};
+use crate::fast_wake::set;
+use crate::slot_ring::{Numbered, SlotReader};
+use hybridland_policy::{CpuId, CpuSet, Policy, TaskClass, Topology, WakeQuestion};
 use tracing::warn;
 
-/// Slots in the kernel's ring (`HL_AUDIT_SLOTS`).
-const SLOTS: u64 = 256;
 /// Disagreements logged in full; the rest are counted.
 const LOG_MAX: u64 = 5;
 
-/// One kept wake-up.
+impl Numbered for hl_fast_audit_rec {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// One placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Kept {
+pub(crate) struct Placed {
     pub(crate) pid: i32,
     pub(crate) cpu: CpuId,
-    pub(crate) idle: CpuSet,
+    pub(crate) prev: Option<CpuId>,
+    pub(crate) class: TaskClass,
+    pub(crate) free: CpuSet,
     pub(crate) allowed: CpuSet,
+    pub(crate) homes: CpuSet,
 }
 
 /// The audit's running totals.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct AuditCounts {
-    /// Kept wake-ups checked.
+    /// Placements checked.
     pub(crate) checked: u64,
-    /// Of them, ones the policy would have placed elsewhere.
+    /// Of them, ones the idle order would have placed elsewhere.
     pub(crate) disagreed: u64,
     /// Records overwritten before they were read, or malformed.
     pub(crate) lost: u64,
@@ -48,47 +51,49 @@ impl AuditCounts {
         &mut self,
         topo: &Topology,
         policy: &Policy,
-        rec: Option<Kept>,
+        rec: Option<Placed>,
     ) -> Option<hybridland_policy::Placement> {
         let Some(k) = rec else {
             self.lost += 1;
             return None;
         };
         self.checked += 1;
-        let answer = policy
-            .check_fast_wake(topo, &k.idle, &k.allowed, k.cpu)
-            .err()?;
+        let q = WakeQuestion {
+            free: &k.free,
+            allowed: &k.allowed,
+            prev: k.prev,
+            class: k.class,
+            homes: &k.homes,
+        };
+        let answer = policy.check_fast_wake(topo, &q, k.cpu).err()?;
         self.disagreed += 1;
         if self.disagreed <= LOG_MAX {
             warn!(
-                "fast-path audit: pid {} kept on CPU {} with idle {} (allowed {}); the policy says {:?}",
-                k.pid, k.cpu.0, k.idle, k.allowed, answer
+                "fast-path audit: pid {} placed on CPU {} (previous {:?}, class {}) with free {} (allowed {}, homes {}); the policy says {:?}",
+                k.pid, k.cpu.0, k.prev, k.class.0, k.free, k.allowed, k.homes, answer
             );
         }
         Some(answer)
     }
 }
 
-/// A slot as the kernel wrote it, if it holds a CPU the policy can name.
-fn kept(rec: &hl_fast_audit_rec) -> Option<Kept> {
-    let set = |words: &[u64; 16]| {
-        let mut all = [0u64; CpuSet::WORDS];
-        all[..16].copy_from_slice(words);
-        CpuSet::from_words(all)
-    };
-    Some(Kept {
+/// A slot as the kernel wrote it, if it holds CPUs the policy can name.
+fn placed(rec: &hl_fast_audit_rec) -> Option<Placed> {
+    Some(Placed {
         pid: rec.pid,
         cpu: CpuId(u16::try_from(rec.cpu).ok()?),
-        idle: set(&rec.idle),
+        prev: u16::try_from(rec.prev).ok().map(CpuId),
+        class: TaskClass(u8::try_from(rec.class).ok()?),
+        free: set(&rec.free),
         allowed: set(&rec.allowed),
+        homes: set(&rec.homes),
     })
 }
 
 /// Where the audit has read up to, and its totals.
 #[derive(Debug, Default)]
 pub(crate) struct FastAudit {
-    /// The number of the next record to read.
-    next: u64,
+    reader: SlotReader,
     counts: AuditCounts,
 }
 
@@ -100,28 +105,11 @@ impl FastAudit {
         topo: &Topology,
         policy: &Policy,
     ) -> AuditCounts {
-        let head = bss.hl_audit_head;
-        fence(Ordering::Acquire);
-        if head.saturating_sub(self.next) > SLOTS {
-            self.counts.lost += head - self.next - SLOTS;
-            self.next = head - SLOTS;
-        }
-        while self.next < head {
-            let slot = &bss.hl_audit_recs[(self.next % SLOTS) as usize];
-            let seq = slot.seq;
-            if seq == 0 {
-                // Being written: next time.
-                break;
-            }
-            fence(Ordering::Acquire);
-            let copy = *slot;
-            fence(Ordering::Acquire);
-            let rec = (seq == self.next + 1 && slot.seq == seq)
-                .then(|| kept(&copy))
-                .flatten();
-            self.counts.check(topo, policy, rec);
-            self.next += 1;
-        }
+        let counts = &mut self.counts;
+        self.reader
+            .drain(bss.hl_audit_head, &bss.hl_audit_recs, &mut |rec| {
+                counts.check(topo, policy, rec.as_ref().and_then(placed));
+            });
         self.counts
     }
 }
@@ -129,20 +117,20 @@ impl FastAudit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fast_wake::words;
     use hybridland_policy::PolicyConfig;
 
-    fn record(pid: i32, cpu: i32, idle: u64, allowed: u64) -> hl_fast_audit_rec {
-        let words = |w0: u64| {
-            let mut w = [0u64; 16];
-            w[0] = w0;
-            w
-        };
+    fn record(cpu: i32, prev: i32, class: u32, free: &[u16]) -> hl_fast_audit_rec {
+        let set: CpuSet = free.iter().map(|&c| CpuId(c)).collect();
         hl_fast_audit_rec {
             seq: 1,
-            pid,
+            pid: 42,
             cpu,
-            idle: words(idle),
-            allowed: words(allowed),
+            prev,
+            class,
+            free: words(&set),
+            allowed: words(&crate::test_machines::vm().cpus().clone()),
+            homes: [0; 16],
         }
     }
 
@@ -151,23 +139,29 @@ mod tests {
         let topo = crate::test_machines::vm();
         let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
         let mut counts = AuditCounts::default();
-        let p_kept = kept(&record(42, 6, 0xc3, 0xff)).unwrap();
-        assert_eq!((p_kept.pid, p_kept.cpu), (42, CpuId(6)));
+        // VM machine: E-CPUs 0-3, P-cores 4-5 and 6-7. P-core 6-7 whole: the answer.
+        let good = placed(&record(6, 6, 0, &[0, 1, 6, 7])).unwrap();
         assert_eq!(
-            p_kept.idle.iter().map(|c| c.0).collect::<Vec<_>>(),
-            [0, 1, 6, 7]
+            (good.pid, good.cpu, good.prev),
+            (42, CpuId(6), Some(CpuId(6)))
         );
-        assert!(counts.check(&topo, &policy, Some(p_kept)).is_none());
-        // An E-core kept while a whole P-core is idle: the policy disagrees.
-        let wrong = kept(&record(43, 2, 0xf4, 0xff)).unwrap();
+        assert!(counts.check(&topo, &policy, Some(good)).is_none());
+        // An E-core while a whole P-core is free: the policy disagrees.
+        let wrong = placed(&record(2, 2, 0, &[2, 4, 5, 6, 7])).unwrap();
         assert!(counts.check(&topo, &policy, Some(wrong)).is_some());
-        assert!(kept(&record(44, -1, 0, 0)).is_none());
+        // The class is an input: a P-sibling is right for class 1 and wrong for class 0.
+        let heavy = placed(&record(5, 5, 1, &[0, 2, 5])).unwrap();
+        assert!(counts.check(&topo, &policy, Some(heavy)).is_none());
+        let light = placed(&record(5, 5, 0, &[0, 2, 5])).unwrap();
+        assert!(counts.check(&topo, &policy, Some(light)).is_some());
+        assert!(placed(&record(-1, 0, 0, &[])).is_none());
+        assert_eq!(placed(&record(3, -1, 0, &[3])).unwrap().prev, None);
         counts.check(&topo, &policy, None);
         assert_eq!(
             counts,
             AuditCounts {
-                checked: 2,
-                disagreed: 1,
+                checked: 4,
+                disagreed: 2,
                 lost: 1
             }
         );

@@ -1,185 +1,175 @@
-//! The wake-up fast path's table: what `src/bpf/fast_wake.bpf.h` tests in the kernel, built
-//! from [`Policy::fast_wake`] (the policy crate says which wake-ups it may decide alone; this
-//! module only lays that out as the BPF side reads it).
+//! The wake-up fast path's tables: what `src/bpf/fast_wake.bpf.h` walks in the kernel, laid
+//! out from the policy's [`WakeTable`] (the policy crate says how a wake-up is placed; this
+//! module only writes that as the BPF side reads it).
 //!
-//! Only hybridland's policy has a table: the other policies, `--fifo` and `--no-fast-wake`
-//! switch the fast path off, and every wake-up goes to user space as before.
+//! Only a policy with a table (hybridland's) has a fast path: the other policies, `--fifo` and
+//! `--no-fast-wake` switch it off, and every wake-up goes to user space as before.
 
-use crate::bpf_skel::types::{bss_hl_fast, hl_fast_cpu};
+use crate::bpf_skel::types::{bss_hl_fast, hl_cpu};
 use core::sync::atomic::{Ordering, fence};
-use hybridland_policy::{BalanceRange, CpuSet, Policy, Topology};
+use hybridland_policy::{CpuSet, WakeTable};
 
 /// Words of a CPU mask the BPF side holds (`HL_MAX_WORDS`): 1,024 CPUs, the policy's limit.
-const WORDS: usize = 16;
+pub(crate) const WORDS: usize = 16;
+
+/// Why the kernel's fast path left a wake-up that had an allowed CPU free to the loop
+/// (`HL_DECLINE_*`).
+#[allow(
+    dead_code,
+    reason = "named in the stats; kept beside the BPF numbering"
+)]
+pub(crate) const DECLINES: [&str; 2] = ["shared-queue", "race"];
 
 /// The fast path's settings for one policy on one machine.
 #[derive(Clone, Debug)]
 pub(crate) struct FastWakeTable {
-    /// One per CPU id up to the machine's highest.
-    entries: Vec<hybridland_policy::FastWake>,
-    machine: CpuSet,
-    nr_machine: u32,
-    balance: BalanceRange,
+    table: Box<WakeTable>,
     slice_ns: u64,
     helper: Option<u32>,
 }
 
 impl FastWakeTable {
-    /// The table for `policy` on `topo`; dispatches get `slice_ns`; the nudge helper `helper`
-    /// is left to the core.
-    pub(crate) fn new(
-        topo: &Topology,
-        policy: &Policy,
-        slice_ns: u64,
-        helper: Option<u32>,
-    ) -> Self {
-        let entries = policy.fast_wake_table(topo).collect();
+    /// The fast path for `table`; placements get `slice_ns`; the nudge helper `helper` is left
+    /// to the core.
+    pub(crate) fn new(table: WakeTable, slice_ns: u64, helper: Option<u32>) -> Self {
         Self {
-            entries,
-            machine: *topo.cpus(),
-            nr_machine: topo.nr_cpus() as u32,
-            balance: policy.balance_range(topo),
+            table: Box::new(table),
             slice_ns,
             helper,
         }
     }
 
-    /// The busy counts at which cluster balance is active, as the table has them.
-    #[cfg(test)]
-    pub(crate) fn balance(&self) -> BalanceRange {
-        self.balance
+    /// The table.
+    pub(crate) fn table(&self) -> &WakeTable {
+        &self.table
     }
 
-    /// How many CPUs a task may be kept on (for the start-up line).
-    pub(crate) fn nr_keep(&self) -> usize {
-        self.entries.iter().filter(|e| e.keep).count()
-    }
-
-    /// Builds the table again in place for `policy` (a knob changed), on the same machine:
-    /// the same number of entries, so the storage reserved at start is reused and the loop
+    /// Takes `table` in place (a knob changed), in the storage reserved at start: the loop
     /// allocates nothing.
-    pub(crate) fn refill(&mut self, topo: &Topology, policy: &Policy) {
-        self.entries.clear();
-        self.entries.extend(policy.fast_wake_table(topo));
-        self.balance = policy.balance_range(topo);
+    pub(crate) fn refill(&mut self, table: WakeTable) {
+        *self.table = table;
     }
 
-    /// CPU `i`'s entry as the BPF side reads it; CPUs past the machine's are never kept.
-    fn cpu(&self, i: usize) -> hl_fast_cpu {
-        match self.entries.get(i) {
-            Some(e) => hl_fast_cpu {
-                core: words(&e.core),
-                beaten: words(&e.beaten_if_idle),
-                keep: u32::from(e.keep),
-                balance_matters: u32::from(e.balance_matters),
-                step: e.step.index() as u32,
-                pad: 0,
-            },
-            None => hl_fast_cpu::default(),
+    /// CPU `i` as the BPF side reads it.
+    fn cpu(&self, i: usize) -> hl_cpu {
+        let c = &self.table.cpus[i];
+        hl_cpu {
+            present: u8::from(c.present),
+            level: c.level,
+            p_core: u8::from(c.p_core),
+            primary: u8::from(c.primary),
+            core: c.core,
+            cluster: c.cluster,
         }
     }
 
-    /// The globals the BPF side reads besides the per-CPU entries, in its layout.
-    fn layout(&self) -> Layout {
-        Layout {
-            machine: words(&self.machine),
-            nr_cpu_ids: self.entries.len() as u32,
-            nr_words: self.entries.len().div_ceil(64) as u32,
-            nr_machine: self.nr_machine,
-            balance: (self.balance.from, self.balance.until),
-            helper: self.helper.unwrap_or(0),
-            slice_ns: self.slice_ns,
-        }
-    }
-
-    /// Writes the table into the BPF globals and switches the fast path on; `None` switches it
-    /// off. The switch is off while entries change, so the kernel side never starts reading a
-    /// table half written.
+    /// Writes the tables into the BPF globals and switches the fast path on; `None` switches
+    /// it off. The switch is off while they change, so the kernel side never starts a walk of
+    /// tables half written.
     pub(crate) fn install(table: Option<&Self>, bss: &mut bss_hl_fast) {
         bss.hl_fast_on = 0;
         fence(Ordering::SeqCst);
         let Some(t) = table else {
             return;
         };
-        let l = t.layout();
-        for (i, slot) in bss.hl_fast_cpus.iter_mut().enumerate() {
+        let w = &t.table;
+        for (i, slot) in bss.hl_cpus.iter_mut().enumerate() {
             *slot = t.cpu(i);
         }
-        bss.hl_machine_words = l.machine;
-        bss.hl_nr_cpu_ids = l.nr_cpu_ids;
-        bss.hl_nr_words = l.nr_words;
-        bss.hl_nr_machine_cpus = l.nr_machine;
-        (bss.hl_balance_from, bss.hl_balance_until) = l.balance;
-        bss.hl_helper_pid = l.helper;
-        bss.hl_fast_slice_ns = l.slice_ns;
+        for (slot, cpu) in bss.hl_ranked.iter_mut().zip(w.ranked.iter()) {
+            *slot = cpu.0;
+        }
+        bss.hl_cluster_size = w.cluster_size;
+        bss.hl_nr_ids = u32::from(w.nr_ids);
+        bss.hl_nr_ranked = u32::from(w.nr_cpus);
+        bss.hl_nr_levels = u32::from(w.nr_levels);
+        (bss.hl_balance_from, bss.hl_balance_until) = (w.balance.from, w.balance.until);
+        bss.hl_helper_pid = t.helper.unwrap_or(0);
+        bss.hl_fast_slice_ns = t.slice_ns;
         fence(Ordering::SeqCst);
         bss.hl_fast_on = 1;
+    }
+
+    /// Mirrors the core's homes into the kernel (plain stores: the walk reads whichever words
+    /// it finds, and the audit records the ones it read).
+    pub(crate) fn set_homes(homes: &CpuSet, bss: &mut bss_hl_fast) {
+        bss.hl_homes = words(homes);
     }
 }
 
 /// A CPU set's words as the BPF side holds them.
-fn words(set: &CpuSet) -> [u64; WORDS] {
+pub(crate) fn words(set: &CpuSet) -> [u64; WORDS] {
     let mut out = [0u64; WORDS];
     out.copy_from_slice(&set.words()[..WORDS]);
     out
 }
 
-/// The BPF side's globals (`src/bpf/fast_wake.bpf.h`), apart from the per-CPU entries, the
-/// switch and the counters.
-#[derive(Debug)]
-struct Layout {
-    machine: [u64; WORDS],
-    nr_cpu_ids: u32,
-    nr_words: u32,
-    nr_machine: u32,
-    balance: (u32, u32),
-    helper: u32,
-    slice_ns: u64,
+/// The CPU set the BPF side's words hold.
+pub(crate) fn set(words: &[u64; WORDS]) -> CpuSet {
+    let mut all = [0u64; CpuSet::WORDS];
+    all[..WORDS].copy_from_slice(words);
+    CpuSet::from_words(all)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hybridland_policy::{ClusterBalance, PolicyConfig};
+    use hybridland_policy::{ClusterBalance, CpuId, Policy, PolicyConfig, TaskClass, WakeQuestion};
 
-    fn vm() -> Topology {
+    fn vm() -> hybridland_policy::Topology {
         crate::test_machines::vm()
     }
 
     #[test]
-    fn the_table_lays_out_the_policys_entries_as_the_bpf_side_reads_them() {
+    fn the_tables_lay_out_the_policys_walk_as_the_bpf_side_reads_it() {
         let topo = vm();
         let config = PolicyConfig {
             cluster_balance: ClusterBalance::Auto,
             ..PolicyConfig::default()
         };
         let policy = Policy::new(&topo, &config).unwrap();
-        let table = FastWakeTable::new(&topo, &policy, 5_000_000, Some(77));
-        assert_eq!(table.nr_keep(), 8);
-        let l = table.layout();
-        assert_eq!((l.nr_cpu_ids, l.nr_words, l.nr_machine), (8, 1, 8));
-        assert_eq!(l.balance, (0, 6));
-        assert_eq!((l.helper, l.slice_ns), (77, 5_000_000));
-        assert_eq!(l.machine[0], 0xff);
-        assert!(l.machine[1..].iter().all(|w| *w == 0));
-        // P-CPU 6: its core 6-7, nothing beats it, load never decides.
-        let p = table.cpu(6);
-        assert_eq!(
-            (p.core[0], p.beaten[0], p.keep, p.balance_matters),
-            (0xc0, 0, 1, 0)
-        );
-        assert_eq!(p.step as usize, hybridland_policy::Step::IdlePCore.index());
-        // E-CPU 2: alone in its core, beaten by any idle P-CPU, load decides among E-cores.
-        let e = table.cpu(2);
-        assert_eq!(
-            (e.core[0], e.beaten[0], e.keep, e.balance_matters),
-            (0x04, 0xf0, 1, 1)
-        );
-        assert_eq!(e.step as usize, hybridland_policy::Step::IdleECore.index());
+        let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, Some(77));
+        let w = fast.table();
+        assert_eq!((w.nr_ids, w.nr_cpus, w.nr_levels), (8, 8, 2));
+        assert_eq!((w.balance.from, w.balance.until), (0, 6));
+        assert_eq!((fast.helper, fast.slice_ns), (Some(77), 5_000_000));
+        // P-CPUs 4-7 first, then the E-CPUs.
+        let ranked: Vec<u16> = w.ranked[..8].iter().map(|c| c.0).collect();
+        assert_eq!(ranked, [4, 5, 6, 7, 0, 1, 2, 3]);
+        let p = fast.cpu(6);
+        assert_eq!((p.present, p.level, p.p_core, p.primary), (1, 1, 1, 1));
+        let e = fast.cpu(2);
+        assert_eq!((e.present, e.level, e.p_core, e.cluster), (1, 0, 0, 0));
+        assert_eq!(fast.cpu(8).present, 0, "past the machine");
+        assert_eq!(w.cluster_size[..2], [2, 2]);
+    }
+
+    /// A class change moves the live tables' answer and the simulator's model the same way:
+    /// both walk the one table with the class the core gave out.
+    #[test]
+    fn a_class_change_moves_the_walk() {
+        let topo = vm();
+        let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+        let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, None);
+        // E-core 0 whole and free, P-CPU 5 free beside a busy sibling.
+        let free: CpuSet = [CpuId(0), CpuId(2), CpuId(5)].into_iter().collect();
+        let ask = |class| {
+            fast.table()
+                .decide(&WakeQuestion {
+                    free: &free,
+                    allowed: topo.cpus(),
+                    prev: Some(CpuId(5)),
+                    class,
+                    homes: &CpuSet::EMPTY,
+                })
+                .cpu
+        };
+        assert_eq!(ask(TaskClass(0)), Some(CpuId(0)));
+        assert_eq!(ask(policy.class_of(&topo, 600)), Some(CpuId(5)));
     }
 
     #[test]
-    fn a_refill_for_other_knobs_equals_a_new_table_in_the_same_storage() {
+    fn a_refill_for_other_knobs_equals_a_new_table() {
         let topo = vm();
         let policy = |balance| {
             let config = PolicyConfig {
@@ -189,31 +179,22 @@ mod tests {
             Policy::new(&topo, &config).unwrap()
         };
         let (on, off) = (policy(ClusterBalance::On), policy(ClusterBalance::Off));
-        let mut table = FastWakeTable::new(&topo, &on, 5_000_000, None);
-        let storage = (table.entries.as_ptr(), table.entries.capacity());
-        table.refill(&topo, &off);
-        let fresh = FastWakeTable::new(&topo, &off, 5_000_000, None);
+        let mut fast = FastWakeTable::new(on.wake_table(&topo), 5_000_000, None);
+        fast.refill(off.wake_table(&topo));
         assert_ne!(on.balance_range(&topo), off.balance_range(&topo));
-        assert_eq!(table.balance(), fresh.balance());
-        assert_eq!(
-            format!("{:?}", table.entries),
-            format!("{:?}", fresh.entries)
-        );
-        assert_eq!((table.entries.as_ptr(), table.entries.capacity()), storage);
+        assert_eq!(fast.table().balance, off.balance_range(&topo));
     }
 
     #[test]
-    fn cpus_outside_the_primary_domain_are_never_kept() {
+    fn cpus_outside_the_primary_domain_are_laid_out_as_such() {
         let topo = vm();
         let config = PolicyConfig {
             primary_domain: "performance".parse().unwrap(),
             ..PolicyConfig::default()
         };
         let policy = Policy::new(&topo, &config).unwrap();
-        let table = FastWakeTable::new(&topo, &policy, 5_000_000, None);
-        assert_eq!(table.nr_keep(), 4);
-        assert_eq!(table.cpu(0).keep, 0);
-        assert_eq!(table.cpu(4).keep, 1);
-        assert_eq!(table.cpu(8).keep, 0, "past the machine");
+        let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, None);
+        assert_eq!(fast.cpu(0).primary, 0);
+        assert_eq!(fast.cpu(4).primary, 1);
     }
 }

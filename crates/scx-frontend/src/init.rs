@@ -80,6 +80,7 @@ pub(crate) fn init(
             idle,
             events,
             audit,
+            runs: crate::fast_runs::FastRuns::default(),
         },
         topo,
         placement,

@@ -7,13 +7,14 @@
 
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
 use crate::fast_audit::{AuditCounts, FastAudit};
+use crate::fast_runs::{FastRun, FastRuns};
 use crate::fast_wake::FastWakeTable;
 use crate::idle_snapshot::{IdleCpus, IdleSnapshot};
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
-use hybridland_policy::{CpuId, Policy, Topology};
-use libbpf_rs::ProgramInput;
+use hybridland_policy::{CpuId, CpuSet, Policy, TaskClass, Topology};
+use libbpf_rs::{MapCore, MapFlags, ProgramInput};
 
 /// What the loop asks of the framework.
 pub(crate) trait SchedOps {
@@ -42,6 +43,16 @@ pub(crate) trait SchedOps {
     fn audit_fast_wakes(&mut self, _topo: &Topology, _policy: &Policy) -> Option<AuditCounts> {
         None
     }
+    /// Hands the runs the fast path reported since the last call to `each`; returns how many
+    /// were lost.
+    fn drain_fast_runs(&mut self, _each: &mut dyn FnMut(FastRun)) -> u64 {
+        0
+    }
+    /// Writes task `pid`'s class for the fast path (its task storage, through a pidfd: three
+    /// system calls). Fails when the task is gone or the kernel refused.
+    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()>;
+    /// Mirrors the core's homes into the fast path's tables.
+    fn set_homes(&mut self, _homes: &CpuSet) {}
     /// Whether the scheduler is to stop (a signal, or the kernel ended it).
     fn exited(&mut self) -> bool;
     /// Hands the task events that arrived since the last call to `each` (a bounded number per
@@ -69,6 +80,8 @@ pub(crate) struct Live<'a, 'b> {
     pub(crate) events: Option<TaskEventSource<'b>>,
     /// `--audit-fast-wake`.
     pub(crate) audit: Option<FastAudit>,
+    /// The fast path's reported runs, as read so far.
+    pub(crate) runs: FastRuns,
 }
 
 impl Live<'_, '_> {
@@ -139,6 +152,8 @@ impl SchedOps for Live<'_, '_> {
             queued: *self.bpf.nr_queued_mut(),
             fast: self.fast().map_or([0; 4], |b| b.hl_nr_fast_step),
             fast_asked: self.fast().map_or(0, |b| b.hl_nr_fast_asked),
+            fast_no_free: self.fast().map_or(0, |b| b.hl_nr_fast_no_free),
+            fast_declined: self.fast().map_or([0; 2], |b| b.hl_nr_fast_declined),
         }
     }
 
@@ -150,6 +165,33 @@ impl SchedOps for Live<'_, '_> {
     fn set_fast_wake(&mut self, table: Option<&FastWakeTable>) {
         if let Some(fast) = self.bpf.skel.maps.bss_hl_fast_data.as_deref_mut() {
             FastWakeTable::install(table, fast);
+        }
+    }
+
+    fn drain_fast_runs(&mut self, each: &mut dyn FnMut(FastRun)) -> u64 {
+        let Some(fast) = self.bpf.skel.maps.bss_hl_fast_data.as_deref() else {
+            return 0;
+        };
+        self.runs.drain(fast, each)
+    }
+
+    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let fd = crate::sys::pidfd(pid).ok_or_else(|| anyhow::anyhow!("task {pid} is gone"))?;
+        // `struct hl_task`: the class, then padding.
+        let mut value = [0u8; 8];
+        value[..4].copy_from_slice(&u32::from(class.0).to_ne_bytes());
+        self.bpf.skel.maps.hl_task_stor.update(
+            &fd.as_raw_fd().to_ne_bytes(),
+            &value,
+            MapFlags::ANY,
+        )?;
+        Ok(())
+    }
+
+    fn set_homes(&mut self, homes: &CpuSet) {
+        if let Some(fast) = self.bpf.skel.maps.bss_hl_fast_data.as_deref_mut() {
+            FastWakeTable::set_homes(homes, fast);
         }
     }
 

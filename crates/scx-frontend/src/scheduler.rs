@@ -215,7 +215,7 @@ impl<O: SchedOps> Scheduler<O> {
         }
         if let Some(a) = audit {
             info!(
-                "fast-path audit: {} kept wake-ups checked against the policy, {} disagreed, {} lost",
+                "fast-path audit: {} placed wake-ups checked against the policy, {} disagreed, {} lost",
                 a.checked, a.disagreed, a.lost
             );
         }
@@ -247,13 +247,9 @@ impl<O: SchedOps> Scheduler<O> {
             let _ = self.feed(now, Input::Snapshot(snap));
         }
         let _ = self.feed(now, Input::Tick);
-        // Between batches the core has only a nudge to give.
-        if let Some(out @ Output::Nudge(n)) = self.core.poll()
-            && let Some(nudger) = self.nudger.as_mut()
-        {
-            debug!(cpu = n.cpu.0, pid = n.task.0, better = %n.better.step, "nudge");
-            nudger.wake();
-            self.carried_out(&out);
+        // Between batches the core has a nudge or classes to give.
+        while let Some(out) = self.core.poll() {
+            self.carry_out(out);
         }
         Ok(())
     }
@@ -262,6 +258,7 @@ impl<O: SchedOps> Scheduler<O> {
         // Events first: a wake-up's waker reaches its ring before the woken task reaches the
         // framework's, and the core takes it with the task (`Wakers`).
         self.apply_events();
+        self.apply_fast_runs();
         self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();
@@ -363,7 +360,11 @@ impl<O: SchedOps> Scheduler<O> {
         }
         // Dispatches come in the core's order (slice ends first), each with its task's place
         // in the batch as its token. A batch decided here gives no nudge (those come at ticks).
-        while let Some(out @ Output::Dispatch(d)) = self.core.poll() {
+        while let Some(out) = self.core.poll() {
+            let Output::Dispatch(d) = out else {
+                self.carry_out(out);
+                continue;
+            };
             let Some(task) = batch.get(d.token as usize) else {
                 // The core gives back the tokens it was handed, so this is a core defect.
                 error!(
@@ -396,6 +397,9 @@ impl<O: SchedOps> Scheduler<O> {
             self.outgoing.push(out);
         }
         self.queued = batch;
+        if self.fast_table.is_some() {
+            self.ops.set_homes(self.core.state().homes());
+        }
         let rounds = &mut self.counters.rounds;
         let in_snapshots = rounds.snapshot_ns - snapshot_ns;
         rounds.decide_ns += now_ns().saturating_sub(now).saturating_sub(in_snapshots);

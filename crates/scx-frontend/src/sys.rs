@@ -1,5 +1,6 @@
 //! The few system calls the loop makes itself, through `rustix` (no `unsafe` here): the
-//! monotonic clock, this thread's CPU time, the CPU this thread runs on, a task's affinity, this thread's id.
+//! monotonic clock, this thread's CPU time, the CPU this thread runs on, a task's affinity and pidfd, this thread's
+//! id.
 
 #![forbid(unsafe_code)]
 
@@ -26,6 +27,13 @@ pub(crate) fn current_cpu() -> Option<CpuId> {
     u16::try_from(rustix::thread::sched_getcpu())
         .ok()
         .map(CpuId)
+}
+
+/// A file descriptor naming task `pid` (`pidfd_open`), the key of a task-storage map from user
+/// space; `None` when the task is gone.
+pub(crate) fn pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
+    let pid = Pid::from_raw(pid)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 /// The calling thread's id.

@@ -8,10 +8,9 @@ use crate::sim_policy::{
 };
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, BalanceRange, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, FastWake,
-    Input, LastRun, Nudge, Occupancy, Output, Placement, PlacementPolicy, Policy, PolicyConfig,
-    Queued, Reach, SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting,
-    WakePreempt,
+    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuSet, CpuState, Input, LastRun,
+    Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Step,
+    TaskClass, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt, WakeQuestion, WakeTable,
 };
 
 /// Where a core-driven policy comes from.
@@ -40,6 +39,8 @@ pub struct CoreDriven {
     fast: Option<FastTable>,
     /// The core's wake-up preemption.
     wake_preempt: bool,
+    /// Class changes the core gave (live: writes into the kernel's task storage).
+    classed: u64,
     /// Per task: its estimate when it ended (the core forgets it then).
     final_util: Vec<Option<u16>>,
     /// Per step of the idle order: placements, and overflows among them.
@@ -50,46 +51,56 @@ pub struct CoreDriven {
     seen: Option<CpuState>,
 }
 
-/// The live fast path's table (`scx_hybridland`'s `src/fast_wake.rs` writes the same one into
-/// the kernel from [`Policy::fast_wake_table`]): per CPU, when a waking task that last ran
-/// there stays there without the core. Built once: the entries depend only on the machine and
-/// the knobs, which a replay does not change.
+/// The live fast path (`scx_hybridland`'s `src/bpf/fast_wake.bpf.h` walks the same table):
+/// a wake-up that finds an allowed CPU free is placed by [`WakeTable::decide`] with the class
+/// the core last gave the task and the core's homes, with the base slice, without the core.
+/// Built once: the table depends only on the machine and the knobs, which a replay does not
+/// change.
 #[derive(Clone, Debug)]
 struct FastTable {
-    entries: Vec<FastWake>,
-    balance: BalanceRange,
+    table: Box<WakeTable>,
     slice_ns: u64,
 }
 
 impl FastTable {
-    fn new(topo: &Topology, policy: &Policy, slice_ns: u64) -> Self {
-        Self {
-            entries: policy.fast_wake_table(topo).collect(),
-            balance: policy.balance_range(topo),
-            slice_ns,
+    /// The fast path's decision for woken `task`, if it makes one.
+    fn place(
+        &self,
+        machine: &EngineView<'_>,
+        task: &TaskView<'_>,
+        class: TaskClass,
+        homes: &CpuSet,
+    ) -> Option<Decision> {
+        let placement = self.table.decide(&WakeQuestion {
+            free: machine.idle,
+            allowed: task.allowed,
+            prev: task.prev_cpu,
+            class,
+            homes,
+        });
+        Some(Decision {
+            target: Destination::Run(placement.cpu?),
+            placement: Some(placement),
+            slice_end: None,
+            slice_ns: Some(self.slice_ns),
+            vtime: None,
+            util: None,
+        })
+    }
+}
+
+/// Carries out what the core gave besides a dispatch: the nudge, if any; class changes are
+/// the kernel's business live and only counted here.
+fn settle(core: &mut SimCore, classed: &mut u64) -> Option<Nudge> {
+    let mut nudge = None;
+    while let Some(out) = core.poll() {
+        match out {
+            Output::Nudge(n) => nudge = Some(n),
+            Output::Class(_) => *classed += 1,
+            Output::Dispatch(_) => {}
         }
     }
-
-    /// The fast path's decision for woken `task`, if it keeps it: its previous CPU with the
-    /// base slice, as live.
-    fn keeps(&self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Option<Decision> {
-        let prev = task.prev_cpu?;
-        let entry = self.entries.get(prev.index())?;
-        entry
-            .keeps(machine.topo, machine.idle, task.allowed, prev, self.balance)
-            .then_some(Decision {
-                target: Destination::Run(prev),
-                placement: Some(Placement {
-                    cpu: Some(prev),
-                    step: entry.step,
-                    reach: Reach::Primary,
-                }),
-                slice_end: None,
-                slice_ns: Some(self.slice_ns),
-                vtime: None,
-                util: None,
-            })
-    }
+    nudge
 }
 
 impl CoreDriven {
@@ -131,6 +142,7 @@ impl CoreDriven {
             fast_wake: true,
             fast: None,
             wake_preempt: false,
+            classed: 0,
             final_util: Vec::new(),
             steps: [[0; 2]; 4],
             seen: None,
@@ -175,12 +187,18 @@ impl CoreDriven {
         if let Some(seen) = &mut self.seen {
             seen.clone_from(core.state());
         }
-        // Live, a wake-up the fast path keeps never reaches the core: it runs on its previous
-        // CPU with the base slice, and the core learns of it only through the task's later runs.
+        // Live, a wake-up the fast path places never reaches the core: it runs where the
+        // table's walk puts it with the base slice, and the core learns of it through its runs.
+        // A task's first placement (live: a fork, not a wake-up) goes to the core.
         if task.reason == Reason::Wakeup
-            && let Some(kept) = self.fast.as_ref().and_then(|f| f.keeps(machine, task))
+            && task.prev_cpu.is_some()
+            && let Some(fast) = &self.fast
         {
-            return kept;
+            let id = u32::try_from(task.id).map_or(TaskId::UNTRACKABLE, TaskId);
+            let class = core.task_class(id);
+            if let Some(placed) = fast.place(machine, task, class, core.state().homes()) {
+                return placed;
+            }
         }
         let arrival = match task.reason {
             Reason::Wakeup => Arrival::Wakeup {
@@ -214,7 +232,9 @@ impl CoreDriven {
         };
         // A batch of one, polled at once: the core's batch is never full here.
         let _ = core.handle(TimeNs(machine.now_ns), Input::Queued(queued));
-        let Some(Output::Dispatch(d)) = core.poll() else {
+        let polled = core.poll();
+        let _ = settle(core, &mut self.classed);
+        let Some(Output::Dispatch(d)) = polled else {
             return Decision::plain(Destination::QueueShared);
         };
         Decision {
@@ -283,9 +303,12 @@ impl SimPolicy for CoreDriven {
         };
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
         self.fast = policy
-            .hybridland()
+            .wake_table(&topo)
             .filter(|_| self.fast_wake)
-            .map(|p| FastTable::new(&topo, p, slice_ns));
+            .map(|table| FastTable {
+                table: Box::new(table),
+                slice_ns,
+            });
         self.final_util = vec![None; nr_tasks];
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
@@ -394,6 +417,7 @@ impl PolicyDriver for CoreDriven {
                 weight,
             };
             let _ = core.handle(TimeNs(now_ns), input);
+            let _ = settle(core, &mut self.classed);
         }
     }
 
@@ -423,10 +447,7 @@ impl PolicyDriver for CoreDriven {
     fn tick(&mut self, now_ns: u64) -> Option<Nudge> {
         let core = self.core.as_deref_mut()?;
         let _ = core.handle(TimeNs(now_ns), Input::Tick);
-        match core.poll() {
-            Some(Output::Nudge(nudge)) => Some(nudge),
-            _ => None,
-        }
+        settle(core, &mut self.classed)
     }
 
     fn refills_uncontended_slices(&self) -> bool {

@@ -7,6 +7,7 @@ use crate::knobs::{KnobError, Knobs};
 use crate::machine_file::Machine;
 use crate::registry::custom_policies;
 use hybridland_machine::MachineError;
+use hybridland_policy::Classed;
 use hybridland_policy::{
     Builtin, CoreConfig, CpuSet, Dispatch, Output, OwnedInput, PlacementPolicy, SchedCore, Slot,
     Target, TimeNs,
@@ -33,6 +34,11 @@ pub struct DecisionReport {
     pub nudges: u64,
     /// See [`nudges`](Self::nudges).
     pub nudges_agreed: u64,
+    /// Task classes the loop wrote for the kernel's fast path, and how many the core gave
+    /// again.
+    pub classed: u64,
+    /// See [`classed`](Self::classed).
+    pub classed_agreed: u64,
     /// The log was cut at its bound.
     pub truncated: bool,
     /// The first difference, if any.
@@ -141,10 +147,11 @@ pub fn replay_decisions_observed(
     core.set_helper(h.helper);
 
     // The totals, counted in one pass: the replay stops at the first difference.
-    let (sent, nudges) = log.iter().fold((0, 0), |(s, n), e| match e {
-        Entry::Sent(_) => (s + 1, n),
-        Entry::Nudged(_) => (s, n + 1),
-        Entry::Input { .. } => (s, n),
+    let (sent, nudges, classed) = log.iter().fold((0, 0, 0), |(s, n, c), e| match e {
+        Entry::Sent(_) => (s + 1, n, c),
+        Entry::Nudged(_) => (s, n + 1, c),
+        Entry::Classed(_) => (s, n, c + 1),
+        Entry::Input { .. } => (s, n, c),
     });
     let mut report = DecisionReport {
         policy: h.policy.clone(),
@@ -153,6 +160,8 @@ pub fn replay_decisions_observed(
         agreed: 0,
         nudges,
         nudges_agreed: 0,
+        classed,
+        classed_agreed: 0,
         truncated: h.truncated,
         difference: None,
     };
@@ -199,6 +208,13 @@ pub fn replay_decisions_observed(
                 }
                 other => Some((n.task, nudge_text(n), output_text(other))),
             },
+            Entry::Classed(c) => match core.poll() {
+                Some(Output::Class(got)) if got == *c => {
+                    report.classed_agreed += 1;
+                    None
+                }
+                other => Some((c.task, class_text(c), output_text(other))),
+            },
         };
         if let Some((task, logged, replayed)) = differs {
             report.difference = Some(Difference {
@@ -226,11 +242,16 @@ fn nudge_text(n: &Nudged) -> String {
     format!("nudged cpu {} (task {})", n.cpu, n.task)
 }
 
+fn class_text(c: &Classed) -> String {
+    format!("classed task {} as {}", c.task, c.class.0)
+}
+
 fn output_text(out: Option<Output>) -> String {
     match out {
         None => "nothing".to_owned(),
         Some(Output::Dispatch(d)) => dispatch_text(&Sent::of(&d)),
         Some(Output::Nudge(n)) => nudge_text(&Nudged::of(&n)),
+        Some(Output::Class(c)) => class_text(&c),
     }
 }
 
@@ -264,6 +285,11 @@ impl DecisionReport {
             s,
             "nudges carried out: {}, replayed identically: {}",
             self.nudges, self.nudges_agreed
+        );
+        let _ = writeln!(
+            s,
+            "task classes written: {}, replayed identically: {}",
+            self.classed, self.classed_agreed
         );
         match &self.difference {
             None => {

@@ -10,7 +10,7 @@
 //! ([`Header::truncated`]); a replay then compares what was kept. `docs/decision-log.md` describes every field.
 
 use hybridland_policy::{
-    CoreConfig, CpuId, Dispatch, Input, Nudge, Nudging, Occupancy, Output, OwnedInput,
+    Classed, CoreConfig, CpuId, Dispatch, Input, Nudge, Nudging, Occupancy, Output, OwnedInput,
     PolicyConfig, SliceMode, Target, TaskId, TimeNs, WakePreempt,
 };
 use serde::{Deserialize, Serialize};
@@ -135,7 +135,8 @@ impl From<&CoreSettings> for CoreConfig {
 ///
 /// As a JSON line: an input is `{"now": NS, "in": INPUT}` with the core's own
 /// [`OwnedInput`] form (`"tick"`, `{"exit": {"task": 7}}`, `{"queued": {...}}`); a dispatch
-/// sent is `{"sent": {...}}`, a nudge carried out `{"nudged": {...}}`.
+/// sent is `{"sent": {...}}`, a nudge carried out `{"nudged": {...}}`, a class written to the
+/// kernel `{"classed": {"task": 7, "class": 1}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(
     clippy::large_enum_variant,
@@ -153,6 +154,8 @@ pub enum Entry {
     Sent(Sent),
     /// A nudge the loop carried out, as the core polled it out.
     Nudged(Nudged),
+    /// A task class the loop wrote for the kernel's fast path, as the core polled it out.
+    Classed(Classed),
 }
 
 /// A dispatch as sent.
@@ -235,6 +238,7 @@ impl Entry {
         match out {
             Output::Dispatch(d) => Self::Sent(Sent::of(d)),
             Output::Nudge(n) => Self::Nudged(Nudged::of(n)),
+            Output::Class(c) => Self::Classed(*c),
         }
     }
 
@@ -247,7 +251,7 @@ impl Entry {
     }
 }
 
-/// An entry's JSON line: exactly one of `now` with `in`, `sent`, `nudged`.
+/// An entry's JSON line: exactly one of `now` with `in`, `sent`, `nudged`, `classed`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Line {
@@ -259,6 +263,8 @@ struct Line {
     sent: Option<Sent>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     nudged: Option<Nudged>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    classed: Option<Classed>,
 }
 
 impl Serialize for Entry {
@@ -268,6 +274,7 @@ impl Serialize for Entry {
             input: None,
             sent: None,
             nudged: None,
+            classed: None,
         };
         match self {
             Self::Input { now, input } => {
@@ -276,6 +283,7 @@ impl Serialize for Entry {
             }
             Self::Sent(x) => line.sent = Some(*x),
             Self::Nudged(x) => line.nudged = Some(*x),
+            Self::Classed(x) => line.classed = Some(*x),
         }
         line.serialize(s)
     }
@@ -291,21 +299,31 @@ impl<'de> Deserialize<'de> for Entry {
                 input: Some(input),
                 sent: None,
                 nudged: None,
+                classed: None,
             } => Ok(Self::Input { now, input }),
             Line {
                 now: None,
                 input: None,
                 sent: Some(x),
                 nudged: None,
+                classed: None,
             } => Ok(Self::Sent(x)),
             Line {
                 now: None,
                 input: None,
                 sent: None,
                 nudged: Some(x),
+                classed: None,
             } => Ok(Self::Nudged(x)),
+            Line {
+                now: None,
+                input: None,
+                sent: None,
+                nudged: None,
+                classed: Some(x),
+            } => Ok(Self::Classed(x)),
             _ => Err(D::Error::custom(
-                "an entry is `now` with `in`, or `sent`, or `nudged`, and nothing else",
+                "an entry is `now` with `in`, or `sent`, or `nudged`, or `classed`, and nothing else",
             )),
         }
     }

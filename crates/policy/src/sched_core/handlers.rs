@@ -144,7 +144,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     pub(super) fn handle_stopped(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
         self.state.release(&self.topo, cpu);
         let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
-        if let Some(rec) = self.slots.entry(task) {
+        let Self {
+            slots,
+            topo,
+            policy,
+            classes,
+            classing,
+            ..
+        } = self;
+        if let Some(rec) = slots.entry(task) {
             rec.seen_ns = rec.seen_ns.max(run.stop_ns);
             let _counted = rec.state.on_run(&Run {
                 cpu,
@@ -153,6 +161,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 stop_ns: run.stop_ns,
                 weight,
             });
+            if *classing {
+                let util = rec.state.util();
+                reclass(policy, topo, classes, task, rec, util, run.stop_ns);
+            }
         }
     }
 

@@ -5,166 +5,431 @@
  * hl_fast_wake() there, before the task would be queued to user space, unless the
  * framework's own idle selection is on (--fifo).
  *
- * A wake-up whose answer the policy knows without the task's history (its previous CPU's
- * whole core idle, no CPU that could serve it better idle, cluster balance inactive where
- * load would decide) is dispatched to that CPU here, without the round trip. User space
- * (src/fast_wake.rs) fills the table below from hybridland_policy::FastWake, one entry per
- * CPU; this code only tests idle bits against it. It holds no placement rule: a wake-up the
- * table does not cover goes to user space as before.
+ * A wake-up that finds an allowed CPU free is placed here, on the CPU the policy's idle order
+ * chooses, without the round trip. The order comes from user space as tables
+ * (hybridland_policy::WakeTable, written by src/fast_wake.rs): per CPU its capacity level,
+ * kind, primary-domain bit, core and cluster; the CPUs in rank order; the cluster sizes; the
+ * busy counts at which cluster balance is active. What the core knows and the kernel does
+ * not comes the same way: the task's class (which capacities its utilisation fits) in task
+ * storage, written by user space when the core changes it, and the cores that are some task's
+ * home. hl_walk() below is WakeTable::decide() pass for pass; the policy crate's property test
+ * holds that to the idle order, and --audit-fast-wake holds each placement made here to it.
+ * A wake-up with nothing allowed free goes to user space as before.
  *
- * The table lives in .bss.hl_fast, which user space writes through the skeleton's mmap. It is
- * written while hl_fast_on is 0 and switched on after, so a reader never acts on a table
+ * Each placement also reports the run before it (the framework's start and stop times of the
+ * task's last run) through a ring of slots, so the core's estimate, vtime and homes see every
+ * run, and the class cannot drift.
+ *
+ * The tables live in .bss.hl_fast, which user space writes through the skeleton's mmap. They
+ * are written while hl_fast_on is 0 and switched on after, so a reader never acts on a table
  * being rewritten for longer than one wake-up that started before the switch.
  */
 
 /*
  * Every global of ours lives in its own data section, which libbpf maps apart from the
  * framework's .bss (user space reaches it as the skeleton's bss_hl_fast). The framework's
- * own globals keep the layout they have in every scx_rustland_core scheduler: with ours in
- * .bss, the 340 KiB of tables sat between its counters and its static flags, which every
- * dispatch touches, so --fifo ran the framework's programs over a different layout than
- * scx_rlfifo does.
+ * own globals keep the layout they have in every scx_rustland_core scheduler, so --fifo runs
+ * the framework's programs over the layout scx_rlfifo does.
  */
 #define HL_GLOBAL SEC(".bss.hl_fast")
 
 #define HL_MAX_WORDS 16
 #define HL_MAX_CPUS (HL_MAX_WORDS * 64)
 
-struct hl_fast_cpu {
-	/* The CPU's core as the policy sees it: all idle, or ask user space. */
-	u64 core[HL_MAX_WORDS];
-	/* CPUs that could serve the task better: any idle, ask user space. */
-	u64 beaten[HL_MAX_WORDS];
-	u32 keep;
-	/* Ask user space while cluster balance is active (hl_balance_from..hl_balance_until). */
-	u32 balance_matters;
-	/* The idle order's step that keeps it (hybridland_policy::Step), for the counters. */
-	u32 step;
-	u32 pad;
+/* One CPU as the walk reads it (hybridland_policy::WakeCpu). */
+struct hl_cpu {
+	u8 present;
+	u8 level;
+	u8 p_core;
+	u8 primary;
+	u16 core;
+	u16 cluster;
 };
 
-struct hl_fast_cpu hl_fast_cpus[HL_MAX_CPUS] HL_GLOBAL;
-/* The policy's CPUs, to count the busy ones as the balance rule does. */
-u64 hl_machine_words[HL_MAX_WORDS] HL_GLOBAL;
+struct hl_cpu hl_cpus[HL_MAX_CPUS] HL_GLOBAL;
+/* The machine's CPUs by capacity, then rank, highest first; ids ascend on a tie. */
+u16 hl_ranked[HL_MAX_CPUS] HL_GLOBAL;
+u16 hl_cluster_size[HL_MAX_CPUS] HL_GLOBAL;
+/* CPUs whose core is some task's home, as the core last saw them. */
+u64 hl_homes[HL_MAX_WORDS] HL_GLOBAL;
 volatile u32 hl_fast_on HL_GLOBAL;
-u32 hl_nr_cpu_ids HL_GLOBAL, hl_nr_words HL_GLOBAL, hl_nr_machine_cpus HL_GLOBAL;
+u32 hl_nr_ids HL_GLOBAL, hl_nr_ranked HL_GLOBAL, hl_nr_levels HL_GLOBAL;
 u32 hl_balance_from HL_GLOBAL, hl_balance_until HL_GLOBAL;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
 volatile u32 hl_helper_pid HL_GLOBAL;
 u64 hl_fast_slice_ns HL_GLOBAL;
-/* Wake-ups dispatched here by step, and wake-ups the table was asked about. */
-volatile u64 hl_nr_fast_step[4] HL_GLOBAL, hl_nr_fast_asked HL_GLOBAL;
 
 /*
- * --audit-fast-wake: each kept wake-up with what it was decided on, for user space to hold
- * against the policy's own answer (hybridland_policy::Policy::check_fast_wake). A ring of
- * slots in .bss.hl_fast, which user space maps at load (the framework forbids it new
- * mappings once loaded); `seq` is 0 while a slot is written and n + 1 for the n-th record
- * after.
+ * Counters. Asked: wake-ups (not the helper's) the fast path saw while on. Of them, no_free:
+ * nothing allowed was free (the core decides, as it must). Of the rest, placed by the idle
+ * order's step, or declined by reason (src/fast_wake.rs names them).
  */
+#define HL_DECLINE_SHARED_QUEUE 0
+#define HL_DECLINE_RACE 1
+#define HL_DECLINES 2
+volatile u64 hl_nr_fast_asked HL_GLOBAL, hl_nr_fast_no_free HL_GLOBAL;
+volatile u64 hl_nr_fast_step[4] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
+
+/* The task's class, written by user space through its pidfd; none: class 0. */
+struct hl_task {
+	u32 class;
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct hl_task);
+} hl_task_stor SEC(".maps");
+
+/* The walk's scratch, per CPU: larger than a BPF stack. */
+struct hl_scratch {
+	u64 free[HL_MAX_WORDS];
+	u64 allowed[HL_MAX_WORDS];
+	u64 core_busy[HL_MAX_WORDS];
+	u16 cluster_busy[HL_MAX_CPUS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct hl_scratch);
+} hl_scratch_map SEC(".maps");
+
+/*
+ * Slot rings user space reads through the mmap (the framework forbids it new mappings once
+ * loaded, so a BPF ring buffer cannot be mapped): `seq` is 0 while a slot is written and n + 1
+ * for the n-th record after.
+ *
+ * ran: each placement's task and the run before it, for the core (always on).
+ * audit: each placement with what it was decided on (--audit-fast-wake).
+ */
+#define HL_RAN_SLOTS 1024
 #define HL_AUDIT_SLOTS 256
+
+struct hl_ran_rec {
+	u64 seq;
+	s32 pid;
+	s32 cpu;
+	u64 start_ns;
+	u64 stop_ns;
+	u32 weight;
+	u32 pad;
+};
 
 struct hl_fast_audit_rec {
 	u64 seq;
 	s32 pid;
 	s32 cpu;
-	u64 idle[HL_MAX_WORDS];
+	s32 prev;
+	u32 class;
+	u64 free[HL_MAX_WORDS];
 	u64 allowed[HL_MAX_WORDS];
+	u64 homes[HL_MAX_WORDS];
 };
 
+struct hl_ran_rec hl_ran_recs[HL_RAN_SLOTS] HL_GLOBAL;
+volatile u64 hl_ran_head HL_GLOBAL;
 struct hl_fast_audit_rec hl_audit_recs[HL_AUDIT_SLOTS] HL_GLOBAL;
 volatile u64 hl_audit_head HL_GLOBAL;
 volatile u32 hl_fast_audit_on HL_GLOBAL;
 
-static void hl_audit(struct task_struct *p, s32 cpu, u64 *idle_w, u32 nr_cpus)
+static __always_inline bool hl_bit(const u64 *words, u32 cpu)
+{
+	return words[(cpu / 64) & (HL_MAX_WORDS - 1)] & (1ULL << (cpu & 63));
+}
+
+static __always_inline void hl_set(u64 *words, u32 cpu)
+{
+	words[(cpu / 64) & (HL_MAX_WORDS - 1)] |= 1ULL << (cpu & 63);
+}
+
+static __always_inline struct hl_cpu *hl_cpu_at(u32 cpu)
+{
+	return &hl_cpus[cpu & (HL_MAX_CPUS - 1)];
+}
+
+static __always_inline bool hl_fits(const struct hl_cpu *c, u32 class)
+{
+	return class < hl_nr_levels && c->level >= class;
+}
+
+/* What the walk knows of one wake-up between its passes. */
+struct hl_walk_ctx {
+	struct hl_scratch *s;
+	u32 class;
+	bool any_primary;
+	bool any_fit;
+	u32 step;
+	s32 top;
+	bool balance;
+	u32 least_busy, least_size;
+};
+
+static __always_inline bool hl_candidate(const struct hl_walk_ctx *w, u32 i)
+{
+	const struct hl_cpu *c = hl_cpu_at(i);
+
+	return c->present && hl_bit(w->s->free, i) && hl_bit(w->s->allowed, i) &&
+	       (c->primary || !w->any_primary);
+}
+
+static __always_inline bool hl_in_pool(const struct hl_walk_ctx *w, u32 i)
+{
+	return hl_candidate(w, i) && (!w->any_fit || hl_fits(hl_cpu_at(i), w->class));
+}
+
+static __always_inline bool hl_whole(const struct hl_walk_ctx *w, u32 i)
+{
+	return !hl_bit(w->s->core_busy, hl_cpu_at(i)->core);
+}
+
+/* Steps, as hybridland_policy::Step numbers them. */
+#define HL_STEP_P 0
+#define HL_STEP_E 1
+#define HL_STEP_SIBLING 2
+
+static __always_inline bool hl_in_set(const struct hl_walk_ctx *w, u32 i)
+{
+	if (!hl_in_pool(w, i))
+		return false;
+	if (w->step == HL_STEP_P)
+		return hl_whole(w, i) && hl_cpu_at(i)->p_core;
+	if (w->step == HL_STEP_E)
+		return hl_whole(w, i);
+	return true;
+}
+
+static __always_inline bool hl_at_top(const struct hl_walk_ctx *w, u32 i)
+{
+	return hl_in_set(w, i) && (s32)hl_cpu_at(i)->level == w->top;
+}
+
+static __always_inline bool hl_equal(const struct hl_walk_ctx *w, u32 i)
+{
+	const struct hl_cpu *c = hl_cpu_at(i);
+	u32 cl = c->cluster & (HL_MAX_CPUS - 1);
+
+	if (!hl_at_top(w, i))
+		return false;
+	if (!w->balance)
+		return true;
+	/* Equal busy shares: busy_a * size_b == busy_b * size_a. */
+	return (u32)w->s->cluster_busy[cl] * w->least_size ==
+	       w->least_busy * (u32)hl_cluster_size[cl];
+}
+
+/*
+ * The idle order's CPU for @p woken with @prev its previous CPU (-1: none), in the passes of
+ * hybridland_policy::WakeTable::decide; -1 when nothing allowed is free. Fills w->s->free and
+ * w->s->allowed for the audit.
+ */
+static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
+{
+	struct hl_scratch *s = w->s;
+	const struct cpumask *idle;
+	u32 nr = hl_nr_ids, busy = 0, i, r;
+	bool any = false, p_whole = false, e_whole = false;
+
+	if (nr > HL_MAX_CPUS)
+		return -1;
+	bpf_for(i, 0, HL_MAX_WORDS) {
+		s->free[i & (HL_MAX_WORDS - 1)] = 0;
+		s->allowed[i & (HL_MAX_WORDS - 1)] = 0;
+		s->core_busy[i & (HL_MAX_WORDS - 1)] = 0;
+	}
+	bpf_for(i, 0, nr)
+		s->cluster_busy[i & (HL_MAX_CPUS - 1)] = 0;
+
+	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr) {
+		const struct hl_cpu *c = hl_cpu_at(i);
+
+		if (!c->present)
+			continue;
+		if (bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			hl_set(s->allowed, i);
+		if (bpf_cpumask_test_cpu(i, idle) && !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
+			hl_set(s->free, i);
+			if (hl_bit(s->allowed, i)) {
+				any = true;
+				w->any_primary |= c->primary;
+			}
+		} else {
+			hl_set(s->core_busy, c->core);
+			s->cluster_busy[c->cluster & (HL_MAX_CPUS - 1)]++;
+			busy++;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	if (!any)
+		return -1;
+
+	/* Pass 2: whether a candidate fits; the step. */
+	bpf_for(i, 0, nr) {
+		if (hl_candidate(w, i) && hl_fits(hl_cpu_at(i), w->class)) {
+			w->any_fit = true;
+			break;
+		}
+	}
+	bpf_for(i, 0, nr) {
+		if (hl_in_pool(w, i) && hl_whole(w, i)) {
+			if (hl_cpu_at(i)->p_core)
+				p_whole = true;
+			else
+				e_whole = true;
+		}
+	}
+	w->step = p_whole ? HL_STEP_P : e_whole ? HL_STEP_E : HL_STEP_SIBLING;
+	if (prev >= (s32)nr)
+		prev = -1;
+	if (w->step == HL_STEP_P && prev >= 0) {
+		u16 core = hl_cpu_at(prev)->core;
+
+		if (hl_in_set(w, prev))
+			return prev;
+		bpf_for(i, 0, nr) {
+			if (hl_cpu_at(i)->core == core && hl_in_set(w, i))
+				return i;
+		}
+	}
+
+	/* Pass 3: the highest capacity in the set, and the least cluster load at it. */
+	w->top = -1;
+	bpf_for(r, 0, hl_nr_ranked) {
+		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
+
+		if (hl_in_set(w, cpu)) {
+			w->top = hl_cpu_at(cpu)->level;
+			break;
+		}
+	}
+	if (w->top < 0)
+		return -1;
+	w->balance = busy >= hl_balance_from && busy < hl_balance_until;
+	if (w->balance) {
+		bool found = false;
+
+		bpf_for(r, 0, hl_nr_ranked) {
+			u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
+			u32 cl = hl_cpu_at(cpu)->cluster & (HL_MAX_CPUS - 1);
+			u32 b = s->cluster_busy[cl], sz = hl_cluster_size[cl];
+
+			if (!hl_at_top(w, cpu))
+				continue;
+			if (!found || b * w->least_size < w->least_busy * sz) {
+				w->least_busy = b;
+				w->least_size = sz;
+				found = true;
+			}
+		}
+	}
+
+	/* Pass 4: the previous CPU, then the first in rank order whose core is no home. */
+	if (prev >= 0 && hl_equal(w, prev))
+		return prev;
+	bpf_for(r, 0, hl_nr_ranked) {
+		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
+
+		if (hl_equal(w, cpu) && !hl_bit(hl_homes, cpu))
+			return cpu;
+	}
+	bpf_for(r, 0, hl_nr_ranked) {
+		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
+
+		if (hl_equal(w, cpu))
+			return cpu;
+	}
+	return -1;
+}
+
+static void hl_report_ran(struct task_struct *p, s32 ran_on)
+{
+	struct task_ctx *tctx = try_lookup_task_ctx(p);
+	struct hl_ran_rec *rec;
+	u64 n;
+
+	if (!tctx || !tctx->stop_ts || tctx->stop_ts < tctx->start_ts)
+		return;
+	n = __sync_fetch_and_add(&hl_ran_head, 1);
+	rec = &hl_ran_recs[n & (HL_RAN_SLOTS - 1)];
+	rec->seq = 0;
+	asm volatile("" ::: "memory");
+	rec->pid = p->pid;
+	rec->cpu = ran_on;
+	rec->start_ns = tctx->start_ts;
+	rec->stop_ns = tctx->stop_ts;
+	rec->weight = p->scx.weight;
+	asm volatile("" ::: "memory");
+	rec->seq = n + 1;
+}
+
+static void hl_audit(struct task_struct *p, s32 cpu, s32 prev, const struct hl_walk_ctx *w)
 {
 	struct hl_fast_audit_rec *rec;
 	u64 n = __sync_fetch_and_add(&hl_audit_head, 1);
-	s32 c;
-	u32 w;
+	u32 i;
 
 	rec = &hl_audit_recs[n & (HL_AUDIT_SLOTS - 1)];
 	rec->seq = 0;
 	asm volatile("" ::: "memory");
 	rec->pid = p->pid;
 	rec->cpu = cpu;
-	for (w = 0; w < HL_MAX_WORDS; w++) {
-		rec->idle[w] = idle_w[w];
-		rec->allowed[w] = 0;
-	}
-	bpf_for(c, 0, nr_cpus) {
-		u32 word = (u32)c / 64;
+	rec->prev = prev;
+	rec->class = w->class;
+	bpf_for(i, 0, HL_MAX_WORDS) {
+		u32 k = i & (HL_MAX_WORDS - 1);
 
-		if (word >= HL_MAX_WORDS)
-			break;
-		if (bpf_cpumask_test_cpu(c, p->cpus_ptr))
-			rec->allowed[word] |= 1ULL << ((u32)c & 63);
+		rec->free[k] = w->s->free[k];
+		rec->allowed[k] = w->s->allowed[k];
+		rec->homes[k] = hl_homes[k];
 	}
 	asm volatile("" ::: "memory");
 	rec->seq = n + 1;
 }
 
-static bool hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+/* The CPU @p is placed on here, or -1: user space decides. */
+static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	const struct cpumask *idle;
-	struct hl_fast_cpu *e;
-	u64 idle_w[HL_MAX_WORDS] = {};
-	u32 nr_cpus = hl_nr_cpu_ids, nr_idle = 0, busy, w;
-	s32 cpu;
+	struct hl_walk_ctx w = {};
+	struct hl_task *t;
+	u32 zero = 0;
+	s32 cpu, prev = scx_bpf_task_cpu(p);
 
 	if (!hl_fast_on || !(wake_flags & SCX_WAKE_TTWU) || p->pid == hl_helper_pid)
-		return false;
-	if (prev_cpu < 0 || prev_cpu >= HL_MAX_CPUS || (u32)prev_cpu >= nr_cpus)
-		return false;
+		return -1;
+	w.s = bpf_map_lookup_elem(&hl_scratch_map, &zero);
+	if (!w.s)
+		return -1;
 	__sync_fetch_and_add(&hl_nr_fast_asked, 1);
-	e = &hl_fast_cpus[prev_cpu];
-	if (!e->keep || !bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
-		return false;
-	if (!can_direct_dispatch(prev_cpu))
-		return false;
-
-	idle = scx_bpf_get_idle_cpumask();
-	bpf_for(cpu, 0, nr_cpus) {
-		u32 word = (u32)cpu / 64;
-		u64 bit = 1ULL << ((u32)cpu & 63);
-
-		if (word >= HL_MAX_WORDS)
-			break;
-		/*
-		 * A CPU of the core with a task queued is about to run it: the core, which sees
-		 * queues, counts it busy.
-		 */
-		if ((e->core[word] & bit) && scx_bpf_dsq_nr_queued(cpu_to_dsq(cpu)))
-			continue;
-		if (bpf_cpumask_test_cpu(cpu, idle)) {
-			idle_w[word] |= bit;
-			if (hl_machine_words[word] & bit)
-				nr_idle++;
-		}
+	t = bpf_task_storage_get(&hl_task_stor, p, 0, 0);
+	w.class = t ? t->class : 0;
+	cpu = hl_walk(p, prev, &w);
+	if (cpu < 0) {
+		__sync_fetch_and_add(&hl_nr_fast_no_free, 1);
+		return -1;
 	}
-	scx_bpf_put_idle_cpumask(idle);
-
-	bpf_for(w, 0, hl_nr_words) {
-		if (w >= HL_MAX_WORDS)
-			break;
-		if ((e->core[w] & idle_w[w]) != e->core[w] || (e->beaten[w] & idle_w[w]))
-			return false;
+	if (scx_bpf_dsq_nr_queued(SHARED_DSQ)) {
+		/* Tasks wait in the shared queue: the CPU is theirs; the core sees them. */
+		__sync_fetch_and_add(&hl_nr_fast_declined[HL_DECLINE_SHARED_QUEUE], 1);
+		return -1;
 	}
-	busy = hl_nr_machine_cpus - nr_idle;
-	if (e->balance_matters && busy >= hl_balance_from && busy < hl_balance_until)
-		return false;
-
-	if (!scx_bpf_test_and_clear_cpu_idle(prev_cpu))
-		return false;
+	if (!scx_bpf_test_and_clear_cpu_idle(cpu)) {
+		__sync_fetch_and_add(&hl_nr_fast_declined[HL_DECLINE_RACE], 1);
+		return -1;
+	}
 	/*
 	 * The CPU's local queue, which it runs before it calls the framework's dispatch: there,
-	 * the user-space scheduler would go first whenever it has work, and the woken task
-	 * would wait behind it (measured: p50 wake-up latency 458 us alone in the VM against
-	 * 368 us without the fast path).
+	 * the user-space scheduler would go first whenever it has work, and the woken task would
+	 * wait behind it.
 	 */
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
-	__sync_fetch_and_add(&hl_nr_fast_step[e->step & 3], 1);
+	__sync_fetch_and_add(&hl_nr_fast_step[w.step & 3], 1);
+	hl_report_ran(p, prev);
 	if (hl_fast_audit_on)
-		hl_audit(p, prev_cpu, idle_w, nr_cpus);
-	return true;
+		hl_audit(p, cpu, prev, &w);
+	return cpu;
 }

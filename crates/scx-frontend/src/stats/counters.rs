@@ -42,6 +42,8 @@ pub(crate) struct Counters {
     pub(crate) events: EventCounts,
     /// What the loop's own rounds cost.
     pub(crate) rounds: RoundCounts,
+    /// What the loop did for the kernel's fast path.
+    pub(crate) fast_path: FastPathCounts,
     /// Wake-ups the kernel's fast path kept, by step ([`Framework::fast`] as last read: the
     /// loop refreshes it when a recording starts or stops, for the recording's step counts).
     pub(crate) fast: [u64; Step::ALL.len()],
@@ -109,6 +111,20 @@ growing_counts! {
     }
 }
 
+growing_counts! {
+    /// The loop's side of the kernel's fast path (`src/bpf/fast_wake.bpf.h`).
+    FastPathCounts {
+        /// Runs the fast path reported (one per placement) handed to the core.
+        runs,
+        /// Reported runs lost to a full ring.
+        runs_lost,
+        /// Task classes written into the kernel (one pidfd, one `bpf()` call each).
+        class_writes,
+        /// Class writes that failed (most often: the task had exited).
+        class_errors,
+    }
+}
+
 impl Counters {
     /// The counts since `prev` was taken.
     pub(crate) fn delta(&self, prev: &Self) -> Self {
@@ -129,6 +145,7 @@ impl Counters {
             affinity_errors: self.affinity_errors - prev.affinity_errors,
             events: self.events.delta(&prev.events),
             rounds: self.rounds.delta(&prev.rounds),
+            fast_path: self.fast_path.delta(&prev.fast_path),
             fast: core::array::from_fn(|i| self.fast[i].saturating_sub(prev.fast[i])),
         }
     }
@@ -149,6 +166,11 @@ pub(crate) struct Framework {
     /// the idle order, and those it was asked about.
     pub(crate) fast: [u64; Step::ALL.len()],
     pub(crate) fast_asked: u64,
+    /// Of those asked, wake-ups with nothing allowed free (the loop decides them, as it must).
+    pub(crate) fast_no_free: u64,
+    /// Of the rest, wake-ups it left to the loop, by reason
+    /// ([`DECLINES`](crate::fast_wake::DECLINES)).
+    pub(crate) fast_declined: [u64; 2],
 }
 
 /// answering costs the loop a channel send and no allocation; the server side turns two

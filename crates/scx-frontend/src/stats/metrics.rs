@@ -107,14 +107,32 @@ pub(crate) struct Metrics {
     pub(crate) fw_user: u64,
     #[stat(desc = "scx_rustland_core: tasks dispatched by the kernel directly")]
     pub(crate) fw_kernel: u64,
-    #[stat(
-        desc = "Wake-ups the fast path kept on their previous CPU in the kernel, without the loop"
-    )]
+    #[stat(desc = "Wake-ups the fast path placed in the kernel, without the loop")]
     pub(crate) fw_fast: u64,
     #[stat(
         desc = "Wake-ups the fast path was asked about (it keeps only those the policy's table covers)"
     )]
     pub(crate) fw_fast_asked: u64,
+    #[stat(
+        desc = "Of the wake-ups the fast path was asked about, those with no allowed CPU free (the loop decides them)"
+    )]
+    pub(crate) fw_fast_no_free: u64,
+    #[stat(
+        desc = "Wake-ups with an allowed CPU free that the fast path placed, percent (100 when there were none)"
+    )]
+    pub(crate) fw_fast_cover_pct: u64,
+    #[stat(
+        desc = "Wake-ups with an allowed CPU free the fast path left to the loop because tasks waited in the shared queue"
+    )]
+    pub(crate) fw_fast_declined_shared_queue: u64,
+    #[stat(
+        desc = "Wake-ups with an allowed CPU free the fast path left to the loop because another CPU took the chosen one first"
+    )]
+    pub(crate) fw_fast_declined_race: u64,
+    #[stat(desc = "Task classes the loop wrote into the kernel for the fast path")]
+    pub(crate) loop_class_writes: u64,
+    #[stat(desc = "Runs the fast path reported that the loop handed to the core")]
+    pub(crate) loop_fast_runs: u64,
     #[stat(desc = "scx_rustland_core: dispatches cancelled")]
     pub(crate) fw_cancel: u64,
     #[stat(desc = "scx_rustland_core: dispatches bounced to the task's previous CPU")]
@@ -180,6 +198,23 @@ impl Metrics {
                 .sum::<u64>()
                 .saturating_sub(p.fast.iter().sum()),
             fw_fast_asked: f.fast_asked.saturating_sub(p.fast_asked),
+            fw_fast_no_free: f.fast_no_free.saturating_sub(p.fast_no_free),
+            fw_fast_cover_pct: {
+                let placed = f
+                    .fast
+                    .iter()
+                    .sum::<u64>()
+                    .saturating_sub(p.fast.iter().sum());
+                let free = f
+                    .fast_asked
+                    .saturating_sub(p.fast_asked)
+                    .saturating_sub(f.fast_no_free.saturating_sub(p.fast_no_free));
+                if free == 0 { 100 } else { placed * 100 / free }
+            },
+            fw_fast_declined_shared_queue: f.fast_declined[0].saturating_sub(p.fast_declined[0]),
+            fw_fast_declined_race: f.fast_declined[1].saturating_sub(p.fast_declined[1]),
+            loop_class_writes: d.fast_path.class_writes,
+            loop_fast_runs: d.fast_path.runs,
             fw_cancel: f.cancel.saturating_sub(p.cancel),
             fw_bounce: f.bounce.saturating_sub(p.bounce),
             fw_failed: f.failed.saturating_sub(p.failed),
@@ -254,12 +289,18 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-declined=shared-queue:{},race:{} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
             self.fw_fast,
             self.fw_fast_asked,
+            self.fw_fast_no_free,
+            self.fw_fast_cover_pct,
+            self.fw_fast_declined_shared_queue,
+            self.fw_fast_declined_race,
+            self.loop_class_writes,
+            self.loop_fast_runs,
             self.fw_cancel,
             self.fw_bounce,
             self.fw_failed,

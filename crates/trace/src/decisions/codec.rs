@@ -6,8 +6,8 @@
 
 use super::{Entry, Nudged, Sent};
 use hybridland_policy::{
-    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, MAX_CPUS, OwnedInput, OwnedQueued,
-    OwnedSnapshot, TaskId, TimeNs, UtilSource, Waiting, Waker,
+    Arrival, Classed, ClusterBalance, CpuId, CpuSet, LastRun, MAX_CPUS, OwnedInput, OwnedQueued,
+    OwnedSnapshot, TaskClass, TaskId, TimeNs, UtilSource, Waiting, Waker,
 };
 
 const WORDS: usize = MAX_CPUS / 64;
@@ -73,11 +73,13 @@ enum Tag {
     Nudged,
     Started,
     Stopped,
+    Ran,
+    Classed,
 }
 
 impl Tag {
     /// Every tag, at its own value.
-    const ALL: [Self; 12] = [
+    const ALL: [Self; 14] = [
         Self::Queued,
         Self::Snapshot,
         Self::SnapshotFailed,
@@ -90,6 +92,8 @@ impl Tag {
         Self::Nudged,
         Self::Started,
         Self::Stopped,
+        Self::Ran,
+        Self::Classed,
     ];
 
     fn of(byte: u8) -> Option<Self> {
@@ -138,6 +142,12 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             w.byte(Tag::Nudged as u8);
             w.num(u64::from(n.cpu));
             w.num(u64::from(n.task.0));
+            return w.len;
+        }
+        Entry::Classed(c) => {
+            w.byte(Tag::Classed as u8);
+            w.num(u64::from(c.task.0));
+            w.byte(c.class.0);
             return w.len;
         }
     };
@@ -244,8 +254,18 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             cpu,
             run,
             weight,
+        }
+        | OwnedInput::Ran {
+            task,
+            cpu,
+            run,
+            weight,
         } => {
-            w.byte(Tag::Stopped as u8);
+            w.byte(if matches!(input, OwnedInput::Ran { .. }) {
+                Tag::Ran as u8
+            } else {
+                Tag::Stopped as u8
+            });
             time(&mut w);
             w.num(u64::from(task.0));
             w.num(u64::from(cpu.0));
@@ -339,6 +359,13 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             };
             return Some((Entry::Nudged(nudged), r.at));
         }
+        Tag::Classed => {
+            let classed = Classed {
+                task: TaskId(r.small()?),
+                class: TaskClass(r.byte()?),
+            };
+            return Some((Entry::Classed(classed), r.at));
+        }
         _ => {}
     }
     let flags = match tag {
@@ -419,6 +446,15 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             cpu: cpu(&mut r)?,
         },
         Tag::Stopped => OwnedInput::Stopped {
+            task: TaskId(r.small()?),
+            cpu: cpu(&mut r)?,
+            run: LastRun {
+                start_ns: r.num()?,
+                stop_ns: r.num()?,
+            },
+            weight: r.small()?,
+        },
+        Tag::Ran => OwnedInput::Ran {
             task: TaskId(r.small()?),
             cpu: cpu(&mut r)?,
             run: LastRun {

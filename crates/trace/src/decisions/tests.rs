@@ -2,7 +2,7 @@
 
 use super::*;
 use hybridland_policy::{
-    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, OwnedQueued, OwnedSnapshot, TaskId,
+    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, OwnedQueued, OwnedSnapshot, TaskClass, TaskId,
     UtilSource, Waiting, Waker,
 };
 
@@ -151,9 +151,25 @@ fn every_kind() -> Vec<Entry> {
             vtime: 3,
             preempt: true,
         }),
+        at(
+            9,
+            OwnedInput::Ran {
+                task: TaskId(3),
+                cpu: CpuId(5),
+                run: LastRun {
+                    start_ns: 8,
+                    stop_ns: 9,
+                },
+                weight: 100,
+            },
+        ),
         Entry::Nudged(Nudged {
             cpu: 2,
             task: TaskId(9),
+        }),
+        Entry::Classed(Classed {
+            task: TaskId(3),
+            class: TaskClass(1),
         }),
     ]
 }
