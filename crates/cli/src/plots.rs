@@ -6,11 +6,13 @@
 //! - `cluster-occupancy-POLICY.svg`: busy CPUs per L2 cluster over time, one line each;
 //! - `fps.svg`: the first frame task's frames per second per fps window, a line per policy
 //!   (only when the trace has a frame task);
-//! - `wakeup-latency-cdf.svg`: the share of wake-ups served within a latency, a line per
-//!   policy, on a log latency axis with a tick per decade and the share axis from 0 to 1.
+//! - `wakeup-latency-cdf.svg`: the share of wake-ups served within a latency, a step line per
+//!   policy (the latencies are a histogram's), on a log latency axis with a tick per decade
+//!   and the share axis from 0 to 1.
 //!
-//! Within one chart no two series share a colour, however many there are
-//! ([`palette`](colours::palette)). Each chart is drawn into memory and written in one go, so
+//! Every title ends with the trace and the machine. Within one chart no two series share a
+//! colour, however many there are ([`palette`](colours::palette)), and a line drawn exactly
+//! over an earlier one says so in the legend while the earlier shows round it. Each chart is drawn into memory and written in one go, so
 //! a write that fails is an output error naming the file.
 //!
 //! The data comes from the engine's observer hooks as the replay runs and is kept in bounded

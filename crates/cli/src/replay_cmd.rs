@@ -293,6 +293,14 @@ pub(crate) fn policies() -> String {
     out
 }
 
+/// Up to four names, then how many more: `a, b, c, d and 12 more`.
+fn summarise_names(names: &[&str]) -> String {
+    if names.len() <= 4 {
+        return names.join(", ");
+    }
+    format!("{} and {} more", names[..4].join(", "), names.len() - 4)
+}
+
 fn secs(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e9)
 }
@@ -306,7 +314,48 @@ fn micros(ns: u64) -> String {
 }
 
 /// A figure as a number (for ratios) and as text; `None` when the report has no such figure.
+/// A number that is not finite (NaN) marks words (`none finished`): no ratio is drawn to or
+/// from it.
 type Figure = Option<(f64, String)>;
+
+/// The most frame tasks the table gives rows to (four rows each); the others are counted
+/// under the table.
+const MAX_FRAME_TASKS: usize = 8;
+
+/// The frame tasks of a replay, in trace order with copies expanded: (index in
+/// [`Report::tasks`], name).
+fn frame_tasks(report: &Report) -> Vec<(usize, String)> {
+    report
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.frames.is_some())
+        .map(|(i, t)| (i, t.name.clone()))
+        .collect()
+}
+
+/// Four rows per frame task (up to [`MAX_FRAME_TASKS`]), each labelled with the task's name:
+/// its fps mean, stdev and range over the fps windows and its missed deadlines. Every policy
+/// replays the same trace, so a task has the same index in each report.
+fn frame_rows(first: &Report) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (index, name) in frame_tasks(first).into_iter().take(MAX_FRAME_TASKS) {
+        let frames = move |r: &Report| r.tasks.get(index).and_then(|t| t.frames.clone());
+        rows.push(row(&format!("{name}: fps mean"), move |r| {
+            frames(r).map(|f| (f.fps_mean, format!("{:.2}", f.fps_mean)))
+        }));
+        rows.push(row(&format!("{name}: fps stdev"), move |r| {
+            frames(r).map(|f| (f.fps_stdev, format!("{:.2}", f.fps_stdev)))
+        }));
+        rows.push(row(&format!("{name}: fps min-max"), move |r| {
+            frames(r).map(|f| (f.fps_min, format!("{:.1}-{:.1}", f.fps_min, f.fps_max)))
+        }));
+        rows.push(row(&format!("{name}: missed deadlines"), move |r| {
+            frames(r).map(|f| (f.missed_deadlines as f64, f.missed_deadlines.to_string()))
+        }));
+    }
+    rows
+}
 
 /// One table row: a label and how to read the figure from a report.
 struct Row {
@@ -335,10 +384,15 @@ fn rows(reports: &[Report]) -> Vec<Row> {
             Some((t, format!("{t:.3}")))
         }),
         row("mean turnaround (ms)", |r| {
-            Some((
-                r.summary.mean_turnaround_ns as f64,
-                millis(r.summary.mean_turnaround_ns),
-            ))
+            // A mean of no turnarounds is no figure: 0.00 would read as instant.
+            Some(if r.summary.tasks_finished == 0 {
+                (f64::NAN, "none finished".to_owned())
+            } else {
+                (
+                    r.summary.mean_turnaround_ns as f64,
+                    millis(r.summary.mean_turnaround_ns),
+                )
+            })
         }),
         row("wake-up latency p50 (us)", |r| {
             Some((r.wake_latency.p50_ns as f64, micros(r.wake_latency.p50_ns)))
@@ -350,28 +404,7 @@ fn rows(reports: &[Report]) -> Vec<Row> {
             Some((r.wake_latency.max_ns as f64, micros(r.wake_latency.max_ns)))
         }),
     ];
-    if reports.iter().any(|r| r.fps.is_some()) {
-        rows.push(row("fps mean", |r| {
-            r.fps
-                .as_ref()
-                .map(|f| (f.fps_mean, format!("{:.2}", f.fps_mean)))
-        }));
-        rows.push(row("fps stdev", |r| {
-            r.fps
-                .as_ref()
-                .map(|f| (f.fps_stdev, format!("{:.2}", f.fps_stdev)))
-        }));
-        rows.push(row("fps min-max", |r| {
-            r.fps
-                .as_ref()
-                .map(|f| (f.fps_min, format!("{:.1}-{:.1}", f.fps_min, f.fps_max)))
-        }));
-        rows.push(row("missed deadlines", |r| {
-            r.fps
-                .as_ref()
-                .map(|f| (f.missed_deadlines as f64, f.missed_deadlines.to_string()))
-        }));
-    }
+    rows.extend(frame_rows(&reports[0]));
     rows.push(row("migrations", |r| {
         Some((
             r.summary.migrations as f64,
@@ -410,6 +443,7 @@ fn render(names: &[String], reports: &[Report]) -> String {
     let mut header = vec!["metric".to_owned()];
     header.extend(names.iter().cloned());
     let mut t = Table::new(header);
+    t.figures_from(1);
     for r in rows(reports) {
         let base = (r.value)(first);
         let mut cells = vec![r.label.clone()];
@@ -417,7 +451,9 @@ fn render(names: &[String], reports: &[Report]) -> String {
             let cell = match ((r.value)(report), &base) {
                 (None, _) => "-".to_owned(),
                 (Some((_, text)), _) if i == 0 => text,
-                (Some((v, text)), Some((b, _))) if *b != 0.0 => format!("{text} (x{:.2})", v / b),
+                (Some((v, text)), Some((b, _))) if v.is_finite() && b.is_finite() && *b != 0.0 => {
+                    format!("{text} (x{:.2})", v / b)
+                }
                 (Some((_, text)), _) => text,
             };
             cells.push(cell);
@@ -425,6 +461,18 @@ fn render(names: &[String], reports: &[Report]) -> String {
         t.row(cells);
     }
     out += &t.render();
+    let frame_tasks = frame_tasks(first);
+    if frame_tasks.len() > MAX_FRAME_TASKS {
+        let hidden: Vec<&str> = frame_tasks[MAX_FRAME_TASKS..]
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect();
+        out += &format!(
+            "\n{} more frame task(s) not in the table ({}); --json gives each one's `frames`\n",
+            hidden.len(),
+            summarise_names(&hidden)
+        );
+    }
     for (name, report) in names.iter().zip(reports) {
         if report.steps.iter().any(|s| s.count > 0) {
             let steps: Vec<String> = report

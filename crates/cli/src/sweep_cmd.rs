@@ -4,8 +4,11 @@
 //! The grid is every combination of `--copies` (outermost), each `--set KEY=V1,V2...` in the
 //! order given, and `--policy` (innermost), which is also the order of the rows. The *compared
 //! dimension* is the first `--set` key (else the policy, when there are several): each row's
-//! gain is the throughput gain over the row that differs from it only in that dimension's first
-//! value, `reference makespan / makespan - 1`, the measure seed 002 reports for cluster balance.
+//! gain is its gain over the row that differs from it only in that dimension's first value, on
+//! one [`GainFigure`] for the whole sweep, named in the column's header: on-time frames for a
+//! trace with frame tasks, else throughput (`reference makespan / makespan - 1`, the measure
+//! seed 002 reports for cluster balance) when every replay finished, else the mean wake-up
+//! latency, so that a trace that runs to its horizon does not read +0.0% everywhere.
 //!
 //! A policy runs once for all the values of a key it does not read (a baseline and
 //! hybridland's `cluster_balance`, or a key its name already sets, `hybridland:cluster_balance=on`):
@@ -19,7 +22,7 @@ use crate::inputs::{self, DEFAULT_TOPOLOGY};
 use crate::opts::SweepArgs;
 use anyhow::anyhow;
 use core::time::Duration;
-use grid::{Compared, gains, grid, parse_sets, reads_knob};
+use grid::{Compared, GainFigure, gains, grid, parse_sets, reads_knob};
 use hybridland_sim::{Report, SimOptions};
 use output::{csv, table};
 use run::{prepare, run_all};
@@ -50,8 +53,10 @@ struct Outcome<'a> {
     settings: &'a [(String, Option<String>)],
     policy: &'a str,
     seed: u64,
-    /// Throughput gain over the compared dimension's first value, percent.
+    /// Gain over the compared dimension's first value, percent, on `gain_figure`.
     gain_pct: Option<f64>,
+    /// What the gain is measured on, the same for every row of a sweep.
+    gain_figure: GainFigure,
     report: &'a Report,
 }
 
@@ -98,7 +103,15 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     } else {
         Compared::None
     };
-    let gains = gains(&points, &reports, compared, &swept, &args.run.policy);
+    let figure = GainFigure::of(&reports);
+    let gains = gains(
+        &points,
+        &reports,
+        compared,
+        figure,
+        &swept,
+        &args.run.policy,
+    );
     let outcomes: Vec<Outcome<'_>> = points
         .iter()
         .zip(&reports)
@@ -114,6 +127,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
             policy: &p.policy,
             seed: r.seed,
             gain_pct: *g,
+            gain_figure: figure,
             report: r,
         })
         .collect();
@@ -125,5 +139,5 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     if args.csv {
         return Ok(csv(&outcomes, &swept));
     }
-    Ok(table(&outcomes, &swept, compared, args, &machine, &reports))
+    Ok(table(&outcomes, &swept, compared, figure, args, &machine))
 }

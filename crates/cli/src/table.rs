@@ -6,11 +6,22 @@ use core::fmt::Write as _;
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     rows: Vec<Vec<String>>,
+    /// Columns from this one on hold figures, right-aligned even where a cell is words
+    /// (`none finished`).
+    figures_from: Option<usize>,
 }
 
 impl Table {
     pub(crate) fn new(header: Vec<String>) -> Self {
-        Self { rows: vec![header] }
+        Self {
+            rows: vec![header],
+            figures_from: None,
+        }
+    }
+
+    /// Right-aligns every column from `col` on, whatever its cells look like.
+    pub(crate) fn figures_from(&mut self, col: usize) {
+        self.figures_from = Some(col);
     }
 
     pub(crate) fn row(&mut self, cells: Vec<String>) {
@@ -18,7 +29,8 @@ impl Table {
     }
 
     /// Renders with two spaces between columns and a dashed rule under the header. A column
-    /// whose cells all start like a number is right-aligned, any other left-aligned.
+    /// whose cells all start like a number, or one [`figures_from`](Self::figures_from) names,
+    /// is right-aligned, any other left-aligned.
     pub(crate) fn render(&self) -> String {
         let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let mut width = vec![0; cols];
@@ -29,11 +41,12 @@ impl Table {
         }
         let numeric: Vec<bool> = (0..cols)
             .map(|i| {
-                self.rows[1..].iter().all(|row| {
-                    row.get(i).is_none_or(|c| {
-                        c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '+')
+                self.figures_from.is_some_and(|from| i >= from)
+                    || self.rows[1..].iter().all(|row| {
+                        row.get(i).is_none_or(|c| {
+                            c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '-' || ch == '+')
+                        })
                     })
-                })
             })
             .collect();
         let mut out = String::new();

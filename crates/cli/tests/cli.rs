@@ -41,10 +41,96 @@ fn replay_compares_policies_side_by_side() {
     );
     let fps = text
         .lines()
-        .find(|l| l.starts_with("fps mean"))
+        .find(|l| l.starts_with("render: fps mean"))
         .expect("fps row");
     assert!(fps.contains("(x"), "ratios to the first policy: {fps}");
     assert!(text.contains("placements by step: idle-p-core"), "{text}");
+}
+
+#[test]
+fn the_replay_table_shows_every_frame_task() {
+    let o = hybrid_sim(&["replay", WEBGL, "--policy", "hybridland,spread", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o = hybrid_sim(&["replay", WEBGL, "--policy", "hybridland,spread"]);
+    let text = stdout(&o);
+    let row = |label: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no row `{label}`:\n{text}"));
+        // The label, then each policy's figure (a ratio after it is dropped).
+        line[label.len()..]
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(|c| c.split(" (x").next().unwrap().to_owned())
+            .collect()
+    };
+    // The WebGL trace's three frame tasks, each with its own figures from the report.
+    for task in ["render", "compositor", "audio"] {
+        let mut fps = Vec::new();
+        let mut missed = Vec::new();
+        for r in reports.as_array().unwrap() {
+            let t = r["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == task)
+                .unwrap();
+            fps.push(format!("{:.2}", t["frames"]["fps_mean"].as_f64().unwrap()));
+            missed.push(t["frames"]["missed_deadlines"].to_string());
+        }
+        assert_eq!(row(&format!("{task}: fps mean")), fps, "{task}");
+        assert_eq!(row(&format!("{task}: missed deadlines")), missed, "{task}");
+    }
+    assert!(
+        !text.contains("js-worker: fps"),
+        "not a frame task:\n{text}"
+    );
+}
+
+#[test]
+fn the_replay_table_names_the_frame_tasks_it_has_no_room_for() {
+    let trace = scratch(
+        "ten-frame-tasks.json",
+        r#"{"version": 1, "name": "ten", "duration_ns": 200000000, "tasks": [
+            {"name": "game", "copies": 10,
+             "frames": {"period_ns": 16666667, "work_ns": 1000000, "count": 10}}]}"#,
+    );
+    let o = hybrid_sim(&["replay", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for i in 0..8 {
+        assert!(text.contains(&format!("game.{i}: fps mean")), "{text}");
+        assert!(
+            text.contains(&format!("game.{i}: missed deadlines")),
+            "{text}"
+        );
+    }
+    assert!(!text.contains("game.8: fps"), "{text}");
+    assert!(
+        text.contains("2 more frame task(s) not in the table (game.8, game.9)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_task_finished_says_so() {
+    let o = hybrid_sim(&[
+        "replay",
+        "examples/traces/seed000-10-threads.json",
+        "--policy",
+        "hybridland,spread",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("mean turnaround"))
+        .unwrap();
+    assert_eq!(line.matches("none finished").count(), 2, "{text}");
+    assert!(!line.contains("0.00"), "{line}");
 }
 
 #[test]

@@ -110,11 +110,24 @@ fn attr<'a>(element: &'a str, name: &str) -> Option<&'a str> {
     Some(&element[start..start + len])
 }
 
-/// The series lines of a line chart (plotters draws axes and ticks 1 px wide, series 2 px).
+/// The series lines of a line chart (plotters draws axes and ticks 1 px wide, series 2 px or
+/// wider, a line that another series draws over being wider).
 fn series_lines(svg: &str) -> Vec<&str> {
     elements(svg, "polyline")
         .into_iter()
-        .filter(|p| attr(p, "stroke-width") == Some("2"))
+        .filter(|p| attr(p, "stroke-width").and_then(|w| w.parse::<u32>().ok()) >= Some(2))
+        .collect()
+}
+
+/// A polyline's points, in pixels.
+fn points(line: &str) -> Vec<(i64, i64)> {
+    attr(line, "points")
+        .unwrap()
+        .split_whitespace()
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
         .collect()
 }
 
@@ -194,7 +207,12 @@ fn a_machine_of_twelve_clusters_gets_twelve_colours() {
     let colours: std::collections::BTreeSet<&str> =
         lines.iter().filter_map(|l| attr(l, "stroke")).collect();
     assert_eq!(colours.len(), 12, "{colours:?}");
-    assert!(texts(&svg).iter().any(|t| t == "cluster 11 (efficiency)"));
+    // Idle clusters draw the same line: the legend names the one each is drawn over.
+    assert!(
+        texts(&svg)
+            .iter()
+            .any(|t| t.starts_with("cluster 11 (efficiency)"))
+    );
 }
 
 #[test]
@@ -249,10 +267,95 @@ fn the_latency_cdf_has_decade_ticks_and_stays_within_one() {
     let lines = series_lines(&svg);
     assert_eq!(lines.len(), 2);
     for l in lines {
-        for point in attr(l, "points").unwrap().split_whitespace() {
-            let y: i64 = point.split(',').nth(1).unwrap().parse().unwrap();
-            assert!(y >= top, "point {point} above the 1.0 line at y={top}");
+        for (x, y) in points(l) {
+            assert!(y >= top, "point {x},{y} above the 1.0 line at y={top}");
         }
+    }
+}
+
+#[test]
+fn the_latency_cdf_is_drawn_as_steps_and_every_title_names_trace_and_machine() {
+    let dir = replay_plots(
+        "plots-steps",
+        &[
+            "examples/traces/seed004-webgl.json",
+            "--policy",
+            "hybridland,spread",
+        ],
+    );
+    let svg = std::fs::read_to_string(dir.join("wakeup-latency-cdf.svg")).unwrap();
+    let lines = series_lines(&svg);
+    assert_eq!(lines.len(), 2);
+    for l in lines {
+        let p = points(l);
+        // spread's wake-ups wait 12 us on a P-core and 17 us on an E-core: two steps at least.
+        let rises = p.windows(2).filter(|w| w[1].1 < w[0].1).count();
+        assert!(rises >= 1, "no step: {p:?}");
+        for w in p.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            // A histogram's CDF: flat, then straight up at a bucket's top; never a slope that
+            // would draw latencies between buckets (SVG's y grows downwards).
+            assert!(
+                (y0 == y1 && x1 >= x0) || (x0 == x1 && y1 <= y0),
+                "{:?} to {:?} is neither flat nor a rise: {p:?}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+    // The title (the first text plotters writes) says what the chart shows, of which trace, on
+    // which machine; so does every other chart's.
+    let mut charts = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            let svg = std::fs::read_to_string(&path).unwrap();
+            let title = texts(&svg).into_iter().next().unwrap_or_default();
+            assert!(
+                title.ends_with(": seed004-webgl on i7-13800h"),
+                "{}: title `{title}`",
+                path.display()
+            );
+            charts += 1;
+        }
+    }
+    assert_eq!(charts, 5);
+    let fps = std::fs::read_to_string(dir.join("fps.svg")).unwrap();
+    assert!(
+        texts(&fps)[0].starts_with("Frames per second of render:"),
+        "{:?}",
+        texts(&fps)
+    );
+}
+
+#[test]
+fn a_series_drawn_over_another_is_marked() {
+    // kernel-default keeps every thread of the WebGL trace where hybridland does: the same fps
+    // line, the same CDF.
+    let dir = replay_plots(
+        "plots-overlap",
+        &[
+            "examples/traces/seed004-webgl.json",
+            "--policy",
+            "hybridland,spread,kernel-default",
+        ],
+    );
+    for chart in ["fps.svg", "wakeup-latency-cdf.svg"] {
+        let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
+        let texts = texts(&svg);
+        assert!(
+            texts.contains(&"kernel-default, same as hybridland".to_owned()),
+            "{chart}: {texts:?}"
+        );
+        // spread's line is its own, unmarked.
+        assert!(texts.contains(&"spread".to_owned()), "{chart}: {texts:?}");
+        // hybridland's line shows round kernel-default's, which is drawn over it.
+        let lines = series_lines(&svg);
+        assert_eq!(lines.len(), 3, "{chart}");
+        let width = |l: &str| attr(l, "stroke-width").unwrap().parse::<u32>().unwrap();
+        assert_eq!(points(lines[0]), points(lines[2]), "{chart}");
+        assert!(width(lines[0]) > width(lines[2]), "{chart}");
+        assert_eq!(width(lines[1]), 2, "{chart}");
     }
 }
 

@@ -227,3 +227,119 @@ fn a_policy_without_the_swept_knob_runs_once() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("none of the policies swept (spread)"));
 }
+
+#[test]
+fn the_gain_moves_on_a_trace_that_runs_to_its_horizon() {
+    // Seed 004's WebGL trace ends at its 20 s horizon under every policy: a makespan gain
+    // would be +0.0% everywhere. The gain is in on-time frames, named in the header.
+    let args = [
+        "sweep",
+        "examples/traces/seed004-webgl.json",
+        "--policy",
+        "hybridland,spread,kernel-default",
+    ];
+    let json: Value = serde_json::from_str(&ok(&[&args[..], &["--json"]].concat())).unwrap();
+    let all = json.as_array().unwrap();
+    let on_time = |o: &Value| -> u64 {
+        o["report"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["frames"].as_object())
+            .map(|f| f["frames"].as_u64().unwrap() - f["missed_deadlines"].as_u64().unwrap())
+            .sum()
+    };
+    let makespans: Vec<&Value> = all
+        .iter()
+        .map(|o| &o["report"]["summary"]["makespan_ns"])
+        .collect();
+    assert!(
+        makespans.iter().all(|m| *m == makespans[0]),
+        "{makespans:?}"
+    );
+    let gain = |i: usize| all[i]["gain_pct"].as_f64().unwrap();
+    for (i, o) in all.iter().enumerate() {
+        assert_eq!(o["gain_figure"], "on-time-frames");
+        let expected = (on_time(o) as f64 / on_time(&all[0]) as f64 - 1.0) * 100.0;
+        assert!(
+            (gain(i) - expected).abs() < 1e-9,
+            "{} vs {expected}",
+            gain(i)
+        );
+    }
+    // spread misses 262 render frames: its gain is below hybridland's, which kernel-default
+    // matches on this trace.
+    assert_eq!(gain(0), 0.0);
+    assert!(gain(1) < -5.0, "{}", gain(1));
+    assert_eq!(gain(2), 0.0);
+
+    let table = ok(&args);
+    let header = table.lines().find(|l| l.starts_with("policy")).unwrap();
+    assert!(
+        header.ends_with("on-time frames  gain vs hybridland (on-time frames)"),
+        "{header}"
+    );
+    assert!(header.contains("render fps  render missed"), "{header}");
+    let spread = table.lines().find(|l| l.starts_with("spread")).unwrap();
+    assert!(spread.ends_with(&format!("{:+.1}%", gain(1))), "{spread}");
+
+    let csv = ok(&[&args[..], &["--csv"]].concat());
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(header.last(), Some(&"gain_figure"));
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",on-time-frames")),
+        "{csv}"
+    );
+}
+
+#[test]
+fn a_horizon_bound_trace_without_frames_gains_on_wake_up_latency() {
+    // An rt-app workload: loops that run to the horizon, no frame task.
+    let args = [
+        "sweep",
+        "crates/cli/tests/fixtures/rt-app-examples/mp3-short.json",
+        "--policy",
+        "hybridland,spread",
+    ];
+    let o = hybrid_sim(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let all = json.as_array().unwrap();
+    let mean = |i: usize| {
+        all[i]["report"]["wake_latency"]["mean_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(all[1]["gain_figure"], "wake-latency");
+    let expected = (mean(0) / mean(1) - 1.0) * 100.0;
+    let gain = all[1]["gain_pct"].as_f64().unwrap();
+    assert!(
+        (gain - expected).abs() < 1e-9 && gain != 0.0,
+        "{gain} vs {expected}"
+    );
+    let o = hybrid_sim(&args);
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        table.contains("wake mean (us)  gain vs hybridland (1/mean wake-up latency)"),
+        "{table}"
+    );
+}
+
+#[test]
+fn no_finished_task_leaves_the_mean_turnaround_empty() {
+    let csv = ok(&[
+        "sweep",
+        "examples/traces/seed000-10-threads.json",
+        "--policy",
+        "hybridland,spread",
+        "--csv",
+    ]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in lines {
+        let row: Vec<&str> = line.split(',').collect();
+        assert_eq!(row[col("tasks_finished")], "0");
+        assert_eq!(row[col("mean_turnaround_ns")], "", "{line}");
+    }
+}

@@ -23,7 +23,8 @@ pub struct Report {
     pub summary: Summary,
     /// Wake-up latency: from becoming runnable to running.
     pub wake_latency: LatencyStats,
-    /// The first frame task's figures (trace order), if the trace has frame tasks.
+    /// The first frame task's figures (trace order), if the trace has frame tasks; every frame
+    /// task's are in [`TaskReport::frames`].
     pub fps: Option<FrameStats>,
     /// Per core kind present on the machine, fastest first.
     pub kinds: Vec<KindStats>,
@@ -49,7 +50,8 @@ pub struct Summary {
     pub tasks_finished: usize,
     /// Finished tasks per second of makespan.
     pub throughput_per_s: f64,
-    /// Mean turnaround (finish minus start) of finished tasks, ns.
+    /// Mean turnaround (finish minus start) of finished tasks, ns; 0 when none finished (see
+    /// `tasks_finished`).
     pub mean_turnaround_ns: u64,
     /// Longest turnaround, ns.
     pub max_turnaround_ns: u64,

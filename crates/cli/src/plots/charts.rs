@@ -12,6 +12,16 @@ fn err<E: core::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow::anyhow!("{e:?}")
 }
 
+/// A chart's title: what it shows, then the trace and the machine the replays ran
+/// (`Wake-up latency CDF: seed004-webgl on i7-13800h`). Every policy of a chart replayed the
+/// same trace on the same machine.
+pub(super) fn title(what: &str, plots: &[PolicyPlot]) -> String {
+    match plots.first() {
+        Some(p) => format!("{what}: {} on {}", p.trace, p.machine),
+        None => what.to_owned(),
+    }
+}
+
 /// Chart size in pixels.
 const SIZE: (u32, u32) = (800, 480);
 
@@ -58,7 +68,7 @@ pub(super) fn cpu_time(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Result
     root.fill(&WHITE).map_err(err)?;
     let n = plots.len();
     let mut chart = ChartBuilder::on(&root)
-        .caption("CPU time per core kind", ("sans-serif", 22))
+        .caption(title("CPU time per core kind", plots), ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(60)
@@ -126,7 +136,10 @@ pub(super) fn occupancy(svg: &mut String, plot: &PolicyPlot) -> anyhow::Result<(
         .map(|(points, name)| (name.clone(), points))
         .collect();
     let spec = Lines {
-        title: format!("Busy CPUs per cluster: {}", plot.policy),
+        title: title(
+            &format!("Busy CPUs per cluster under {}", plot.policy),
+            core::slice::from_ref(plot),
+        ),
         x_desc: "time (s)",
         y_desc: "busy CPUs (bucket average)",
         x_max: end_s,
@@ -163,7 +176,13 @@ pub(super) fn fps(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Result<()> 
         .fold(0.0f64, f64::max)
         .max(1.0);
     let spec = Lines {
-        title: "Frames per second".to_owned(),
+        title: title(
+            &match plots.iter().find_map(|p| p.frame_task.as_deref()) {
+                Some(task) => format!("Frames per second of {task}"),
+                None => "Frames per second".to_owned(),
+            },
+            plots,
+        ),
         x_desc: "time (s)",
         y_desc: "fps (per window)",
         x_max: max_x * 1.02,
@@ -224,7 +243,7 @@ pub(super) fn latency_cdf(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Res
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Wake-up latency CDF", ("sans-serif", 22))
+        .caption(title("Wake-up latency CDF", plots), ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
@@ -244,36 +263,49 @@ pub(super) fn latency_cdf(svg: &mut String, plots: &[PolicyPlot]) -> anyhow::Res
         .y_desc("share of wake-ups served within")
         .draw()
         .map_err(err)?;
-    let colours = palette(series.len());
-    for (i, (name, points)) in series.into_iter().enumerate() {
-        let col = colours[i];
-        // A wake-up served at once (0 ns) has no place on a log axis: it counts at the left
-        // edge, where the line starts.
-        let mut line = Vec::with_capacity(points.len() + 1);
-        let at_edge = points
-            .iter()
-            .take_while(|p| p.0 <= x_lo)
-            .map(|p| p.1)
-            .last()
-            .unwrap_or(0.0);
-        line.push((x_lo, at_edge));
-        line.extend(points.into_iter().filter(|p| p.0 > x_lo));
-        // A CDF stays flat after its last sample: drawn to the right edge, so a policy whose
-        // every wake-up was served at once shows as a line along 1.
-        if let Some(&(x, y)) = line.last()
-            && x < x_hi
-            && y > 0.0
-        {
-            line.push((x_hi, y));
-        }
-        let label = if line.len() == 1 && at_edge == 0.0 {
+    let mut lines = Vec::with_capacity(series.len());
+    for (name, points) in series {
+        let line = cdf_steps(&points, x_lo, x_hi);
+        let label = if line.len() == 1 && line[0].1 == 0.0 {
             format!("{name} (no wake-ups)")
         } else {
             name
         };
-        draw_line(&mut chart, line, col, label)?;
+        lines.push((label, line));
     }
+    draw_lines(&mut chart, lines)?;
     legend_and_present(&root, &mut chart, SeriesLabelPosition::LowerRight)
+}
+
+/// One policy's CDF as the line drawn: a step function. The histogram knows the share served
+/// within each bucket's top and nothing between tops, so the line stays flat up to a bucket's
+/// top and rises there (drawing no wake-up sooner than it was served); joining the tops with
+/// slopes would draw latencies that never happened. A wake-up served at once (0 ns) has no
+/// place on a log axis: it counts at the left edge `x_lo`, where the line starts. After its
+/// last sample a CDF stays flat: drawn to the right edge `x_hi`, so a policy whose every
+/// wake-up was served at once shows as a line along 1.
+pub(super) fn cdf_steps(points: &[(f64, f64)], x_lo: f64, x_hi: f64) -> Vec<(f64, f64)> {
+    let at_edge = points
+        .iter()
+        .take_while(|p| p.0 <= x_lo)
+        .map(|p| p.1)
+        .last()
+        .unwrap_or(0.0);
+    let mut line = Vec::with_capacity(2 * points.len() + 2);
+    line.push((x_lo, at_edge));
+    let mut share = at_edge;
+    for &(x, y) in points.iter().filter(|p| p.0 > x_lo) {
+        line.push((x, share));
+        line.push((x, y));
+        share = y;
+    }
+    if let Some(&(x, y)) = line.last()
+        && x < x_hi
+        && y > 0.0
+    {
+        line.push((x_hi, y));
+    }
+    line
 }
 
 /// A line chart's title and axes; both axes start at 0.
@@ -306,30 +338,91 @@ fn line_chart(
         .y_desc(spec.y_desc)
         .draw()
         .map_err(err)?;
-    let colours = palette(series.len());
-    for (i, (name, points)) in series.into_iter().enumerate() {
-        let col = colours[i];
-        draw_line(&mut chart, points, col, name)?;
-    }
+    draw_lines(&mut chart, series)?;
     legend_and_present(&root, &mut chart, SeriesLabelPosition::UpperRight)
 }
 
-/// Draws one series as a line in `colour`, with `label` and a stroke of its colour in the legend.
-fn draw_line<X, Y>(
+/// A series' line as drawn: its points in pixels, with repeats and points in the middle of a
+/// straight run left out, so two series that draw the same line compare equal.
+fn drawn_path<X, Y>(
+    chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    points: &[(f64, f64)],
+) -> Vec<(i32, i32)>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let mut path: Vec<(i32, i32)> = Vec::with_capacity(points.len());
+    for p in points {
+        let c = chart.backend_coord(p);
+        if path.last() == Some(&c) {
+            continue;
+        }
+        // b between a and c on one straight line: a to c draws it already.
+        if let [.., a, b] = path[..] {
+            let (d1, d2) = ((b.0 - a.0, b.1 - a.1), (c.0 - b.0, c.1 - b.1));
+            let cross = i64::from(d1.0) * i64::from(d2.1) - i64::from(d1.1) * i64::from(d2.0);
+            let ahead = i64::from(d1.0) * i64::from(d2.0) + i64::from(d1.1) * i64::from(d2.1);
+            if cross == 0 && ahead > 0 {
+                path.pop();
+            }
+        }
+        path.push(c);
+    }
+    path
+}
+
+/// For each series, the earlier series whose line it draws exactly (same pixels), if any.
+pub(super) fn same_as(paths: &[Vec<(i32, i32)>]) -> Vec<Option<usize>> {
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| paths[..i].iter().position(|q| q == p))
+        .collect()
+}
+
+/// Stroke width of a line: 2 px, wider for a line that later series draw over exactly, so
+/// its colour shows round theirs as a border (3 px more per line drawn over it, up to three).
+fn stroke_width(index: usize, same: &[Option<usize>]) -> u32 {
+    let group = same[index].unwrap_or(index);
+    let over = same[index + 1..]
+        .iter()
+        .filter(|s| **s == Some(group))
+        .count();
+    2 + 3 * over.min(3) as u32
+}
+
+/// Draws one line per named series in colours of their own, with a legend. A series whose line
+/// is the same as an earlier one's (an identical CDF, two idle clusters) would hide it: the
+/// earlier is drawn wider so it shows as a border, and the legend says
+/// `NAME, same as EARLIER`.
+fn draw_lines<X, Y>(
     chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
-    points: Vec<(f64, f64)>,
-    colour: RGBColor,
-    label: String,
+    series: Vec<(String, Vec<(f64, f64)>)>,
 ) -> anyhow::Result<()>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    chart
-        .draw_series(LineSeries::new(points, colour.stroke_width(2)))
-        .map_err(err)?
-        .label(label)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+    let paths: Vec<Vec<(i32, i32)>> = series.iter().map(|s| drawn_path(chart, &s.1)).collect();
+    let same = same_as(&paths);
+    let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
+    let colours = palette(series.len());
+    for (i, (name, points)) in series.into_iter().enumerate() {
+        let colour = colours[i];
+        let label = match same[i] {
+            Some(j) => format!("{name}, same as {}", names[j]),
+            None => name,
+        };
+        chart
+            .draw_series(LineSeries::new(
+                points,
+                colour.stroke_width(stroke_width(i, &same)),
+            ))
+            .map_err(err)?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour));
+    }
     Ok(())
 }
 
@@ -354,6 +447,43 @@ fn legend_and_present<'a, 'b: 'a, CT: CoordTranslate>(
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn the_cdf_rises_only_at_bucket_tops() {
+        let points = [(0.0, 0.25), (12.3, 0.5), (17.0, 1.0)];
+        let line = cdf_steps(&points, 1.0, 100.0);
+        assert_eq!(
+            line,
+            vec![
+                (1.0, 0.25),
+                (12.3, 0.25),
+                (12.3, 0.5),
+                (17.0, 0.5),
+                (17.0, 1.0),
+                (100.0, 1.0)
+            ]
+        );
+        // Every segment is flat or upright.
+        assert!(
+            line.windows(2)
+                .all(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1)
+        );
+        assert_eq!(cdf_steps(&[], 1.0, 10.0), vec![(1.0, 0.0)]);
+    }
+
+    #[test]
+    fn a_line_drawn_over_another_is_named_and_the_other_shows_round_it() {
+        let paths = vec![
+            vec![(0, 0), (5, 5)],
+            vec![(0, 0), (5, 6)],
+            vec![(0, 0), (5, 5)],
+            vec![(0, 0), (5, 5)],
+        ];
+        let same = same_as(&paths);
+        assert_eq!(same, vec![None, None, Some(0), Some(0)]);
+        let widths: Vec<u32> = (0..4).map(|i| stroke_width(i, &same)).collect();
+        assert_eq!(widths, vec![8, 2, 5, 2]);
+    }
 
     #[test]
     fn decades_cover_the_data() {

@@ -106,11 +106,17 @@ pub(crate) struct PolicyPlot {
     pub(super) kinds: Vec<(String, u64)>,
     pub(super) cluster_names: Vec<String>,
     pub(super) end_ns: u64,
+    /// The trace's and the machine's names, for the titles (from the report).
+    pub(super) trace: String,
+    pub(super) machine: String,
+    /// The frame task `frames` counts, as the report names it.
+    pub(super) frame_task: Option<String>,
 }
 
 impl PolicyPlot {
     pub(crate) fn new(policy: &str, topo: &Topology, trace: &Trace, fps_window_ns: u64) -> Self {
-        // The report's fps is the first frame task's: the task index counts copies.
+        // The chart's fps is the first frame task's, as the report's `fps`: the task index
+        // counts copies.
         let mut index = 0usize;
         let mut frames = None;
         for spec in &trace.tasks {
@@ -139,6 +145,9 @@ impl PolicyPlot {
             kinds: Vec::new(),
             cluster_names,
             end_ns: 0,
+            trace: String::new(),
+            machine: String::new(),
+            frame_task: None,
         }
     }
 
@@ -158,9 +167,13 @@ impl PolicyPlot {
         self.occupancy.record(o);
     }
 
-    /// Closes the series at the report's end and takes its per-kind busy time.
+    /// Closes the series at the report's end and takes its per-kind busy time and the names
+    /// the titles give.
     pub(crate) fn finish(&mut self, report: &Report) {
         self.end_ns = report.summary.makespan_ns;
+        self.trace.clone_from(&report.trace);
+        self.machine.clone_from(&report.machine);
+        self.frame_task = report.fps.as_ref().map(|f| f.task.clone());
         for c in 0..self.occupancy.busy.len() {
             self.occupancy.advance(c, self.end_ns);
         }

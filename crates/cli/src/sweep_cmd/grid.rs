@@ -5,6 +5,7 @@ use super::Point;
 use crate::failure::Failure;
 use anyhow::anyhow;
 use hybridland_sim::Report;
+use serde::Serialize;
 
 /// `KEY=V1,V2` items; a key given twice is refused.
 pub(super) fn parse_sets(items: &[String]) -> Result<Vec<(String, Vec<String>)>, Failure> {
@@ -100,10 +101,88 @@ pub(super) enum Compared {
     Key(usize),
 }
 
+/// What a row's gain is measured on: the sweep's one figure, named in the gain column's header
+/// (and each CSV row and JSON outcome). Every gain reads "better by", `+10%` being 10% better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum GainFigure {
+    /// `reference makespan / makespan - 1`: when every replay finished every task, the time
+    /// they took is what a policy changes (seed 002's measure).
+    Throughput,
+    /// Frames completed by their deadline, summed over every frame task: on a frame trace the
+    /// makespan is the trace's pacing (or its horizon), the same under every policy, while the
+    /// frames each policy delivered in time move.
+    OnTimeFrames,
+    /// `reference mean / mean - 1` of the wake-up latency: a trace that runs to its horizon
+    /// without frames (rt-app loops) ends at the same time under every policy; how long its
+    /// wake-ups waited is what moves.
+    WakeLatency,
+}
+
+impl GainFigure {
+    /// The figure for these replays of one trace: on-time frames when it has frame tasks,
+    /// else throughput when every replay finished every task, else wake-up latency.
+    pub(super) fn of(reports: &[Report]) -> Self {
+        if reports
+            .iter()
+            .any(|r| r.tasks.iter().any(|t| t.frames.is_some()))
+        {
+            Self::OnTimeFrames
+        } else if reports
+            .iter()
+            .all(|r| r.summary.tasks_finished == r.summary.tasks)
+        {
+            Self::Throughput
+        } else {
+            Self::WakeLatency
+        }
+    }
+
+    /// Its name in the table's header and the CSV.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::OnTimeFrames => "on-time frames",
+            Self::WakeLatency => "1/mean wake-up latency",
+        }
+    }
+
+    /// Its identifier in the CSV and JSON (`throughput`, `on-time-frames`, `wake-latency`).
+    pub(super) fn id(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::OnTimeFrames => "on-time-frames",
+            Self::WakeLatency => "wake-latency",
+        }
+    }
+
+    /// `report`'s gain over `base`, percent; `None` where the figure is zero in the ratio's
+    /// denominator (no makespan, no frame in time for the reference, no wait at all).
+    pub(super) fn gain(self, base: &Report, report: &Report) -> Option<f64> {
+        let (num, den) = match self {
+            Self::Throughput => (base.summary.makespan_ns, report.summary.makespan_ns),
+            Self::OnTimeFrames => (on_time_frames(report), on_time_frames(base)),
+            Self::WakeLatency => (base.wake_latency.mean_ns, report.wake_latency.mean_ns),
+        };
+        (den > 0).then(|| (num as f64 / den as f64 - 1.0) * 100.0)
+    }
+}
+
+/// Frames that completed by their deadline, over every frame task of the replay.
+pub(super) fn on_time_frames(report: &Report) -> u64 {
+    report
+        .tasks
+        .iter()
+        .filter_map(|t| t.frames.as_ref())
+        .map(|f| f.frames.saturating_sub(f.missed_deadlines))
+        .sum()
+}
+
 pub(super) fn gains(
     points: &[Point],
     reports: &[Report],
     compared: Compared,
+    figure: GainFigure,
     swept: &[(String, Vec<String>)],
     policies: &[String],
 ) -> Vec<Option<f64>> {
@@ -133,12 +212,7 @@ pub(super) fn gains(
     points
         .iter()
         .zip(reports)
-        .map(|(p, r)| {
-            let base = &reports[reference(p)?];
-            (r.summary.makespan_ns > 0).then(|| {
-                (base.summary.makespan_ns as f64 / r.summary.makespan_ns as f64 - 1.0) * 100.0
-            })
-        })
+        .map(|(p, r)| figure.gain(&reports[reference(p)?], r))
         .collect()
 }
 

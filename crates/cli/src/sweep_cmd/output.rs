@@ -1,19 +1,20 @@
 //! The sweep's results as text: a table for people, CSV (RFC 4180) for programs.
 
 use super::Outcome;
-use super::grid::Compared;
+use super::grid::{Compared, GainFigure, on_time_frames};
 use crate::opts::SweepArgs;
 use crate::table::Table;
-use hybridland_sim::{Machine, Report};
+use hybridland_sim::Machine;
 
 pub(super) fn table(
     outcomes: &[Outcome<'_>],
     swept: &[(String, Vec<String>)],
     compared: Compared,
+    figure: GainFigure,
     args: &SweepArgs,
     machine: &Machine,
-    reports: &[Report],
 ) -> String {
+    let reports: Vec<_> = outcomes.iter().map(|o| o.report).collect();
     let seeds: std::collections::BTreeSet<u64> = reports.iter().map(|r| r.seed).collect();
     let seed_text = seeds
         .iter()
@@ -27,7 +28,9 @@ pub(super) fn table(
         outcomes.len(),
         args.jobs.max(1).min(outcomes.len().max(1)),
     );
-    let fps = reports.iter().any(|r| r.fps.is_some());
+    // The fps columns are the first frame task's, named; the gain's own figure gets a column
+    // where no other column shows it (throughput's is the makespan).
+    let fps = reports.iter().find_map(|r| r.fps.as_ref()).map(|f| &f.task);
     let mut header = Vec::new();
     if !args.copies.is_empty() {
         header.push("copies".to_owned());
@@ -47,12 +50,27 @@ pub(super) fn table(
         ]
         .map(str::to_owned),
     );
-    if fps {
-        header.extend(["fps mean".to_owned(), "missed".to_owned()]);
+    if let Some(task) = fps {
+        header.extend([format!("{task} fps"), format!("{task} missed")]);
+    }
+    let shown = compared != Compared::None;
+    match figure {
+        GainFigure::OnTimeFrames if shown => header.push("on-time frames".into()),
+        GainFigure::WakeLatency if shown => header.push("wake mean (us)".into()),
+        _ => {}
     }
     match compared {
-        Compared::Key(k) => header.push(format!("gain vs {}={}", swept[k].0, swept[k].1[0])),
-        Compared::Policy => header.push(format!("gain vs {}", args.run.policy[0])),
+        Compared::Key(k) => header.push(format!(
+            "gain vs {}={} ({})",
+            swept[k].0,
+            swept[k].1[0],
+            figure.name()
+        )),
+        Compared::Policy => header.push(format!(
+            "gain vs {} ({})",
+            args.run.policy[0],
+            figure.name()
+        )),
         Compared::None => {}
     }
     let mut t = Table::new(header);
@@ -76,7 +94,7 @@ pub(super) fn table(
         row.push(r.summary.migrations.to_string());
         row.push(format!("{:.2}", r.summary.energy_j));
         row.push(format!("{:.2}", r.summary.avg_power_w));
-        if fps {
+        if fps.is_some() {
             match &r.fps {
                 Some(f) => {
                     row.push(format!("{:.2}", f.fps_mean));
@@ -85,7 +103,14 @@ pub(super) fn table(
                 None => row.extend(["-".to_owned(), "-".to_owned()]),
             }
         }
-        if compared != Compared::None {
+        match figure {
+            GainFigure::OnTimeFrames if shown => row.push(on_time_frames(r).to_string()),
+            GainFigure::WakeLatency if shown => {
+                row.push(format!("{:.1}", r.wake_latency.mean_ns as f64 / 1e3));
+            }
+            _ => {}
+        }
+        if shown {
             row.push(
                 o.gain_pct
                     .map_or_else(|| "-".into(), |g| format!("{g:+.1}%")),
@@ -106,7 +131,7 @@ pub(super) fn csv(outcomes: &[Outcome<'_>], swept: &[(String, Vec<String>)]) -> 
     }
     out += ",policy,seed,makespan_ns,tasks,tasks_finished,throughput_per_s,mean_turnaround_ns,\
             wake_p50_ns,wake_p99_ns,wake_max_ns,fps_mean,fps_stdev,missed_deadlines,migrations,\
-            energy_j,avg_power_w,gain_pct\n";
+            energy_j,avg_power_w,gain_pct,gain_figure\n";
     for o in outcomes {
         let r = o.report;
         let s = &r.summary;
@@ -122,7 +147,12 @@ pub(super) fn csv(outcomes: &[Outcome<'_>], swept: &[(String, Vec<String>)]) -> 
         row.push(s.tasks.to_string());
         row.push(s.tasks_finished.to_string());
         row.push(s.throughput_per_s.to_string());
-        row.push(s.mean_turnaround_ns.to_string());
+        // No finished task, no mean: an empty field, not a 0 that reads as instant.
+        row.push(if s.tasks_finished == 0 {
+            String::new()
+        } else {
+            s.mean_turnaround_ns.to_string()
+        });
         row.push(r.wake_latency.p50_ns.to_string());
         row.push(r.wake_latency.p99_ns.to_string());
         row.push(r.wake_latency.max_ns.to_string());
@@ -138,6 +168,7 @@ pub(super) fn csv(outcomes: &[Outcome<'_>], swept: &[(String, Vec<String>)]) -> 
         row.push(s.energy_j.to_string());
         row.push(s.avg_power_w.to_string());
         row.push(o.gain_pct.map_or_else(String::new, |g| format!("{g:.3}")));
+        row.push(o.gain_figure.id().to_owned());
         out += &row.join(",");
         out.push('\n');
     }
