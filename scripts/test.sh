@@ -6,7 +6,9 @@
 #      every relative link in the Markdown docs resolving (scripts/tests/);
 #   1. the style: rustfmt, clippy and rustdoc with every warning an error, for the workspace
 #      and for the fuzz workspace (fuzz/);
-#   2. the workspace's unit, property, seed and integration tests (cargo test --workspace);
+#   2. the workspace's unit, property, seed and integration tests (cargo test --workspace),
+#      and a crate of one's own made by `hybrid-sim new-policy` as the README does it, built
+#      and tested with no clang (scripts/tests/new-policy.sh);
 #   3. the proof that the policy crate is no_std (ci/nostd-check);
 #   4. the live scheduler loaded into a real sched_ext kernel under qemu (scripts/vm-check.sh),
 #      started by systemd with the shipped unit (scripts/vm-systemd.sh), and beside a thread
@@ -48,10 +50,11 @@ if ! skip style; then
   phase "style: cargo fmt, clippy and doc with warnings denied (workspace, then fuzz/)"
   # Clippy and rustdoc build scx_hybridland, whose build script needs the installer's clang.
   # The generated BPF bindings are the one place warnings are allowed
-  # (crates/scx-frontend/src/bindings.rs).
+  # (crates/scx-frontend/src/bindings.rs). The example's live binary is behind its `live`
+  # feature, so the feature is named wherever the whole workspace is built.
   cargo fmt --all --check
-  cargo clippy --workspace --all-targets --locked -- -D warnings
-  RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
+  cargo clippy --workspace --all-targets --features my-policy/live --locked -- -D warnings
+  RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --features my-policy/live --no-deps --locked
   # The fuzz workspace: stable is enough here (clippy and rustdoc do not instrument; only
   # `cargo fuzz build` needs nightly, scripts/fuzz.sh).
   (
@@ -68,7 +71,7 @@ if ! skip workspace; then
   # arena, where symbolizing a panic's backtrace (megabytes of debug info) fails its
   # allocation and the failing test hangs instead of reporting.
   export RUST_BACKTRACE=0
-  cargo test --workspace --locked
+  cargo test --workspace --features my-policy/live --locked
   # The largest recording needs the framework's 64 MiB heap arena to itself, so it runs
   # alone, outside the parallel run above (where it is ignored). A renamed test would run
   # nothing and pass, hence the count.
@@ -78,6 +81,8 @@ if ! skip workspace; then
   echo "$largest" | tail -n 3
   grep -F "test result: ok. 1 passed" <<< "$largest" > /dev/null ||
     { echo "test.sh: the largest-recording test did not run" >&2; exit 1; }
+  # After the workspace's build, whose target directory and downloads it shares.
+  scripts/tests/new-policy.sh
 fi
 
 if ! skip nostd; then
@@ -87,7 +92,7 @@ fi
 
 if ! skip vm && [[ -x scripts/vm-check.sh ]]; then
   phase "live scheduler in a sched_ext VM"
-  cargo build --release --locked -p scx_hybridland -p my-policy
+  cargo build --release --locked -p scx_hybridland -p my-policy --features my-policy/live
   # One VM run decides: each placement check samples enough to tell the policy from its
   # controls in that run (scripts/vm/guest-checks.sh), so nothing is repeated.
   scripts/vm-check.sh

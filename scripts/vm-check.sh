@@ -51,10 +51,10 @@ BIN=${1:-${HYBRIDLAND_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/scx_hybridl
 [[ -x "$BIN" ]] || die "no scx_hybridland at $BIN (cargo build --release -p scx_hybridland)"
 # The example crate's live binary (examples/my-policy), its policy beside the built-in ones.
 MY_BIN=${HYBRIDLAND_MY_BIN:-$(dirname "$BIN")/scx_my_policy}
-[[ -x "$MY_BIN" ]] || die "no scx_my_policy at $MY_BIN (cargo build --release -p my-policy)"
+[[ -x "$MY_BIN" ]] || die "no scx_my_policy at $MY_BIN (cargo build --release -p my-policy --features live)"
 # Its hybrid-sim, which replays decision logs in the guest (it knows little-first too).
 MY_SIM=${HYBRIDLAND_MY_SIM:-$(dirname "$MY_BIN")/my-policy-sim}
-[[ -x "$MY_SIM" ]] || die "no my-policy-sim at $MY_SIM (cargo build --release -p my-policy)"
+[[ -x "$MY_SIM" ]] || die "no my-policy-sim at $MY_SIM (cargo build --release -p my-policy --features live)"
 TIMEOUT=${HYBRIDLAND_VM_TIMEOUT:-1800}
 CONSOLE=${HYBRIDLAND_VM_CONSOLE:-$CACHE/console.log}
 

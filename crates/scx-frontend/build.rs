@@ -75,25 +75,39 @@ fn patch_scheduler(path: &str) {
     std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }
 
+/// Ends the build with one line when there is no BPF toolchain to build with (no clang, or
+/// one older than 18): cargo prints it as the build's error, with no panic and no backtrace.
+fn no_toolchain(e: impl core::fmt::Display) -> ! {
+    let cause = format!("{e:#}").replace('\n', "; ");
+    println!(
+        "cargo::error=no BPF toolchain ({cause}): the live scheduler needs clang >= 18 (as \
+         `clang`, or BPF_CLANG) and libbpf's build dependencies; run hybridland's \
+         scripts/install-scx-deps.sh, then `source scripts/env.sh` (Debian bookworm's \
+         `apt install clang` gives clang 14, too old). The simulator needs none of this."
+    );
+    std::process::exit(0)
+}
+
 fn main() {
     // RustLandBuilder writes the framework's files and builds them as they are; the patched
     // scheduler is then built again under the same skeleton name, replacing that build.
     scx_rustland_core::RustLandBuilder::new()
-        .and_then(|mut b| b.build())
+        .unwrap_or_else(|e| no_toolchain(e))
+        .build()
         .expect("building the scx_rustland_core BPF scheduler (needs clang >= 18: BPF_CLANG)");
     patch_connector("src/bpf.rs");
     patch_scheduler("main.bpf.c");
-    let mut sched = scx_cargo::BpfBuilder::new().expect("BPF toolchain (clang >= 18: BPF_CLANG)");
+    let mut sched = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     sched.enable_intf("intf.h", "bpf_intf.rs");
     sched.enable_skel("main.bpf.c", "bpf");
     sched
         .build()
         .expect("building the patched scx_rustland_core BPF scheduler");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake.bpf.h");
-    let mut idle = scx_cargo::BpfBuilder::new().expect("BPF toolchain (clang >= 18: BPF_CLANG)");
+    let mut idle = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     idle.enable_skel("src/bpf/idle_snapshot.bpf.c", "idle");
     idle.build().expect("building src/bpf/idle_snapshot.bpf.c");
-    let mut events = scx_cargo::BpfBuilder::new().expect("BPF toolchain (clang >= 18: BPF_CLANG)");
+    let mut events = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     events.enable_skel("src/bpf/task_events.bpf.c", "task_events");
     events.build().expect("building src/bpf/task_events.bpf.c");
 }

@@ -13,6 +13,7 @@ mod decision_log;
 mod decisions_cmd;
 mod failure;
 mod inputs;
+mod new_policy;
 mod opts;
 mod output;
 mod plots;
@@ -227,6 +228,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
         Command::Import(ImportCommand::Ftrace(args)) => import_ftrace(&args),
         Command::Compare(args) => compare_cmd::run(&args),
         Command::Decisions(args) => decisions_cmd::run(&args),
+        Command::NewPolicy(args) => new_policy::run(&args),
         Command::Topology(TopologyCommand::List { json }) => {
             topology_cmd::list(json).map_err(Failure::Internal)
         }

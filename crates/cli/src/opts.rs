@@ -79,6 +79,29 @@ pub(crate) enum Command {
     /// task and the inputs before it. Exit status 0 when everything agrees, 1 at a difference,
     /// 2 for a file that cannot be read. docs/decision-log.md describes the file.
     Decisions(DecisionsArgs),
+    /// Write a crate of your own for a placement policy named NAME, which builds outside this
+    /// repository: the policy (src/lib.rs, a starting point to edit), NAME-sim (hybrid-sim
+    /// with it beside the built-in policies; no BPF toolchain needed), scx_NAME (the live
+    /// scheduler, with `--features live`) and a test that replays a bundled trace under it.
+    ///
+    /// hybridland is not published to a registry: the crate depends on a hybridland checkout
+    /// by path (its Cargo.toml says how to use git instead), and its Cargo.lock starts as the
+    /// checkout's. Nothing is overwritten: DIR must not exist or be empty.
+    NewPolicy(NewPolicyArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NewPolicyArgs {
+    /// The policy's name, also the package's (`--policy NAME`): lowercase letters, digits and
+    /// single hyphens, starting with a letter.
+    pub(crate) name: String,
+
+    /// Where to write the crate [default: ./NAME].
+    pub(crate) dir: Option<PathBuf>,
+
+    /// The hybridland checkout to depend on [default: the one this hybrid-sim was built from].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) hybridland: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,9 @@
 //! blocks, and every `cargo` command it writes in inline code, is checked against what exists.
 //!
 //! - `hybrid-sim ARGS` (as `cargo run -p hybrid-sim -- ARGS`, `target/release/hybrid-sim ARGS`
-//!   or `hybrid-sim ARGS`) runs against the built binary and must succeed;
+//!   or `hybrid-sim ARGS`) runs against the built binary and must succeed; `new-policy` writes
+//!   its crate under a temporary directory standing for `~` (scripts/tests/new-policy.sh
+//!   runs the whole block, building the crate and its test);
 //! - any other `cargo run`, `cargo build` or `cargo install` must name a package of the
 //!   workspace (`-p NAME`), one of its binaries (`--bin NAME`) or a directory holding a
 //!   package (`--path DIR`);
@@ -111,6 +113,9 @@ fn value<'a>(words: &[&'a str], flag: &str) -> Option<&'a str> {
 }
 
 fn run_hybrid_sim(line: &str, args: &[&str]) {
+    if args.first() == Some(&"new-policy") {
+        return run_new_policy(line, args);
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
         .args(args)
         .current_dir(root())
@@ -121,6 +126,35 @@ fn run_hybrid_sim(line: &str, args: &[&str]) {
     assert!(
         out.status.success(),
         "README: `{line}` fails: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `hybrid-sim new-policy NAME ~/DIR` with `~` a temporary directory, not the user's home:
+/// the crate is written (scripts/tests/new-policy.sh builds it and runs its test, as the
+/// README's block says).
+fn run_new_policy(line: &str, args: &[&str]) {
+    let home = std::env::temp_dir().join(format!("hybridland-readme-{}", std::process::id()));
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| match a.strip_prefix("~/") {
+            Some(rest) => home.join(rest).to_string_lossy().into_owned(),
+            None => (*a).to_owned(),
+        })
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_hybrid-sim"))
+        .args(&args)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let made = std::fs::read_dir(&home).map(|d| d.count()).unwrap_or(0);
+    let crate_dir = args.get(2).map(std::path::PathBuf::from);
+    let has_manifest = crate_dir.is_some_and(|d| d.join("Cargo.toml").is_file());
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        out.status.success() && has_manifest && made == 1,
+        "README: `{line}` made no crate in ~: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -231,7 +265,8 @@ fn check_line(line: &str) {
                 assert!(root().join(w).is_file(), "README: `{line}`: no {w}");
             }
         }
-        "echo" | "systemctl" | "cat" => {}
+        // `cd` into the crate `new-policy` made just before.
+        "echo" | "systemctl" | "cat" | "cd" => {}
         w if w.starts_with("scripts/") => {
             let p = root().join(w);
             assert!(p.is_file(), "README: `{line}`: no {w}");

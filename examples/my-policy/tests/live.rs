@@ -1,5 +1,5 @@
-//! `scx_my_policy` takes `--policy little-first` (a dry run here; scripts/vm-check.sh loads it
-//! into a sched_ext kernel and checks where it places).
+//! `scx_my_policy` (the `live` feature) takes `--policy little-first` (a dry run here;
+//! scripts/vm-check.sh loads it into a sched_ext kernel and checks where it places).
 
 use std::path::Path;
 use std::process::Command;
