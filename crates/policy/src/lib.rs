@@ -89,7 +89,7 @@ pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use fast_wake::{BalanceRange, FastWake};
-pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
+pub use idle_order::{Placement, Policy, Reach, Step, TaskHints, fill_order_of};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
 pub use placement_policy::{BuildPolicy, CustomPolicy};
