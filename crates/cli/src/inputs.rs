@@ -54,6 +54,9 @@ pub(crate) fn machine_file_or_unknown(path: &Path) -> Result<Machine, Failure> {
 }
 
 fn warn_contradictions(machine: &Machine, path: &Path) {
+    for w in &machine.warnings {
+        eprintln!("hybrid-sim: warning: {w}");
+    }
     for w in machine_warnings(machine, &path.display().to_string()) {
         eprintln!("hybrid-sim: warning: {w}");
     }

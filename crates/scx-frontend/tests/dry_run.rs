@@ -172,6 +172,44 @@ fn topology_file_overrides_sysfs() {
     );
 }
 
+/// A machine file that leaves CPUs out of its cluster lists is used as the format says, with a
+/// warning on standard error and in the report that names them and what was assumed.
+#[test]
+fn a_topology_file_that_leaves_cpus_out_warns() {
+    let file = std::env::temp_dir().join(format!("hl-left-out-{}.toml", std::process::id()));
+    std::fs::write(
+        &file,
+        "clusters = [\"0-3\"]\n[[cpus]]\nlist = \"0-7\"\nkind = \"efficiency\"\ncapacity = 600\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+        .args(["--dry-run", "--topology", file.to_str().unwrap()])
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let warning = "`clusters` leaves out CPUs 4-7, efficiency CPUs of capacity 600 as in \
+                   clusters[0] (0-3), so each of their cores was taken as an L2 cluster of its \
+                   own (4 clusters: 4, 5, 6, 7); list them in `clusters`, each with the CPUs it \
+                   shares an L2 with (alone in its list to keep it apart)";
+    assert!(
+        stderr.contains(&format!("{}: {warning}", file.display())),
+        "{stderr}"
+    );
+    assert_lines(
+        &stdout,
+        &[
+            &format!("  warning: {warning}"),
+            "cpus: 8 (0-7), cores: 8, clusters: 5, llcs: 1, nodes: 1, smt: no, hybrid: no",
+        ],
+    );
+}
+
 /// `--emit-topology -` writes the detected machine alone on standard output, as the committed
 /// example the simulator's tests replay; a file gets the same text and the usual report.
 #[test]
