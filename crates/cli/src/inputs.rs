@@ -19,15 +19,50 @@ pub(crate) fn machine(name_or_file: &str) -> Result<Machine, Failure> {
         return machine_file(path);
     }
     presets::lookup(name_or_file).ok_or_else(|| {
-        let known: Vec<&str> = presets::list().iter().map(|p| p.name).collect();
+        let known = preset_names();
         Failure::Input(anyhow!(
-            "unknown topology `{name_or_file}`: give a preset ({}) or a .toml machine file",
+            "unknown topology `{name_or_file}`{}: give a preset ({}) or a .toml machine file",
+            did_you_mean(name_or_file, &known),
             known.join(", ")
         ))
     })
 }
 
-/// A machine file, its contradictions printed as warnings.
+fn preset_names() -> Vec<&'static str> {
+    presets::list().iter().map(|p| p.name).collect()
+}
+
+/// ` (did you mean `NAME`?)` for the name of `known` nearest `name`, if one is near enough to
+/// be a slip (at most a third of its letters, or two, changed); else nothing.
+pub(crate) fn did_you_mean(name: &str, known: &[&str]) -> String {
+    let limit = (name.chars().count() / 3).max(2);
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map_or_else(String::new, |(_, k)| format!(" (did you mean `{k}`?)"))
+}
+
+/// Levenshtein distance: the fewest letters inserted, removed or replaced to turn `a` into `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// A machine file, what it left out and its contradictions printed as warnings.
 pub(crate) fn machine_file(path: &Path) -> Result<Machine, Failure> {
     let machine = load_topology_file(path).map_err(|e| Failure::Input(e.into()))?;
     warn_contradictions(&machine, path);
@@ -54,6 +89,9 @@ pub(crate) fn machine_file_or_unknown(path: &Path) -> Result<Machine, Failure> {
 }
 
 fn warn_contradictions(machine: &Machine, path: &Path) {
+    for w in &machine.warnings {
+        eprintln!("hybrid-sim: warning: {w}");
+    }
     for w in machine_warnings(machine, &path.display().to_string()) {
         eprintln!("hybrid-sim: warning: {w}");
     }
@@ -94,9 +132,6 @@ pub(crate) fn file_kind(path: &Path) -> Result<FileKind, Failure> {
 /// field cannot make the simulator read any file it names: an absolute path, a `..`, or a
 /// symbolic link that leads out of the trace's directory is an error naming the field.
 pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, Failure> {
-    if !looks_like_file(named) {
-        return machine(named);
-    }
     let trace_name = trace_path.display().to_string();
     let refuse = |why: String| {
         Failure::Input(anyhow!(
@@ -104,6 +139,17 @@ pub(crate) fn trace_machine(named: &str, trace_path: &Path) -> Result<Machine, F
              file beside it (give another machine with --topology)"
         ))
     };
+    if !looks_like_file(named) {
+        return presets::lookup(named).ok_or_else(|| {
+            let known = preset_names();
+            refuse(format!(
+                "no preset has this name{} (presets: {}; a machine file's name has an \
+                 extension or a `/`)",
+                did_you_mean(named, &known),
+                known.join(", ")
+            ))
+        });
+    }
     let path = Path::new(named);
     if path
         .components()
@@ -311,4 +357,26 @@ pub(crate) fn read(path: &Path, max: usize, kind: &'static str) -> Result<String
 /// `--set KEY=VALUE` items.
 pub(crate) fn knobs(items: &[String]) -> Result<Knobs, Failure> {
     Knobs::parse(items).map_err(|e| Failure::Input(e.into()))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_nearest_name_is_offered_only_when_near() {
+        assert_eq!(edit_distance("tc2", "tc2"), 0);
+        assert_eq!(edit_distance("atom", "atom24"), 2);
+        assert_eq!(edit_distance("adl_desktop", "adl-desktop"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        let known = ["i7-13800h", "tc2", "atom24"];
+        assert_eq!(did_you_mean("tc3", &known), " (did you mean `tc2`?)");
+        assert_eq!(did_you_mean("atom", &known), " (did you mean `atom24`?)");
+        assert_eq!(
+            did_you_mean("i7-12700h", &known),
+            " (did you mean `i7-13800h`?)"
+        );
+        assert_eq!(did_you_mean("pentium-pro", &known), "");
+        assert_eq!(did_you_mean("xyz", &known), "");
+    }
 }

@@ -1,7 +1,7 @@
 //! The one error a machine description can give: which file, which field or entry, what is
 //! wrong.
 
-use hybridland_policy::{CpuId, CpuListError, MAX_CPUS, TopologyError};
+use hybridland_policy::{CoreKind, CpuId, CpuListError, CpuSet, MAX_CPUS, TopologyError};
 
 use crate::MAX_MACHINE_FILE_BYTES;
 
@@ -146,4 +146,76 @@ pub enum Problem {
         /// The largest accepted.
         max: u64,
     },
+}
+
+/// What a machine file leaves to a default that looks like a slip: the file is read as the
+/// format says, and the warning names what it left out and what was assumed. From
+/// [`parse_with_warnings`](crate::parse_with_warnings) and
+/// [`load_with_warnings`](crate::load_with_warnings); a frontend shows them to its user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// The file.
+    pub source_name: String,
+    /// What it left out.
+    pub left_out: LeftOut,
+}
+
+impl core::fmt::Display for Warning {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.source_name, self.left_out)
+    }
+}
+
+/// CPUs a file's `cores` or `clusters` lists leave out while listing CPUs of the same kind
+/// and capacity in larger groups: each left-out core (CPU) became a cluster (core) of its own,
+/// as the format says of CPUs in no list, which for CPUs like ones the file groups is more
+/// likely a forgotten list than a machine whose like CPUs share nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    /// `cores` or `clusters`.
+    pub field: &'static str,
+    /// The CPUs in none of its lists.
+    pub cpus: CpuSet,
+    /// Their kind.
+    pub kind: CoreKind,
+    /// Their capacity.
+    pub capacity: u16,
+    /// The first list holding CPUs like them, e.g. `clusters[0]`, and its CPUs.
+    pub like: (String, CpuSet),
+    /// What each became: one core (`clusters`) or one CPU (`cores`) a group.
+    pub assumed: Vec<CpuSet>,
+}
+
+impl core::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (group, own, with) = if self.field == "clusters" {
+            (
+                "cluster",
+                "each of their cores was taken as an L2 cluster of its own",
+                "the CPUs it shares an L2 with",
+            )
+        } else {
+            (
+                "core",
+                "each was taken as a core of its own, with no SMT sibling",
+                "its SMT siblings",
+            )
+        };
+        let assumed: Vec<String> = self.assumed.iter().map(CpuSet::to_string).collect();
+        write!(
+            f,
+            "`{}` leaves out CPUs {}, {} CPUs of capacity {} as in {} ({}), so {own} ({} {group}{}: \
+             {}); list them in `{}`, each with {with} (alone in its list to keep it apart)",
+            self.field,
+            self.cpus,
+            self.kind,
+            self.capacity,
+            self.like.0,
+            self.like.1,
+            self.assumed.len(),
+            if self.assumed.len() == 1 { "" } else { "s" },
+            assumed.join(", "),
+            self.field,
+        )
+    }
 }

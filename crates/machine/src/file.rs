@@ -5,9 +5,10 @@ use std::path::Path;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, MAX_CPUS, parse_cpu_list};
 use serde::Deserialize;
 
-use crate::error::{MachineError, Problem};
+use crate::error::{LeftOut, MachineError, Problem, Warning};
 use crate::input_file::{InputFileError, read_bounded};
 use crate::layout::{CpuRun, Layout};
+use crate::left_out::{Field, left_out};
 use crate::model::ModelTable;
 use crate::{MAX_MACHINE_FILE_BYTES, MachineDesc};
 
@@ -135,7 +136,7 @@ fn expand(groups: &[GroupText], layout: &mut Layout) -> Result<(), Problem> {
     Ok(())
 }
 
-fn parse_text(text: &str) -> Result<MachineDesc, Problem> {
+fn parse_text(text: &str) -> Result<(MachineDesc, Vec<LeftOut>), Problem> {
     if text.len() > MAX_MACHINE_FILE_BYTES {
         return Err(Problem::TooLarge {
             bytes: text.len() as u64,
@@ -170,21 +171,53 @@ fn parse_text(text: &str) -> Result<MachineDesc, Problem> {
     let topology = layout
         .build_boxed("")
         .map_err(|MachineError { problem, .. }| problem)?;
-    Ok(MachineDesc {
+    // The `groups` sugar says how every core is clustered; only lists can leave CPUs out.
+    let mut left = Vec::new();
+    if file.groups.is_empty() {
+        left.extend(left_out(Field::Cores, &layout.cores, &topology));
+        left.extend(left_out(Field::Clusters, &layout.clusters, &topology));
+    }
+    let desc = MachineDesc {
         name: file.name,
         description: file.description,
         topology,
         model: file.model,
-    })
+    };
+    Ok((desc, left))
 }
 
-/// Reads a machine from TOML text; `source_name` (the file) goes into errors.
+/// Reads a machine from TOML text; `source_name` (the file) goes into errors. What the file
+/// leaves to a default that looks like a slip is dropped here:
+/// [`parse_with_warnings`] returns it.
 pub fn parse(text: &str, source_name: &str) -> Result<MachineDesc, MachineError> {
-    parse_text(text).map_err(|p| MachineError::new(source_name, p))
+    parse_with_warnings(text, source_name).map(|(desc, _)| desc)
 }
 
-/// Reads a machine file.
+/// [`parse`], with the [`Warning`]s a user of the file should see: CPUs left out of `cores`
+/// or `clusters` while CPUs of the same kind and capacity are grouped there (each became a
+/// core or a cluster of its own, as the format says of CPUs in no list).
+pub fn parse_with_warnings(
+    text: &str,
+    source_name: &str,
+) -> Result<(MachineDesc, Vec<Warning>), MachineError> {
+    let (desc, left) = parse_text(text).map_err(|p| MachineError::new(source_name, p))?;
+    let warnings = left
+        .into_iter()
+        .map(|left_out| Warning {
+            source_name: source_name.to_owned(),
+            left_out,
+        })
+        .collect();
+    Ok((desc, warnings))
+}
+
+/// Reads a machine file; its warnings are dropped ([`load_with_warnings`] returns them).
 pub fn load(path: &Path) -> Result<MachineDesc, MachineError> {
+    load_with_warnings(path).map(|(desc, _)| desc)
+}
+
+/// Reads a machine file, with the [`Warning`]s of [`parse_with_warnings`].
+pub fn load_with_warnings(path: &Path) -> Result<(MachineDesc, Vec<Warning>), MachineError> {
     let name = path.display().to_string();
     let fail = |problem| MachineError::new(&name, problem);
     if path.extension().is_some_and(|e| e == "json") {
@@ -200,7 +233,7 @@ pub fn load(path: &Path) -> Result<MachineDesc, MachineError> {
             },
         })
     })?;
-    parse(&text, &name)
+    parse_with_warnings(&text, &name)
 }
 
 #[cfg(test)]
@@ -319,6 +352,86 @@ smt_slowdown_pct = 30
             e.ends_with("no CPUs: give [[cpus]] runs (or [[groups]])"),
             "{e}"
         );
+    }
+
+    /// The i7-13800H's lists with the second E-core cluster (16-19) forgotten, and its last
+    /// P-core's SMT pair (10-11) too.
+    const FORGOTTEN: &str = r#"
+cores = ["0-1", "2-3", "4-5", "6-7", "8-9"]
+clusters = ["12-15"]
+[[cpus]]
+list = "0-11"
+kind = "performance"
+capacity = 1024
+[[cpus]]
+list = "12-19"
+kind = "efficiency"
+capacity = 600
+"#;
+
+    #[test]
+    fn cpus_left_out_of_lists_that_group_cpus_like_them_are_warned_about() {
+        let (m, warnings) = parse_with_warnings(FORGOTTEN, "f.toml").unwrap();
+        let lines: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "f.toml: `cores` leaves out CPUs 10-11, performance CPUs of capacity 1024 as in \
+                 cores[0] (0-1), so each was taken as a core of its own, with no SMT sibling \
+                 (2 cores: 10, 11); list them in `cores`, each with its SMT siblings (alone in \
+                 its list to keep it apart)",
+                "f.toml: `clusters` leaves out CPUs 16-19, efficiency CPUs of capacity 600 as in \
+                 clusters[0] (12-15), so each of their cores was taken as an L2 cluster of its \
+                 own (4 clusters: 16, 17, 18, 19); list them in `clusters`, each with the CPUs \
+                 it shares an L2 with (alone in its list to keep it apart)",
+            ]
+        );
+        // Read as the format says: what the warnings assumed (CPUs 10 and 11 two cores, so two
+        // clusters of their own beside the other five P-cores').
+        assert_eq!(m.topology.nr_clusters(), 5 + 2 + 1 + 4);
+        assert_eq!(m.topology.siblings(CpuId(10)), &[CpuId(10)]);
+        assert_eq!(parse(FORGOTTEN, "f.toml").unwrap(), m);
+        // Listed, the CPUs say nothing more; P-cores in no cluster are alike to no listed
+        // cluster (every P-core its own L2 is what the canonical form writes).
+        let fixed = FORGOTTEN
+            .replace(r#""8-9"]"#, r#""8-9", "10-11"]"#)
+            .replace(r#"["12-15"]"#, r#"["12-15", "16-19"]"#);
+        let (m, warnings) = parse_with_warnings(&fixed, "f.toml").unwrap();
+        assert_eq!(warnings, []);
+        assert_eq!(m.topology.nr_clusters(), 6 + 2);
+        // Each alone in its list: kept apart, on purpose.
+        let apart = FORGOTTEN
+            .replace(r#""8-9"]"#, r#""8-9", "10", "11"]"#)
+            .replace(r#"["12-15"]"#, r#"["12-15", "16", "17", "18", "19"]"#);
+        let (m, warnings) = parse_with_warnings(&apart, "f.toml").unwrap();
+        assert_eq!(warnings, []);
+        assert_eq!(m.topology.nr_clusters(), 5 + 2 + 1 + 4);
+        // Written back, the file lists them: it reads back the same, without a warning.
+        let text = m.to_toml_string();
+        assert!(
+            text.contains(r#"clusters = ["12-15", "16", "17", "18", "19"]"#),
+            "{text}"
+        );
+        assert_eq!(parse_with_warnings(&text, "w.toml").unwrap(), (m, vec![]));
+        // The sugar clusters every core itself.
+        let (_, warnings) = parse_with_warnings(LAPTOP_GROUPS, "g.toml").unwrap();
+        assert_eq!(warnings, []);
+    }
+
+    #[test]
+    fn a_kind_of_another_capacity_or_no_list_at_all_is_no_slip() {
+        // The prime core (capacity 1024) alone beside a cluster of big cores (800): not alike.
+        let prime = "clusters = [\"0-3\", \"4-6\"]\n\
+            [[cpus]]\nlist = \"0-3\"\nkind = \"e\"\ncapacity = 300\n\
+            [[cpus]]\nlist = \"4-6\"\nkind = \"p\"\ncapacity = 800\n\
+            [[cpus]]\nlist = \"7\"\nkind = \"p\"\ncapacity = 1024\n";
+        assert_eq!(parse_with_warnings(prime, "p.toml").unwrap().1, []);
+        // No `clusters` at all: every core its own, as the file says.
+        let none = "[[cpus]]\nlist = \"0-7\"\nkind = \"e\"\ncapacity = 600\n";
+        assert_eq!(parse_with_warnings(none, "n.toml").unwrap().1, []);
+        // A listed cluster of one core shows no larger grouping to be like.
+        let single = "clusters = [\"0\"]\n[[cpus]]\nlist = \"0-3\"\nkind = \"e\"\ncapacity = 600\n";
+        assert_eq!(parse_with_warnings(single, "s.toml").unwrap().1, []);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use hybridland_policy::{CoreKind, CpuId, CpuSet, Topology, TopologyBuilder};
 
 use crate::error::{MachineError, Problem};
+use crate::left_out::{Field, class};
 
 /// CPUs that share a kind, a capacity and a rank: one `[[cpus]]` entry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -49,6 +50,34 @@ fn single(cpu: CpuId) -> CpuSet {
 
 fn by_first_cpu(groups: &mut [CpuSet]) {
     groups.sort_by_key(CpuSet::first);
+}
+
+/// The groups of `field` a file must list, in order of their first CPU: those larger than what
+/// a CPU in no list becomes (a core of one CPU, a cluster of one core), and those no larger
+/// whose CPUs are alike (kind and capacity) to CPUs of a larger group, which a file leaving
+/// them out would be warned about.
+fn written(field: Field, groups: Vec<CpuSet>, topo: &Topology) -> Vec<CpuSet> {
+    let (larger, own): (Vec<CpuSet>, Vec<CpuSet>) = groups
+        .into_iter()
+        .partition(|g| field.is_larger_than_own(topo, g));
+    // A few kinds and capacities at most, however many CPUs.
+    let mut grouped = Vec::new();
+    for k in larger
+        .iter()
+        .flat_map(|g| g.iter().filter_map(|c| class(topo, c)))
+    {
+        if !grouped.contains(&k) {
+            grouped.push(k);
+        }
+    }
+    let mut out = larger;
+    out.extend(own.into_iter().filter(|g| {
+        g.first()
+            .and_then(|c| class(topo, c))
+            .is_some_and(|k| grouped.contains(&k))
+    }));
+    by_first_cpu(&mut out);
+    out
 }
 
 /// Checks one level's lists against the described CPUs and each other; their union.
@@ -169,9 +198,10 @@ impl Layout {
         b.build().map(Box::new).map_err(topo)
     }
 
-    /// The shortest description of `topo`: runs in order of their lowest CPU, only cores of
-    /// more than one CPU, only clusters larger than a core, LLCs and nodes only when there is
-    /// more than one.
+    /// The shortest description of `topo` that reads back without a warning: runs in order of
+    /// their lowest CPU, cores of more than one CPU and clusters larger than a core (and a
+    /// lone CPU's core, a lone core's cluster, when CPUs of its kind and capacity are grouped
+    /// in larger ones), LLCs and nodes only when there is more than one.
     pub fn of(topo: &Topology) -> Self {
         let mut cpus: Vec<CpuRun> = Vec::new();
         let mut llcs: BTreeMap<u16, CpuSet> = BTreeMap::new();
@@ -195,22 +225,12 @@ impl Layout {
             llcs.entry(info.llc).or_default().insert(cpu);
             nodes.entry(info.node).or_default().insert(cpu);
         }
-        let mut cores: Vec<CpuSet> = (0..topo.nr_cores())
-            .map(|c| topo.core_mask(c))
-            .filter(|c| c.count() > 1)
-            .collect();
-        by_first_cpu(&mut cores);
-        let mut clusters: Vec<CpuSet> = (0..topo.nr_clusters())
+        let cores: Vec<CpuSet> = (0..topo.nr_cores()).map(|c| topo.core_mask(c)).collect();
+        let clusters: Vec<CpuSet> = (0..topo.nr_clusters())
             .map(|c| topo.cluster_mask(c))
-            .filter(|cl| {
-                let core = cl
-                    .first()
-                    .and_then(|cpu| topo.info(cpu))
-                    .map(|i| topo.core_mask(usize::from(i.core)));
-                core.as_ref() != Some(cl)
-            })
             .collect();
-        by_first_cpu(&mut clusters);
+        let cores = written(Field::Cores, cores, topo);
+        let clusters = written(Field::Clusters, clusters, topo);
         let several = |m: BTreeMap<u16, CpuSet>| {
             let mut v: Vec<CpuSet> = m.into_values().collect();
             if v.len() < 2 {

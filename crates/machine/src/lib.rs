@@ -26,6 +26,11 @@
 //! smt_slowdown_pct = 40
 //! ```
 //!
+//! A file that leaves CPUs out of `cores` or `clusters` while it groups CPUs of the same kind
+//! and capacity there is read as the format says (each left-out CPU a core, each left-out core
+//! a cluster of its own) with a [`Warning`] that names the CPUs and what was assumed:
+//! [`parse_with_warnings`], [`load_with_warnings`].
+//!
 //! `[[groups]]` runs of identical cores (`kind`, `capacity`, `cores`, `smt`,
 //! `cores_per_cluster`, `rank`), numbered consecutively from CPU 0 with SMT siblings on
 //! consecutive ids, are sugar for the runs, cores and clusters they describe.
@@ -50,13 +55,14 @@ mod error;
 mod file;
 pub mod input_file;
 mod layout;
+mod left_out;
 mod model;
 pub mod sysfs;
 pub mod sysfs_detect;
 mod write;
 
-pub use error::{MachineError, Problem};
-pub use file::{load, parse};
+pub use error::{LeftOut, MachineError, Problem, Warning};
+pub use file::{load, load_with_warnings, parse, parse_with_warnings};
 pub use layout::{CpuRun, Layout};
 pub use model::{
     CorePower, IdleExitTable, MAX_L2_CONTENTION_PCT, MAX_SMT_SLOWDOWN_PCT, ModelTable,

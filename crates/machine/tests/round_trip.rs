@@ -1,7 +1,7 @@
 //! Parse → write → parse is the identity, for machines of every shape the policy meets; and
 //! the parser answers any text with a machine or an error, never a panic.
 
-use hybridland_machine::{CorePower, Layout, MachineDesc, ModelTable, parse};
+use hybridland_machine::{CorePower, Layout, MachineDesc, ModelTable, parse, parse_with_warnings};
 use hybridland_policy::testkit::arb_topology_sized;
 use proptest::prelude::*;
 
@@ -55,9 +55,11 @@ proptest! {
         }
         let first = MachineDesc { name, description, topology: Box::new(canonical), model };
         let text = first.to_toml_string();
-        let second = parse(&text, "written.toml")
+        let (second, warnings) = parse_with_warnings(&text, "written.toml")
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         prop_assert_eq!(&second, &first);
+        // What the writer leaves out is only what the format assumes without a warning.
+        prop_assert!(warnings.is_empty(), "{:?}\n{}", warnings, text);
         prop_assert_eq!(second.to_toml_string(), text);
     }
 

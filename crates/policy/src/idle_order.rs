@@ -235,29 +235,6 @@ impl Policy {
     }
 }
 
-impl Policy {
-    /// The order in which this policy would fill an idle machine: tasks with no history and
-    /// every CPU allowed, placed one after another until nothing is idle. Writes up to
-    /// `out.len()` placements and returns how many it wrote; frontends print it to show users
-    /// what the knobs mean on their machine.
-    pub fn fill_order(&self, topo: &Topology, util: u16, out: &mut [Placement]) -> usize {
-        let mut state = CpuState::all_idle(topo);
-        let allowed = *topo.cpus();
-        let task = TaskHints {
-            allowed: &allowed,
-            prev_cpu: None,
-            util,
-        };
-        for (n, slot) in out.iter_mut().enumerate() {
-            let p = self.select_cpu(topo, &state, &task);
-            let Some(cpu) = p.cpu else { return n };
-            state.occupy(topo, cpu);
-            *slot = p;
-        }
-        out.len()
-    }
-}
-
 /// The best CPU of a non-empty `set` whose members all qualify for `step`.
 #[inline]
 fn pick<const N: usize>(

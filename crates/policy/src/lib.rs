@@ -70,6 +70,7 @@ mod cpu_list;
 mod cpu_set;
 mod cpu_state;
 mod fast_wake;
+mod fill_order;
 mod idle_order;
 mod migration;
 mod placement_policy;
@@ -89,6 +90,7 @@ pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use fast_wake::{BalanceRange, TaskClass, WakeCpu, WakeQuestion, WakeTable};
+pub use fill_order::fill_order_of;
 pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]

@@ -17,7 +17,7 @@ use crate::{
 use anyhow::{Context, Result, bail};
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
-use hybridland_policy::{CustomPolicy, Policy, PolicyConfig, Topology};
+use hybridland_policy::{CustomPolicy, PlacementPolicy, Policy, PolicyConfig, Topology};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -36,10 +36,10 @@ pub(crate) fn init(
     let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &sysfs_root)?;
     let config = policy_config(opts);
     let policy = Policy::new(&topo, &config).context("the knobs do not fit this machine")?;
-    let placement = choice.build(&topo, &config, opts.seed)?;
+    let mut placement = choice.build(&topo, &config, opts.seed)?;
     let hybridland = placement.hybridland().is_some();
     if opts.dry_run {
-        return dry_run(opts, &desc, &topo, &choice, hybridland.then_some(&policy));
+        return dry_run(opts, &desc, &topo, &choice, &mut *placement);
     }
 
     // Before anything touches BPF: one clear line if this cannot work here.
@@ -124,14 +124,14 @@ fn policy_config(opts: &opts::Opts) -> PolicyConfig {
     }
 }
 
-/// `--dry-run`: the machine file (`--emit-topology`), then the report unless the file went to
-/// standard output.
+/// `--dry-run`: the machine file (`--emit-topology`), then the report on `policy` (built for
+/// it: its fill order asks it) unless the file went to standard output.
 fn dry_run(
     opts: &opts::Opts,
     desc: &Detected,
     topo: &Topology,
     choice: &Choice,
-    shown: Option<&Policy>,
+    policy: &mut dyn PlacementPolicy,
 ) -> Result<Outcome> {
     if let Some(path) = &opts.emit_topology {
         emit_topology::write(desc, path)?;
@@ -141,7 +141,7 @@ fn dry_run(
     }
     print!(
         "{}",
-        dry_run::report(desc, topo, choice.name(), shown, opts.slice_us)
+        dry_run::report(desc, topo, choice.name(), policy, opts.slice_us)
     );
     Ok(Outcome::Exit(ExitCode::SUCCESS))
 }
@@ -233,13 +233,15 @@ fn say_running(
 ) {
     if opts.fifo {
         info!(
-            "scx_hybridland running in FIFO mode (no policy): idle CPU by the framework, else shared queue, slice {} us, watchdog {} ms",
+            "{} running in FIFO mode (no policy): idle CPU by the framework, else shared queue, slice {} us, watchdog {} ms",
+            crate::program(),
             opts.slice_us,
             watchdog::timeout_ms()
         );
     } else if !hybridland {
         info!(
-            "scx_hybridland running policy {} (seed {}): slice {} us, watchdog {} ms, wake-up preemption {}",
+            "{} running policy {} (seed {}): slice {} us, watchdog {} ms, wake-up preemption {}",
+            crate::program(),
             choice.name(),
             opts.seed,
             opts.slice_us,
@@ -248,7 +250,8 @@ fn say_running(
         );
     } else {
         info!(
-            "scx_hybridland running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms, wake-up preemption {}",
+            "{} running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms, wake-up preemption {}",
+            crate::program(),
             config.primary_domain,
             policy.primary(),
             config.cluster_balance,

@@ -2,7 +2,10 @@
 //! scx_rustland_core. See the crate README for how to run it.
 //!
 //! The scheduler is also a library, so a program can run a placement policy of its own live
-//! under `--policy NAME`: [`main_with`] (see the repository's `examples/my-policy`).
+//! under `--policy NAME`: [`main_with`] (see the repository's `examples/my-policy`). Such a
+//! program goes by its own name: its messages, `--help` and `--dry-run` say the name it was
+//! started as, `--help` lists its policies beside the built-in ones, and `--dry-run` shows the
+//! fill order of whichever policy `--policy` names.
 //!
 //! `main` in the order users of the scx schedulers know (scx_bpfland): parse the flags (clap
 //! answers `-V`/`--version` and `--help` and exits); set up the logger; then `init` (detect
@@ -53,7 +56,6 @@ mod bindings;
 use bindings::{bpf, bpf_intf, bpf_skel, idle_skel, task_events_skel};
 
 use anyhow::Result;
-use clap::Parser;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
@@ -61,8 +63,31 @@ pub use hybridland_policy::CustomPolicy;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tracing::{error, info, warn};
+
+/// The name this program goes by when `argv[0]` gives none.
+const DEFAULT_PROGRAM: &str = "scx_hybridland";
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name this program goes by in its messages, `--help` and `--dry-run`: the file name it
+/// was started as, so a binary built on this library says its own name; `scx_hybridland`
+/// until [`main_with`] has read it, or when `argv[0]` gives none.
+pub(crate) fn program() -> &'static str {
+    PROGRAM.get().map_or(DEFAULT_PROGRAM, String::as_str)
+}
+
+/// The file name of `arg0` (`/usr/local/bin/scx_my_policy` -> `scx_my_policy`), or
+/// [`DEFAULT_PROGRAM`] when it has none or is not UTF-8.
+fn program_name(arg0: Option<&std::ffi::OsStr>) -> String {
+    arg0.map(Path::new)
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_PROGRAM)
+        .to_owned()
+}
 
 fn setup_logging(verbose: u8) {
     let level = match verbose {
@@ -176,7 +201,7 @@ fn run(
             e.context("the scheduling loop failed; the kernel fell back to its default scheduler")
         ),
         (_, Err(e)) => {
-            error!("the kernel ejected scx_hybridland: {e}");
+            error!("the kernel ejected {}: {e}", program());
             Ok(Outcome::Exit(ExitCode::from(2)))
         }
         (Ok(()), Ok(uei)) if uei.should_restart() => match restarter {
@@ -188,22 +213,27 @@ fn run(
         },
         (Ok(()), Ok(uei)) if ejected => {
             error!(
-                "the kernel ended scx_hybridland (exit code {:?})",
+                "the kernel ended {} (exit code {:?})",
+                program(),
                 uei.exit_code()
             );
             Ok(Outcome::Exit(ExitCode::from(2)))
         }
         (Ok(()), Ok(_)) => {
-            info!("scx_hybridland unloaded");
+            info!("{} unloaded", program());
             Ok(Outcome::Exit(ExitCode::SUCCESS))
         }
     }
 }
 
 /// Runs `scx_hybridland` with the process's command line, `policies` taking their names
-/// beside the built-in ones under `--policy`, and returns the exit status to end with.
+/// beside the built-in ones under `--policy`, and returns the exit status to end with. The
+/// program goes by the name it was started as (`argv[0]`'s file name): a binary
+/// `scx_my_policy` says `scx_my_policy` in its messages and `--help`, and its `--help` lists
+/// `policies` with their descriptions.
 pub fn main_with(policies: &[CustomPolicy]) -> ExitCode {
-    let opts = opts::Opts::parse();
+    let program = PROGRAM.get_or_init(|| program_name(std::env::args_os().next().as_deref()));
+    let opts = opts::parse(program.as_str(), policies);
     if opts.help_stats {
         return match stats::describe() {
             Ok(text) => {
@@ -242,5 +272,23 @@ pub fn main_with(policies: &[CustomPolicy]) -> ExitCode {
             error!("{e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn the_program_is_named_as_it_was_started() {
+        let name = |s: &str| program_name(Some(OsStr::new(s)));
+        assert_eq!(name("/usr/local/bin/scx_my_policy"), "scx_my_policy");
+        assert_eq!(name("./target/debug/scx_hybridland"), "scx_hybridland");
+        assert_eq!(name("scx_lf"), "scx_lf");
+        for nothing in ["", "/", ".."] {
+            assert_eq!(name(nothing), DEFAULT_PROGRAM, "{nothing:?}");
+        }
+        assert_eq!(program_name(None), DEFAULT_PROGRAM);
     }
 }

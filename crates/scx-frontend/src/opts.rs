@@ -2,8 +2,11 @@
 
 #![forbid(unsafe_code)]
 
-use clap::Parser;
-use hybridland_policy::{ClusterBalance, CoreConfig, PolicyConfig, PrimaryDomain};
+use clap::{CommandFactory, FromArgMatches, Parser};
+use core::fmt::Write as _;
+use hybridland_policy::{
+    Builtin, ClusterBalance, CoreConfig, CustomPolicy, PolicyConfig, PrimaryDomain,
+};
 use std::path::PathBuf;
 
 /// scx_hybridland: a sched_ext scheduler for hybrid CPUs (P-cores with SMT, E-core clusters,
@@ -82,15 +85,8 @@ pub(crate) struct Opts {
     #[arg(long, value_name = "FILE", requires = "dry_run")]
     pub(crate) emit_topology: Option<PathBuf>,
 
-    /// The placement policy: `hybridland` (the default), or a baseline from the seed documents,
-    /// to compare with it live: `capacity-blind` (the first idle CPU by number from a seeded
-    /// start), `count-cluster` (the L2 cluster with the most idle CPUs, core kind ignored),
-    /// `spread` (a random idle CPU, fast or slow). hybrid-sim's `kernel-default` and
-    /// `summed-capacity` cannot run here: they balance per-CPU queues by pulling tasks between
-    /// CPUs, and this framework hands every decision to user space through one shared queue
-    /// with no such pull (for the kernel's own scheduler, unload scx_hybridland). The knobs
-    /// above (-m, --cluster-balance, --auto-high-busy-pct, --fit-margin-pct) and the control
-    /// file are hybridland's only.
+    /// The placement policy: hybridland (the default), a built-in baseline, or one of the
+    /// program's own. Its help is written at start by [`command`], which lists them all.
     #[arg(
         long,
         value_name = "NAME",
@@ -186,6 +182,84 @@ pub(crate) struct Opts {
     /// Log more: -v for each decision's summary, -vv for everything.
     #[arg(short = 'v', long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+/// The flags as `program` shows them: under its name, `--policy`'s help listing the built-in
+/// policies and `custom` with their descriptions, and an about line naming the program (and
+/// its own policies, when it has some).
+pub(crate) fn command(program: &'static str, custom: &[CustomPolicy]) -> clap::Command {
+    let names: Vec<&str> = Builtin::ALL
+        .iter()
+        .map(|b| b.name())
+        .chain(custom.iter().map(|c| c.name))
+        .collect();
+    let short = format!(
+        "The placement policy: {} (--help says what each does)",
+        names.join(", ")
+    );
+    let mut cmd = Opts::command()
+        .name(program)
+        .mut_arg("policy", |a| a.help(short).long_help(policy_help(custom)));
+    if custom.is_empty() {
+        // Hybridland's own scheduler, perhaps under another name: its description, so named.
+        if program != crate::DEFAULT_PROGRAM {
+            let renamed = |text: Option<&clap::builder::StyledStr>| {
+                let text = text.map(ToString::to_string).unwrap_or_default();
+                match text.strip_prefix(crate::DEFAULT_PROGRAM) {
+                    Some(rest) => format!("{program}{rest}"),
+                    None => text,
+                }
+            };
+            let (about, long) = (renamed(cmd.get_about()), renamed(cmd.get_long_about()));
+            cmd = cmd.about(about).long_about(long);
+        }
+        return cmd;
+    }
+    let own: Vec<&str> = custom.iter().map(|c| c.name).collect();
+    let own = own.join(", ");
+    cmd.about(format!(
+        "{program}: a sched_ext scheduler built on the scx_hybridland library, with the \
+         placement policies {own} beside hybridland's"
+    ))
+    .long_about(format!(
+        "{program}: a sched_ext scheduler built on the scx_hybridland library. Its placement \
+         policies: {own}, beside hybridland and its baselines (--policy says what each does; \
+         hybridland runs unless --policy names another). --dry-run shows where the policy \
+         places new tasks on this machine, without loading anything.\n\n\
+         Stop it with Ctrl-C, SIGINT or SIGTERM; if it dies the kernel falls back to its \
+         default scheduler."
+    ))
+}
+
+/// `--policy`'s long help: every policy `--policy` takes, a line each, then the ones it cannot.
+fn policy_help(custom: &[CustomPolicy]) -> String {
+    let rows: Vec<(&str, &str)> = Builtin::ALL
+        .iter()
+        .map(|b| (b.name(), b.description()))
+        .chain(custom.iter().map(|c| (c.name, c.description)))
+        .collect();
+    let mut s = String::from("The placement policy (hybridland unless given), one of:\n");
+    for (name, description) in rows {
+        let _ = writeln!(s, "- {name}: {description}");
+    }
+    let _ = write!(
+        s,
+        "The baselines reproduce the seed documents' complaints, to compare with hybridland \
+         live. hybrid-sim's kernel-default and summed-capacity cannot run here: they balance \
+         per-CPU queues by pulling tasks between CPUs, and this framework hands every decision \
+         to user space through one shared queue with no such pull (for the kernel's own \
+         scheduler, unload this one). The knobs above (-m, --cluster-balance, \
+         --auto-high-busy-pct, --fit-margin-pct) and the control file are hybridland's only."
+    );
+    s
+}
+
+/// Parses the process's command line as [`command`] shows it; a bad flag, `--help` or
+/// `--version` ends the process there, as clap's own `parse` does.
+pub(crate) fn parse(program: &'static str, custom: &[CustomPolicy]) -> Opts {
+    let mut cmd = command(program, custom);
+    let mut matches = cmd.clone().get_matches();
+    Opts::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
 }
 
 /// A number of seconds, 0 or more.
@@ -322,6 +396,89 @@ mod test {
         let past = (crate::scheduler::MAX_MAX_TASKS + 1).to_string();
         assert!(Opts::try_parse_from(["x", "--max-tasks", &most]).is_ok());
         assert!(Opts::try_parse_from(["x", "--max-tasks", &past]).is_err());
+    }
+
+    fn build_nothing(
+        _: &hybridland_policy::Topology,
+        _: u64,
+    ) -> Result<crate::policy_choice::LivePolicy, String> {
+        Err("never here".into())
+    }
+
+    const MINE: CustomPolicy = CustomPolicy {
+        name: "little-first-ish",
+        description: "a test's own policy, described in one line",
+        build: build_nothing,
+    };
+
+    #[test]
+    fn the_help_names_the_program_and_lists_every_policy() {
+        // Clap wraps the help to the terminal: compare it with its lines joined.
+        let flat = |help: clap::builder::StyledStr| {
+            help.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let long =
+            |program, custom: &[CustomPolicy]| flat(command(program, custom).render_long_help());
+        let help = long("scx_mine", &[MINE]);
+        assert!(
+            help.starts_with(
+                "scx_mine: a sched_ext scheduler built on the scx_hybridland library. Its \
+                 placement policies: little-first-ish, beside hybridland"
+            ),
+            "{help}"
+        );
+        assert!(help.contains("Usage: scx_mine [OPTIONS]"), "{help}");
+        for b in Builtin::ALL {
+            let row = format!("- {}: {}", b.name(), b.description());
+            assert!(help.contains(&flat(row.clone().into())), "{row}: {help}");
+        }
+        assert!(
+            help.contains("- little-first-ish: a test's own policy, described in one line"),
+            "{help}"
+        );
+        let short = flat(command("scx_mine", &[MINE]).render_help());
+        assert!(
+            short.contains(
+                "The placement policy: hybridland, capacity-blind, count-cluster, spread, \
+                 little-first-ish (--help says what each does)"
+            ),
+            "{short}"
+        );
+        assert!(
+            short.starts_with(
+                "scx_mine: a sched_ext scheduler built on the scx_hybridland library, with the \
+                 placement policies little-first-ish beside hybridland's"
+            ),
+            "{short}"
+        );
+        assert_eq!(
+            command("scx_mine", &[]).render_version().to_string(),
+            format!("scx_mine {}\n", env!("CARGO_PKG_VERSION"))
+        );
+        // scx_hybridland itself keeps its own description, with the built-in policies listed.
+        let own = long("scx_hybridland", &[]);
+        assert!(
+            own.starts_with("scx_hybridland: a sched_ext scheduler for hybrid CPUs"),
+            "{own}"
+        );
+        assert!(own.contains("- spread: any idle CPU at random"), "{own}");
+        assert!(!own.contains("little-first-ish"));
+        let renamed = flat(command("scx_hl", &[]).render_help());
+        assert!(
+            renamed.starts_with("scx_hl: a sched_ext scheduler for hybrid CPUs"),
+            "{renamed}"
+        );
+        // The flags parse the same under any name.
+        let o = Opts::from_arg_matches(
+            &command("scx_mine", &[MINE])
+                .try_get_matches_from(["scx_mine", "--policy", "little-first-ish", "--dry-run"])
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!((o.policy.as_str(), o.dry_run), ("little-first-ish", true));
     }
 
     #[test]

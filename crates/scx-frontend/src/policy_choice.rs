@@ -13,7 +13,7 @@ pub(crate) type LivePolicy = Box<dyn PlacementPolicy + Send>;
 pub(crate) const SIM_ONLY: [(&str, &str); 2] = [
     (
         "kernel-default",
-        "it models the kernel's own scheduler, whose per-CPU queues are balanced by pulling tasks between CPUs; this framework hands every decision to user space through one shared queue and has no such pull (unload scx_hybridland to run the real one)",
+        "it models the kernel's own scheduler, whose per-CPU queues are balanced by pulling tasks between CPUs; this framework hands every decision to user space through one shared queue and has no such pull (unload this scheduler to run the real one)",
     ),
     (
         "summed-capacity",

@@ -20,22 +20,23 @@ pub(crate) enum Refusal {
 
 impl core::fmt::Display for Refusal {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let program = crate::program();
         match self {
             Self::NoSchedExt(dir) => write!(
                 f,
-                "this kernel has no sched_ext ({} is missing): scx_hybridland needs Linux 6.12 or \
-                 later built with CONFIG_SCHED_CLASS_EXT=y; `scx_hybridland --dry-run` works anyway",
+                "this kernel has no sched_ext ({} is missing): {program} needs Linux 6.12 or \
+                 later built with CONFIG_SCHED_CLASS_EXT=y; `{program} --dry-run` works anyway",
                 dir.display()
             ),
             Self::OtherLoaded { name, state } => write!(
                 f,
                 "another sched_ext scheduler is loaded ({name}, {state}): stop it first (for the scx \
-                 package: `systemctl stop scx`); `scx_hybridland --dry-run` works anyway"
+                 package: `systemctl stop scx`); `{program} --dry-run` works anyway"
             ),
             Self::NotRoot => write!(
                 f,
                 "loading a sched_ext scheduler needs root (run it with sudo); \
-                 `scx_hybridland --dry-run` works without"
+                 `{program} --dry-run` works without"
             ),
         }
     }

@@ -41,10 +41,15 @@ pub(crate) fn detect(
 ) -> Result<(Detected, Topology)> {
     let detected = match topology_file {
         Some(path) => {
-            let machine = hybridland_machine::load(path)?;
+            let (machine, warnings) = hybridland_machine::load_with_warnings(path)?;
             let mut notes = vec!["kinds, capacities and groups as the file says".to_owned()];
             if machine.model.is_some() {
                 notes.push("its [model] table is the simulator's and is not used here".into());
+            }
+            // What the file left out: logged (the scheduler runs with it) and in the report.
+            for w in warnings {
+                tracing::warn!("{w}");
+                notes.push(format!("warning: {}", w.left_out));
             }
             Detected {
                 source: format!("file {}", path.display()),

@@ -172,6 +172,44 @@ fn topology_file_overrides_sysfs() {
     );
 }
 
+/// A machine file that leaves CPUs out of its cluster lists is used as the format says, with a
+/// warning on standard error and in the report that names them and what was assumed.
+#[test]
+fn a_topology_file_that_leaves_cpus_out_warns() {
+    let file = std::env::temp_dir().join(format!("hl-left-out-{}.toml", std::process::id()));
+    std::fs::write(
+        &file,
+        "clusters = [\"0-3\"]\n[[cpus]]\nlist = \"0-7\"\nkind = \"efficiency\"\ncapacity = 600\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+        .args(["--dry-run", "--topology", file.to_str().unwrap()])
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let warning = "`clusters` leaves out CPUs 4-7, efficiency CPUs of capacity 600 as in \
+                   clusters[0] (0-3), so each of their cores was taken as an L2 cluster of its \
+                   own (4 clusters: 4, 5, 6, 7); list them in `clusters`, each with the CPUs it \
+                   shares an L2 with (alone in its list to keep it apart)";
+    assert!(
+        stderr.contains(&format!("{}: {warning}", file.display())),
+        "{stderr}"
+    );
+    assert_lines(
+        &stdout,
+        &[
+            &format!("  warning: {warning}"),
+            "cpus: 8 (0-7), cores: 8, clusters: 5, llcs: 1, nodes: 1, smt: no, hybrid: no",
+        ],
+    );
+}
+
 /// `--emit-topology -` writes the detected machine alone on standard output, as the committed
 /// example the simulator's tests replay; a file gets the same text and the usual report.
 #[test]
@@ -367,12 +405,50 @@ fn the_stats_flags_need_nothing_loaded() {
 
 #[test]
 fn another_policy_is_named_and_the_simulator_only_ones_are_refused() {
-    let out = dry_run(&["--sysfs-root", &fixture("i7-13800h"), "--policy", "spread"]);
-    assert_lines(&out, &["policy: spread", "slice-us=5000"]);
-    assert!(
-        !out.contains("idle order"),
-        "hybridland's order shown for spread:\n{out}"
+    // Each policy's own order, asked as the core asks it: count-cluster sends the first tasks
+    // to the E clusters' four idle CPUs over a P-core's idle pair (seed 000).
+    let out = dry_run(&[
+        "--sysfs-root",
+        &fixture("i7-13800h"),
+        "--policy",
+        "count-cluster",
+    ]);
+    assert_eq!(
+        out.lines()
+            .skip_while(|l| !l.starts_with("policy:"))
+            .collect::<Vec<_>>(),
+        [
+            "policy: count-cluster",
+            "slice-us=5000",
+            "idle order (new tasks placed one by one on an idle machine):",
+            "  idle-e-core               12 16 13 17",
+            "  idle-p-core               0 2 4 6 8 10",
+            "  idle-e-core               14 18",
+            "  busy-sibling              1 3 5 7 9 11",
+            "  idle-e-core               15 19",
+        ]
     );
+    // Spread draws from --seed: another seed, another order.
+    let order = |seed: &str| {
+        let out = dry_run(&[
+            "--sysfs-root",
+            &fixture("i7-13800h"),
+            "--policy",
+            "spread",
+            "--seed",
+            seed,
+        ]);
+        assert!(
+            !out.contains("knobs:"),
+            "hybridland's knobs for spread:\n{out}"
+        );
+        out.lines()
+            .skip_while(|l| !l.starts_with("idle order"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(order("1"), order("1"));
+    assert_ne!(order("1"), order("2"));
     let out = dry_run(&["--sysfs-root", &fixture("i7-13800h")]);
     assert_lines(&out, &["policy: hybridland"]);
     for name in ["kernel-default", "summed-capacity", "no-such-policy"] {
@@ -401,4 +477,73 @@ fn another_policy_is_named_and_the_simulator_only_ones_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Started under another name, as a binary built on the library is: its messages, its help
+/// and its dry run say that name.
+#[test]
+fn the_program_goes_by_the_name_it_was_started_as() {
+    use std::os::unix::process::CommandExt as _;
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+            .arg0("scx_renamed")
+            .args(args)
+            .output()
+            .expect("running scx_hybridland as scx_renamed")
+    };
+    let laptop = fixture("i7-13800h");
+    let out = run(&["--dry-run", "--sysfs-root", &laptop]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.starts_with("scx_renamed --dry-run: nothing is loaded\n"),
+        "{text}"
+    );
+    let out = run(&["--sysfs-root", &laptop, "--control-dir", "/nonexistent/hl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("scx_renamed needs Linux 6.12")
+            && err.contains("`scx_renamed --dry-run` works anyway")
+            && !err.contains("scx_hybridland"),
+        "{err}"
+    );
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    assert!(
+        help.starts_with("scx_renamed: a sched_ext scheduler for hybrid CPUs"),
+        "{help}"
+    );
+    assert!(help.contains("Usage: scx_renamed [OPTIONS]"), "{help}");
+    let version = String::from_utf8_lossy(&run(&["--version"]).stdout).into_owned();
+    assert!(version.starts_with("scx_renamed "), "{version}");
+    // A bad flag: clap's error names it too.
+    let bad = run(&["--no-such-flag"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("Usage: scx_renamed [OPTIONS]"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+/// `--help` lists every policy `--policy` takes, with what it does.
+#[test]
+fn the_help_lists_every_policy() {
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for want in [
+        "- hybridland: the hybridland policy:",
+        "- capacity-blind: first idle CPU by number",
+        "- count-cluster: spread over L2 clusters by idle-CPU count",
+        "- spread: any idle CPU at random",
+        "kernel-default and summed-capacity cannot run here",
+    ] {
+        assert!(help.contains(want), "{want}: {help}");
+    }
 }

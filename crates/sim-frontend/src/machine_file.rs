@@ -3,7 +3,7 @@
 //! with its `[model]` table applied over [`MachineModel::default`], the i7-13800H's constants.
 
 use crate::machine::MachineModel;
-use hybridland_machine::{MachineDesc, ModelTable};
+use hybridland_machine::{MachineDesc, ModelTable, Warning};
 use hybridland_policy::Topology;
 use std::path::Path;
 
@@ -20,6 +20,9 @@ pub struct Machine {
     pub topology: Box<Topology>,
     /// Model parameters.
     pub model: MachineModel,
+    /// What the file left to a default that looks like a slip, and what was assumed
+    /// ([`hybridland_machine::parse_with_warnings`]); a frontend shows them to its user.
+    pub warnings: Vec<Warning>,
 }
 
 /// `base` with the fields `table` sets replaced. The machine crate has checked their ranges.
@@ -63,7 +66,7 @@ pub fn apply_model(table: &ModelTable, base: &MachineModel) -> MachineModel {
 
 impl Machine {
     /// The machine a description gives: its `[model]` over the default model, named
-    /// `fallback_name` when the description has no name.
+    /// `fallback_name` when the description has no name; no warnings.
     pub fn from_desc(desc: MachineDesc, fallback_name: &str) -> Self {
         let model = desc.model.as_ref().map_or_else(MachineModel::default, |t| {
             apply_model(t, &MachineModel::default())
@@ -73,26 +76,32 @@ impl Machine {
             description: desc.description.unwrap_or_default(),
             topology: desc.topology,
             model,
+            warnings: Vec::new(),
         }
     }
 
-    /// Reads machine-file text; `source_name` names it in errors and when the file has no name.
+    /// Reads machine-file text; `source_name` names it in errors and warnings and when the
+    /// file has no name.
     pub fn from_toml_str(text: &str, source_name: &str) -> Result<Self, MachineError> {
-        Ok(Self::from_desc(
-            hybridland_machine::parse(text, source_name)?,
-            source_name,
-        ))
+        let (desc, warnings) = hybridland_machine::parse_with_warnings(text, source_name)?;
+        Ok(Self {
+            warnings,
+            ..Self::from_desc(desc, source_name)
+        })
     }
 }
 
-/// Reads a machine file; without a `name` it is named after the file stem.
+/// Reads a machine file, with its warnings; without a `name` it is named after the file stem.
 pub fn load_topology_file(path: &Path) -> Result<Machine, MachineError> {
-    let desc = hybridland_machine::load(path)?;
+    let (desc, warnings) = hybridland_machine::load_with_warnings(path)?;
     let stem = path.file_stem().map_or_else(
         || path.display().to_string(),
         |s| s.to_string_lossy().into_owned(),
     );
-    Ok(Machine::from_desc(desc, &stem))
+    Ok(Machine {
+        warnings,
+        ..Machine::from_desc(desc, &stem)
+    })
 }
 
 #[cfg(test)]
@@ -152,6 +161,7 @@ mod test {
             },
             d
         );
+        assert_eq!(m.warnings, []);
         let bare = Machine::from_toml_str(
             "name = \"bare\"\n[[cpus]]\nlist = \"0-3\"\nkind = \"e\"\ncapacity = 512\n",
             "bare.toml",

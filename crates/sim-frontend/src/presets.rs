@@ -69,7 +69,9 @@ mod test {
     #[test]
     fn every_preset_reads_and_is_named_as_listed() {
         for (name, text) in FILES {
-            let d = hybridland_machine::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            let (d, warnings) = hybridland_machine::parse_with_warnings(text, name)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(warnings, [], "{name} leaves CPUs out of its lists");
             assert_eq!(d.name.as_deref(), Some(*name));
             assert!(d.model.is_some(), "{name} has no [model] table");
         }
