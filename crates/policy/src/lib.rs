@@ -71,11 +71,13 @@ mod cpu_set;
 mod cpu_state;
 mod fast_wake;
 mod idle_order;
+mod knob;
 mod migration;
 mod placement_policy;
 pub mod policies;
 pub mod rng;
 mod sched_core;
+mod task_id;
 mod task_state;
 mod topology;
 mod util_estimate;
@@ -90,6 +92,10 @@ pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
 pub use fast_wake::{BalanceRange, FastWake};
 pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
+pub use knob::{
+    KnobError, KnobKind, KnobRange, KnobSpec, KnobText, KnobValues, MAX_KNOBS, check_knobs,
+    knob_index, nearest_name,
+};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
 pub use placement_policy::{BuildPolicy, CustomPolicy};
@@ -100,8 +106,8 @@ pub use sched_core::Audit;
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, CoreConfig, CoreError, CoreStats, Dispatch, Input, InputError,
     InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot,
-    Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TimeNs, UtilSource,
-    Waiting, WakePreempt, Waker, Why,
+    Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target, TaskId, TaskKey, TimeNs,
+    UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{
     MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,

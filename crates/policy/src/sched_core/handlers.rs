@@ -145,7 +145,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.state.release(&self.topo, cpu);
         let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
         if let Some(rec) = self.slots.entry(task) {
+            Self::stamp(&mut self.generation, rec);
             rec.seen_ns = rec.seen_ns.max(run.stop_ns);
+            rec.weight = weight;
             let _counted = rec.state.on_run(&Run {
                 cpu,
                 capacity,

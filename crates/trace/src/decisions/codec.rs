@@ -73,11 +73,12 @@ enum Tag {
     Nudged,
     Started,
     Stopped,
+    Knob,
 }
 
 impl Tag {
     /// Every tag, at its own value.
-    const ALL: [Self; 12] = [
+    const ALL: [Self; 13] = [
         Self::Queued,
         Self::Snapshot,
         Self::SnapshotFailed,
@@ -90,6 +91,7 @@ impl Tag {
         Self::Nudged,
         Self::Started,
         Self::Stopped,
+        Self::Knob,
     ];
 
     fn of(byte: u8) -> Option<Self> {
@@ -232,6 +234,12 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
                 ClusterBalance::On => 1,
                 ClusterBalance::Auto => 2,
             });
+        }
+        OwnedInput::Knob { index, value } => {
+            w.byte(Tag::Knob as u8);
+            time(&mut w);
+            w.num(u64::from(*index));
+            w.num(zigzag(*value as u64));
         }
         OwnedInput::Started { task, cpu } => {
             w.byte(Tag::Started as u8);
@@ -413,6 +421,10 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
                 2 => ClusterBalance::Auto,
                 _ => return None,
             },
+        },
+        Tag::Knob => OwnedInput::Knob {
+            index: r.small()?,
+            value: unzigzag(r.num()?) as i64,
         },
         Tag::Started => OwnedInput::Started {
             task: TaskId(r.small()?),
