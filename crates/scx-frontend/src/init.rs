@@ -58,7 +58,7 @@ pub(crate) fn init(
         topo.nr_clusters()
     );
     check_online(&sysfs_root, &topo)?;
-    let control = control_watcher(opts, &config, hybridland);
+    let control = control_watcher(opts, &config, hybridland, (choice.knobs(), &own_knobs));
 
     let stop_stats = Arc::new(AtomicBool::new(false));
     let (stats_server, stats_link) = start_stats(opts, &topo, &stop_stats);

@@ -45,7 +45,7 @@ impl Choice {
 
     /// Its own knobs (a registered policy's `CustomPolicy::knobs`; the built-in ones take
     /// flags instead).
-    fn knobs(&self) -> &'static [KnobSpec] {
+    pub(crate) fn knobs(&self) -> &'static [KnobSpec] {
         match self {
             Self::Builtin(_) => &[],
             Self::Custom(c) => c.knobs,
