@@ -286,6 +286,12 @@ pub(crate) fn policies() -> String {
         let default = hybridland_sim::knobs::knob_default(key).unwrap_or_default();
         t.row(vec![(*key).into(), (*values).into(), default]);
     }
+    for c in hybridland_sim::registry::custom_policies() {
+        for k in c.knobs {
+            let values = format!("{}'s own, {}: {}", c.name, k.range(), k.help);
+            t.row(vec![k.name.into(), values, k.show(k.default).to_string()]);
+        }
+    }
     out += &t.render();
     out += "\nModel overrides (default: the machine's own values, `hybrid-sim topology show`): ";
     out += &hybridland_sim::machine::MODEL_KEYS.join(", ");

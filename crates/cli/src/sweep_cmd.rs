@@ -73,6 +73,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<String, Failure> {
     }
     let swept = parse_sets(&args.run.set)?;
     for (key, _) in &swept {
+        hybridland_sim::knobs::check_key(key).map_err(|e| Failure::Input(anyhow!("--set: {e}")))?;
         if !args.run.policy.iter().any(|p| reads_knob(p, key)) {
             return Err(Failure::Input(anyhow!(
                 "--set {key}: none of the policies swept ({}) reads it",

@@ -32,6 +32,7 @@ fn live_like_log() -> DecisionLog {
         policy: "hybridland".into(),
         seed: 0,
         knobs,
+        policy_knobs: Default::default(),
         core: CoreSettings::from(&config),
         max_tasks: 64,
         helper: Some(TaskId(999)),

@@ -471,6 +471,7 @@ fn write_max_decision_log(path: &Path, max: u64) -> usize {
             policy: "hybridland".into(),
             seed: 0,
             knobs,
+            policy_knobs: Default::default(),
             core: CoreSettings::from(&config),
             max_tasks: LOG_MAX_TASKS,
             helper: Some(LOG_HELPER),

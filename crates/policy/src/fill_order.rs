@@ -51,7 +51,10 @@ fn fill(
 ) -> usize {
     let mut state = CpuState::all_idle(topo);
     let allowed = *topo.cpus();
+    // New tasks with nothing kept for them.
+    let memo = core::cell::Cell::new(0);
     for (n, slot) in out.iter_mut().enumerate() {
+        memo.set(0);
         let view = View {
             topo,
             state: &state,
@@ -62,6 +65,8 @@ fn fill(
             waker_cpu: None,
             now_ns: 0,
             contended: false,
+            task: crate::TaskKey::default(),
+            memo: &memo,
         };
         let p = ask(&view);
         // `occupy` refuses what is not an idle CPU of the machine; every CPU is allowed.

@@ -72,11 +72,13 @@ mod cpu_state;
 mod fast_wake;
 mod fill_order;
 mod idle_order;
+mod knob;
 mod migration;
 mod placement_policy;
 pub mod policies;
 pub mod rng;
 mod sched_core;
+mod task_id;
 mod task_state;
 mod topology;
 mod util_estimate;
@@ -92,6 +94,10 @@ pub use cpu_state::CpuState;
 pub use fast_wake::{BalanceRange, TaskClass, WakeCpu, WakeQuestion, WakeTable};
 pub use fill_order::fill_order_of;
 pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
+pub use knob::{
+    KnobError, KnobKind, KnobRange, KnobSpec, KnobText, KnobValues, MAX_KNOBS, check_knobs,
+    knob_index, nearest_name,
+};
 pub use migration::SliceEnd;
 #[cfg(feature = "alloc")]
 pub use placement_policy::{BuildPolicy, CustomPolicy};
@@ -103,7 +109,7 @@ pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, CLASS_HOLD_NS, Classed, CoreConfig, CoreError, CoreStats,
     Dispatch, Input, InputError, InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput,
     OwnedQueued, OwnedSnapshot, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target,
-    TaskId, TimeNs, UtilSource, Waiting, WakePreempt, Waker, Why,
+    TaskId, TaskKey, TimeNs, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{
     MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,

@@ -13,7 +13,10 @@ mod scan;
 mod slots;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod view_tests;
 
+pub use crate::task_id::TaskKey;
 #[cfg(feature = "testkit")]
 pub use audit::Audit;
 pub use config::{CoreConfig, CoreError, CoreStats, Nudging, SliceMode, WakePreempt};
@@ -78,9 +81,14 @@ struct Outgoing {
 #[derive(Copy, Clone, Debug)]
 struct PlacedTask {
     task: TaskId,
+    /// The utilisation the decision read.
     util: u16,
+    /// That utilisation was the caller's hint ([`UtilSource::Hint`]), not the estimate.
+    hinted: bool,
     /// The vtime it was sent with.
     vtime: u64,
+    /// When it was sent (the decision's time).
+    sent_ns: u64,
     /// Its allowed CPUs are in `SchedCore::placed_allowed` (else: every CPU). Most tasks may
     /// run anywhere, and a decision then writes a few bytes instead of a whole set.
     restricted: bool,
@@ -171,6 +179,12 @@ pub struct SchedCore<S, P = Policy> {
     next_scan_ns: u64,
     next_prune_ns: u64,
     stats: CoreStats,
+    /// The last generation stamped on a record ([`TaskKey::generation`]).
+    generation: u32,
+    /// The policy's value for the task being asked about, as the [`View`](crate::View)
+    /// reads and writes it, kept into its record (`memo_key`) after the answer.
+    memo: core::cell::Cell<u64>,
+    memo_key: Option<TaskKey>,
     #[cfg(feature = "testkit")]
     audit: Option<Audit>,
 }
@@ -233,6 +247,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             next_scan_ns: 0,
             next_prune_ns: CoreConfig::PRUNE_EVERY_NS,
             stats,
+            generation: 0,
+            memo: core::cell::Cell::new(0),
+            memo_key: None,
             #[cfg(feature = "testkit")]
             audit: None,
         })
@@ -268,6 +285,22 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         true
     }
 
+    /// Changes the policy's own knob `index` to `value`, once checked against its
+    /// declaration.
+    fn set_knob(&mut self, index: u16, value: i64) -> Result<(), InputError> {
+        let spec = self
+            .policy
+            .knobs()
+            .get(usize::from(index))
+            .ok_or(InputError::UnknownKnob { index })?;
+        spec.check(value).map_err(|_| InputError::KnobOutOfRange {
+            knob: spec.name,
+            value,
+        })?;
+        self.policy.set_knob(usize::from(index), value);
+        Ok(())
+    }
+
     /// The idle CPUs and homes the next decision reads.
     pub fn state(&self) -> &CpuState {
         &self.state
@@ -285,6 +318,18 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     /// The shared queue's vtime clock.
     pub fn vtime_now(&self) -> u64 {
         self.clock.now()
+    }
+
+    /// A held task's key ([`TaskKey`]) and the policy's value for it
+    /// ([`View::task_value`](crate::View::task_value)).
+    pub fn task_value(&self, task: TaskId) -> Option<(TaskKey, u64)> {
+        self.slots.get(task).map(|r| {
+            let key = TaskKey {
+                id: task,
+                generation: r.generation,
+            };
+            (key, r.value)
+        })
     }
 
     /// A held task's utilisation and vtime.
@@ -349,6 +394,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                     });
                 }
             }
+            Input::Knob { index, value } => self.set_knob(index, value)?,
         }
         Ok(())
     }
@@ -404,6 +450,34 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     #[cfg(test)]
     fn placed_task(&self, cpu: CpuId) -> Option<TaskId> {
         self.placed[cpu.index()].map(|p| p.task)
+    }
+
+    /// Stamps a new record with the next generation (1 and up); a stamped one keeps its own.
+    fn stamp(next: &mut u32, rec: &mut Record) -> u32 {
+        if rec.generation == 0 {
+            *next = next.checked_add(1).unwrap_or(1);
+            rec.generation = *next;
+        }
+        rec.generation
+    }
+
+    /// Sets the value the next question's [`View`](crate::View) shows for `key`.
+    fn ask_about(&mut self, key: TaskKey, value: u64) {
+        self.memo.set(value);
+        self.memo_key = Some(key);
+    }
+
+    /// Keeps what the policy left in the view's value in the asked task's record, if it is
+    /// still the record the question was about.
+    fn keep_memo(&mut self) {
+        let Some(key) = self.memo_key.take() else {
+            return;
+        };
+        if let Some(rec) = self.slots.get_mut(key.id)
+            && rec.generation == key.generation
+        {
+            rec.value = self.memo.get();
+        }
     }
 
     fn clear_placed(&mut self, cpu: CpuId) {

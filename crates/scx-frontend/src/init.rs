@@ -36,7 +36,8 @@ pub(crate) fn init(
     let (desc, topo) = topology_detect::detect(opts.topology.as_deref(), &sysfs_root)?;
     let config = policy_config(opts);
     let policy = Policy::new(&topo, &config).context("the knobs do not fit this machine")?;
-    let mut placement = choice.build(&topo, &config, opts.seed)?;
+    let own_knobs = choice.knob_values(&opts.set)?;
+    let mut placement = choice.build(&topo, &config, opts.seed, &own_knobs)?;
     let hybridland = placement.hybridland().is_some();
     if opts.dry_run {
         return dry_run(opts, &desc, &topo, &choice, &mut *placement);
@@ -57,7 +58,7 @@ pub(crate) fn init(
         topo.nr_clusters()
     );
     check_online(&sysfs_root, &topo)?;
-    let control = control_watcher(opts, &config, hybridland);
+    let control = control_watcher(opts, &config, hybridland, (choice.knobs(), &own_knobs));
 
     let stop_stats = Arc::new(AtomicBool::new(false));
     let (stats_server, stats_link) = start_stats(opts, &topo, &stop_stats);
@@ -97,7 +98,7 @@ pub(crate) fn init(
             sched,
             opts,
             path,
-            &choice,
+            (&choice, &own_knobs),
             &config,
             &desc,
             helpers.tail_reader,
@@ -306,11 +307,12 @@ fn with_recording<'a, 'b>(
     sched: scheduler::Scheduler<ops::Live<'a, 'b>>,
     opts: &opts::Opts,
     path: &Path,
-    choice: &Choice,
+    (choice, own_knobs): (&Choice, &hybridland_policy::KnobValues),
     config: &PolicyConfig,
     desc: &Detected,
     tail_reader: Option<record::TailReader>,
 ) -> scheduler::Scheduler<ops::Live<'a, 'b>> {
+    let policy_knobs = choice.knob_map(own_knobs);
     let cfg = record::RecordConfig {
         trace: path.to_path_buf(),
         live: record::RecordConfig::live_path(path, opts.record_live.as_deref()),
@@ -324,7 +326,10 @@ fn with_recording<'a, 'b>(
             format!("auto_high_busy_pct={}", config.auto_high_busy_pct),
             format!("fit_margin_pct={}", config.fit_margin_pct),
             format!("slice_us={}", opts.slice_us),
-        ],
+        ]
+        .into_iter()
+        .chain(opts.set.iter().cloned())
+        .collect(),
         machine_source: desc.source.to_string(),
     };
     info!(
@@ -353,7 +358,7 @@ fn with_recording<'a, 'b>(
         at,
         emit_topology::text(desc),
         opts.seed,
-        config,
+        (config, policy_knobs),
         hybridland_trace::decisions::DEFAULT_MAX_BYTES,
     )
 }

@@ -41,6 +41,12 @@ pub(crate) struct Opts {
     #[arg(long, default_value_t = PolicyConfig::DEFAULT.fit_margin_pct, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub(crate) fit_margin_pct: u8,
 
+    /// A knob of the policy's own, `KEY=VALUE` (repeatable): a policy registered by a
+    /// program that runs this crate as a library declares them (`hybrid-sim policies` lists
+    /// them); hybridland's knobs are the flags above.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
+
     /// Maximum time slice in microseconds; shortened when many tasks wait.
     #[arg(short = 's', long, default_value_t = CoreConfig::DEFAULT.slice_ns / 1_000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub(crate) slice_us: u64,
@@ -401,6 +407,7 @@ mod test {
     fn build_nothing(
         _: &hybridland_policy::Topology,
         _: u64,
+        _: &hybridland_policy::KnobValues,
     ) -> Result<crate::policy_choice::LivePolicy, String> {
         Err("never here".into())
     }
@@ -408,6 +415,7 @@ mod test {
     const MINE: CustomPolicy = CustomPolicy {
         name: "little-first-ish",
         description: "a test's own policy, described in one line",
+        knobs: &[],
         build: build_nothing,
     };
 

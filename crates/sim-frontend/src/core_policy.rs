@@ -6,18 +6,23 @@ use crate::sim_policy::{
     Decision, Destination, EngineView, MachineView, Move, PolicyDriver, PolicyError, QueuedTask,
     Reason, SimCore, SimPolicy, TaskView,
 };
+mod pids;
+
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuSet, CpuState, Input, LastRun,
-    Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore, Slot, Step,
-    TaskClass, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt, WakeQuestion, WakeTable,
+    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuSet, CpuState, Input,
+    KnobValues, LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued,
+    SchedCore, Slot, Step, TaskClass, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    WakeQuestion, WakeTable,
 };
+use pids::Pids;
 
 /// Where a core-driven policy comes from.
 #[derive(Clone, Debug)]
 enum Source {
     Builtin(Builtin, PolicyConfig),
-    Custom(CustomPolicy),
+    /// With its knob values (`None`: the defaults).
+    Custom(CustomPolicy, Option<KnobValues>),
 }
 
 /// A policy behind the scheduler core, behind the [`SimPolicy`] interface: a wake-up or a
@@ -43,6 +48,8 @@ pub struct CoreDriven {
     classed: u64,
     /// Per task: its estimate when it ended (the core forgets it then).
     final_util: Vec<Option<u16>>,
+    /// The ids the core knows the tasks by, reused as pids are.
+    pids: Pids,
     /// Per step of the idle order: placements, and overflows among them.
     steps: [[u64; 2]; 4],
     /// A copy of the core's state before the last decision, when decisions are watched (the
@@ -128,9 +135,26 @@ impl CoreDriven {
         Self::builtin(Builtin::Hybridland, config)
     }
 
-    /// A user's policy.
+    /// A user's policy, its knobs at their defaults.
     pub fn custom(policy: CustomPolicy) -> Self {
-        Self::from_source(Source::Custom(policy), policy.description.to_owned())
+        Self::from_source(Source::Custom(policy, None), policy.description.to_owned())
+    }
+
+    /// A user's policy with its knobs at `values` (in the order of [`CustomPolicy::knobs`],
+    /// checked against them).
+    pub fn custom_with(policy: CustomPolicy, values: KnobValues) -> Self {
+        let shown: Vec<String> = policy
+            .knobs
+            .iter()
+            .zip(values.as_slice())
+            .map(|(k, v)| format!("{}={}", k.name, k.show(*v)))
+            .collect();
+        let description = if shown.is_empty() {
+            policy.description.to_owned()
+        } else {
+            shown.join(" ")
+        };
+        Self::from_source(Source::Custom(policy, Some(values)), description)
     }
 
     fn from_source(source: Source, description: String) -> Self {
@@ -144,6 +168,7 @@ impl CoreDriven {
             wake_preempt: false,
             classed: 0,
             final_util: Vec::new(),
+            pids: Pids::default(),
             steps: [[0; 2]; 4],
             seen: None,
         }
@@ -194,8 +219,7 @@ impl CoreDriven {
             && task.prev_cpu.is_some()
             && let Some(fast) = &self.fast
         {
-            let id = u32::try_from(task.id).map_or(TaskId::UNTRACKABLE, TaskId);
-            let class = core.task_class(id);
+            let class = core.task_class(self.pids.id(task.id));
             if let Some(placed) = fast.place(machine, task, class, core.state().homes()) {
                 return placed;
             }
@@ -216,8 +240,7 @@ impl CoreDriven {
             },
         };
         let queued = Queued {
-            // Task indices are below the trace's task limit, far from u32::MAX.
-            task: u32::try_from(task.id).map_or(TaskId::UNTRACKABLE, TaskId),
+            task: self.pids.id(task.id),
             token: 0,
             arrival,
             cpu: task.prev_cpu,
@@ -261,7 +284,7 @@ impl SimPolicy for CoreDriven {
     fn name(&self) -> &str {
         match &self.source {
             Source::Builtin(kind, _) => kind.name(),
-            Source::Custom(c) => c.name,
+            Source::Custom(c, _) => c.name,
         }
     }
 
@@ -280,7 +303,17 @@ impl SimPolicy for CoreDriven {
                 }
                 Box::new(built)
             }
-            Source::Custom(c) => (c.build)(topo, seed).map_err(|e| self.config_error(e))?,
+            Source::Custom(c, values) => {
+                let mut knobs = c
+                    .default_knobs()
+                    .map_err(|e| self.config_error(e.to_string()))?;
+                for (i, v) in values.iter().flat_map(KnobValues::as_slice).enumerate() {
+                    knobs
+                        .set(c.knobs, i, *v)
+                        .map_err(|e| self.config_error(e.to_string()))?;
+                }
+                (c.build)(topo, seed, &knobs).map_err(|e| self.config_error(e))?
+            }
         };
         self.prepared = Some((topo.clone(), policy));
         Ok(())
@@ -310,6 +343,7 @@ impl SimPolicy for CoreDriven {
                 slice_ns,
             });
         self.final_util = vec![None; nr_tasks];
+        self.pids = Pids::new(nr_tasks);
         let core = SchedCore::with_policy(topo, policy, config, storage)
             .map_err(|e| self.config_error(e.to_string()))?;
         // Never handed a backlog (`Input::Backlog`), the core keeps its initial 0. It divides the
@@ -402,14 +436,14 @@ impl PolicyDriver for CoreDriven {
 
     fn started(&mut self, now_ns: u64, task: usize, cpu: CpuId) {
         if let Some(core) = self.core.as_deref_mut() {
-            let task = TaskId(task as u32);
+            let task = self.pids.id(task);
             let _ = core.handle(TimeNs(now_ns), Input::Started { task, cpu });
         }
     }
 
     fn stopped(&mut self, now_ns: u64, task: usize, cpu: CpuId, run: LastRun, weight: u32) {
         if let Some(core) = self.core.as_deref_mut() {
-            let task = TaskId(task as u32);
+            let task = self.pids.id(task);
             let input = Input::Stopped {
                 task,
                 cpu,
@@ -423,7 +457,9 @@ impl PolicyDriver for CoreDriven {
 
     fn exited(&mut self, now_ns: u64, task: usize) {
         if let Some(core) = self.core.as_deref_mut() {
-            let id = TaskId(task as u32);
+            let Some(id) = self.pids.release(task) else {
+                return;
+            };
             if let Some(slot) = self.final_util.get_mut(task) {
                 *slot = core.task(id).map(|s| s.util());
             }
@@ -447,7 +483,13 @@ impl PolicyDriver for CoreDriven {
     fn tick(&mut self, now_ns: u64) -> Option<Nudge> {
         let core = self.core.as_deref_mut()?;
         let _ = core.handle(TimeNs(now_ns), Input::Tick);
-        settle(core, &mut self.classed)
+        let nudge = settle(core, &mut self.classed)?;
+        // The engine knows the task by its index.
+        let task = self.pids.task_of(nudge.task)?;
+        Some(Nudge {
+            task: TaskId(u32::try_from(task).ok()?),
+            ..nudge
+        })
     }
 
     fn refills_uncontended_slices(&self) -> bool {
@@ -461,7 +503,8 @@ impl PolicyDriver for CoreDriven {
             .copied()
             .flatten()
             .or_else(|| {
-                core.and_then(|c| c.task(TaskId(task as u32)))
+                core.zip(self.pids.held(task))
+                    .and_then(|(c, id)| c.task(id))
                     .map(|s| s.util())
             })
             .unwrap_or(0)

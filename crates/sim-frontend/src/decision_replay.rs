@@ -9,11 +9,11 @@ use crate::registry::custom_policies;
 use hybridland_machine::MachineError;
 use hybridland_policy::Classed;
 use hybridland_policy::{
-    Builtin, CoreConfig, CpuSet, Dispatch, Output, OwnedInput, PlacementPolicy, SchedCore, Slot,
-    Target, TimeNs,
+    Builtin, CoreConfig, CpuSet, CustomPolicy, Dispatch, KnobValues, Output, OwnedInput,
+    PlacementPolicy, SchedCore, Slot, Target, TimeNs, knob_index,
 };
 use hybridland_trace::decisions::{DecisionLog, Entry, Nudged, Sent};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How many inputs before a difference the report shows.
 const CONTEXT: usize = 12;
@@ -93,6 +93,33 @@ fn dispatch_text(d: &Sent) -> String {
     )
 }
 
+/// A registered policy's knob values for a replay of its log: its defaults, the log's
+/// values over them, then the `--set` items over those. A logged knob the policy does not
+/// declare, or a value outside its range, is an error: the replay would not be the run.
+fn logged_knobs(
+    policy: &CustomPolicy,
+    logged: &BTreeMap<String, i64>,
+    knobs: &Knobs,
+) -> Result<KnobValues, String> {
+    let mut values = policy.default_knobs().map_err(|e| e.to_string())?;
+    for (name, value) in logged {
+        let i = knob_index(policy.knobs, name)
+            .ok_or_else(|| format!("the log's knob `{name}` is not one of the policy's"))?;
+        values
+            .set(policy.knobs, i, *value)
+            .map_err(|e| format!("the log's {e}"))?;
+    }
+    let given = knobs.custom_values(policy).map_err(|e| e.to_string())?;
+    for (i, spec) in policy.knobs.iter().enumerate() {
+        if knobs.get(spec.name).is_some() {
+            values
+                .set(policy.knobs, i, given.get(i).unwrap_or(spec.default))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(values)
+}
+
 /// Replays `log`, with `knobs` (the `--set` items) over the header's hybridland knobs.
 pub fn replay_decisions(
     log: &DecisionLog,
@@ -138,7 +165,8 @@ pub fn replay_decisions_observed(
                 .iter()
                 .find(|c| c.name == h.policy)
                 .ok_or_else(|| err("not a policy this program knows".into()))?;
-            (custom.build)(&topo, h.seed).map_err(err)?
+            let values = logged_knobs(custom, &h.policy_knobs, knobs).map_err(err)?;
+            (custom.build)(&topo, h.seed, &values).map_err(err)?
         }
     };
     let storage = vec![Slot::EMPTY; Slot::count_for(h.max_tasks)];

@@ -2,10 +2,12 @@
 //! and machine-model overrides.
 
 use crate::asym_capacity::AsymCapacity;
+use crate::custom::custom_policies;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{ReplayUtil, SimOptions};
 use hybridland_policy::{
-    ClusterBalance, ConfigError, CoreConfig, PolicyConfig, PrimaryDomain, WakePreempt,
+    ClusterBalance, ConfigError, CoreConfig, CustomPolicy, KnobValues, PolicyConfig, PrimaryDomain,
+    WakePreempt, nearest_name,
 };
 use std::collections::BTreeMap;
 
@@ -93,6 +95,50 @@ pub fn knob_default(key: &str) -> Option<String> {
     })
 }
 
+/// Every `--set` key: the built-in ones, then the registered policies' own knobs.
+pub fn all_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = POLICY_KEYS
+        .iter()
+        .chain(BASELINE_KEYS)
+        .chain(SIM_KEYS)
+        .chain(MODEL_KEYS)
+        .copied()
+        .collect();
+    for c in custom_policies() {
+        for k in c.knobs {
+            if !keys.contains(&k.name) {
+                keys.push(k.name);
+            }
+        }
+    }
+    keys
+}
+
+/// Whether `key` is a `--set` key ([`all_keys`]); when not, the error names the nearest one.
+pub fn check_key(key: &str) -> Result<(), KnobError> {
+    let keys = all_keys();
+    if keys.contains(&key) {
+        return Ok(());
+    }
+    Err(KnobError::UnknownKey {
+        key: key.to_owned(),
+        nearest: nearest_name(key, keys).map(str::to_owned),
+    })
+}
+
+/// The registered policies' own knobs, for the unknown-key message.
+fn own_keys_text() -> String {
+    let own: Vec<String> = custom_policies()
+        .iter()
+        .filter(|c| !c.knobs.is_empty())
+        .map(|c| {
+            let names: Vec<&str> = c.knobs.iter().map(|k| k.name).collect();
+            format!("; {}: {}", c.name, names.join(", "))
+        })
+        .collect();
+    own.concat()
+}
+
 /// hybridland's in-kernel wake-up fast path is on unless turned off, live
 /// (`scx_hybridland --no-fast-wake`) as in a replay.
 const FAST_WAKE_DEFAULT: bool = true;
@@ -107,10 +153,12 @@ pub enum KnobError {
         item: String,
     },
     /// No such key.
-    #[error("unknown setting `{key}` (policy: {}; baselines: {}; replay: {}; model: {})", POLICY_KEYS.join(", "), BASELINE_KEYS.join(", "), SIM_KEYS.join(", "), MODEL_KEYS.join(", "))]
+    #[error("unknown setting `{key}`{} (policy: {}; baselines: {}; replay: {}; model: {}{})", nearest.as_ref().map(|n| format!("; did you mean `{n}`?")).unwrap_or_default(), POLICY_KEYS.join(", "), BASELINE_KEYS.join(", "), SIM_KEYS.join(", "), MODEL_KEYS.join(", "), own_keys_text())]
     UnknownKey {
         /// The key.
         key: String,
+        /// The known key nearest to it, when it looks like a misspelling of one.
+        nearest: Option<String>,
     },
     /// The value does not fit the key.
     #[error("bad value `{value}` for `{key}`: {reason}")]
@@ -158,17 +206,32 @@ impl Knobs {
 
     /// Sets one key.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), KnobError> {
-        if !POLICY_KEYS.contains(&key)
-            && !BASELINE_KEYS.contains(&key)
-            && !SIM_KEYS.contains(&key)
-            && !MODEL_KEYS.contains(&key)
-        {
-            return Err(KnobError::UnknownKey {
-                key: key.to_owned(),
-            });
-        }
+        check_key(key)?;
         self.items.insert(key.to_owned(), value.to_owned());
         Ok(())
+    }
+
+    /// The knob values of the registered policy `policy`: its defaults, with each of its own
+    /// knobs that is set here.
+    pub fn custom_values(&self, policy: &CustomPolicy) -> Result<KnobValues, KnobError> {
+        let mut values = policy.default_knobs().map_err(|e| KnobError::BadValue {
+            key: policy.name.to_owned(),
+            value: String::new(),
+            reason: e.to_string(),
+        })?;
+        for (i, spec) in policy.knobs.iter().enumerate() {
+            let Some(text) = self.get(spec.name) else {
+                continue;
+            };
+            let bad = |e: hybridland_policy::KnobError| KnobError::BadValue {
+                key: spec.name.to_owned(),
+                value: text.to_owned(),
+                reason: format!("{e} (takes {})", spec.range()),
+            };
+            let value = spec.parse(text).map_err(bad)?;
+            values.set(policy.knobs, i, value).map_err(bad)?;
+        }
+        Ok(values)
     }
 
     /// The value of `key`, if set.
@@ -379,6 +442,22 @@ mod test {
         assert!(k.policy_config().is_err());
         let k = Knobs::parse(&["slice_us=0"]).unwrap();
         assert!(k.sim_options(&SimOptions::default()).is_err());
+    }
+
+    #[test]
+    fn an_unknown_key_is_called_unknown_with_the_nearest_name() {
+        let e = Knobs::parse(&["cluster_balnce=on"]).unwrap_err();
+        assert!(
+            matches!(&e, KnobError::UnknownKey { key, nearest: Some(n) } if key == "cluster_balnce" && n == "cluster_balance"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("unknown setting `cluster_balnce`; did you mean `cluster_balance`?"),
+            "{e}"
+        );
+        let far = Knobs::parse(&["frobnicate=1"]).unwrap_err();
+        assert!(matches!(far, KnobError::UnknownKey { nearest: None, .. }));
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod asym_capacity;
 pub mod baselines;
 pub mod compare;
 pub mod core_policy;
+mod custom;
 pub mod decision_replay;
 pub mod engine;
 pub mod event_queue;

@@ -3,10 +3,10 @@
 
 use crate::baselines::{KernelDefault, SummedCapacity};
 use crate::core_policy::{CoreDriven, CustomPolicy};
+pub use crate::custom::custom_policies;
 use crate::knobs::Knobs;
 use crate::sim_policy::{PolicyError, SimPolicy};
 use hybridland_policy::Builtin;
-use std::sync::OnceLock;
 
 /// The policies by name.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -103,9 +103,22 @@ impl PolicyKind {
     }
 }
 
-/// Policies written outside this crate, registered by a program that uses `hybrid-sim` as a
-/// library.
-static CUSTOM: OnceLock<Vec<CustomPolicy>> = OnceLock::new();
+/// Whether a replay under the policy named `name` (built-in or registered) depends on `key`:
+/// [`PolicyKind::has_knob`] for a built-in one; a registered one's own knobs and the replay's
+/// and the model's keys. `true` for a name that is no policy (building it will say so).
+pub fn reads_knob(name: &str, key: &str) -> bool {
+    if let Some(kind) = PolicyKind::from_name(name) {
+        return kind.has_knob(key);
+    }
+    match custom_policies().iter().find(|c| c.name == name) {
+        Some(c) => {
+            c.knobs.iter().any(|k| k.name == key)
+                || crate::knobs::SIM_KEYS.contains(&key)
+                || crate::machine::MODEL_KEYS.contains(&key)
+        }
+        None => true,
+    }
+}
 
 /// Registers policies written outside this crate under their names, so every command that
 /// takes `--policy` takes them. Once per process, before any lookup; a name that is already a
@@ -120,16 +133,34 @@ pub fn register(policies: Vec<CustomPolicy>) -> Result<(), PolicyError> {
                 reason: "the name is empty, holds a colon or is already a policy's".into(),
             });
         }
+        // Its own knobs must be well declared and must not shadow a built-in key.
+        p.default_knobs().map_err(|e| PolicyError::Config {
+            policy: p.name.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let builtin = [
+            crate::knobs::POLICY_KEYS,
+            crate::knobs::BASELINE_KEYS,
+            crate::knobs::SIM_KEYS,
+            crate::machine::MODEL_KEYS,
+        ];
+        if let Some(k) = p
+            .knobs
+            .iter()
+            .find(|k| builtin.iter().any(|keys| keys.contains(&k.name)))
+        {
+            return Err(PolicyError::Config {
+                policy: p.name.to_owned(),
+                reason: format!("its knob `{}` is a built-in --set key", k.name),
+            });
+        }
     }
-    CUSTOM.set(policies).map_err(|_| PolicyError::Config {
-        policy: "custom policies".into(),
-        reason: "registered twice".into(),
-    })
-}
-
-/// The registered custom policies (none unless [`register`] was called).
-pub fn custom_policies() -> &'static [CustomPolicy] {
-    CUSTOM.get().map_or(&[], Vec::as_slice)
+    crate::custom::CUSTOM
+        .set(policies)
+        .map_err(|_| PolicyError::Config {
+            policy: "custom policies".into(),
+            reason: "registered twice".into(),
+        })
 }
 
 /// Every policy name `policy_by_name` takes: the built-in ones, then the registered ones.
@@ -155,7 +186,9 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
     let preempt = knobs.wake_preempt()?;
     let Some(kind) = PolicyKind::from_name(base) else {
         return match custom_policies().iter().find(|c| c.name == base) {
-            Some(c) => Ok(Box::new(CoreDriven::custom(*c).with_wake_preempt(preempt))),
+            Some(c) => Ok(Box::new(
+                CoreDriven::custom_with(*c, knobs.custom_values(c)?).with_wake_preempt(preempt),
+            )),
             None => Err(PolicyError::UnknownPolicy {
                 name: base.to_owned(),
                 known: known_names().join(", "),

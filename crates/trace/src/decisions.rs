@@ -46,6 +46,11 @@ pub struct Header {
     pub seed: u64,
     /// Hybridland's knobs (read by hybridland only).
     pub knobs: PolicyConfig,
+    /// A policy's own knobs ([`KnobSpec`](hybridland_policy::KnobSpec)) at the start, by
+    /// name, each value as the core takes it (an integer; on/off 1 or 0; a choice its index).
+    /// Absent: none. A change while running is an [`OwnedInput::Knob`] entry.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub policy_knobs: std::collections::BTreeMap<String, i64>,
     /// The core's settings.
     pub core: CoreSettings,
     /// The task storage's capacity (`--max-tasks`).

@@ -4,7 +4,9 @@
 //! `hybrid-sim` (`my-policy-sim`) and live (`scx_my_policy`). See the README's "Try your own
 //! placement idea".
 
-use hybridland_policy::{CpuId, CustomPolicy, Placement, PlacementPolicy, Topology, View};
+use hybridland_policy::{
+    CpuId, CustomPolicy, KnobValues, Placement, PlacementPolicy, Topology, View,
+};
 
 /// The smallest idle CPU that fits the task, else the biggest idle one.
 #[derive(Copy, Clone, Debug, Default)]
@@ -41,7 +43,11 @@ impl PlacementPolicy for LittleFirst {
     }
 }
 
-fn build(_topo: &Topology, _seed: u64) -> Result<Box<dyn PlacementPolicy + Send>, String> {
+fn build(
+    _topo: &Topology,
+    _seed: u64,
+    _knobs: &KnobValues,
+) -> Result<Box<dyn PlacementPolicy + Send>, String> {
     Ok(Box::new(LittleFirst))
 }
 
@@ -49,6 +55,7 @@ fn build(_topo: &Topology, _seed: u64) -> Result<Box<dyn PlacementPolicy + Send>
 pub const POLICY: CustomPolicy = CustomPolicy {
     name: "little-first",
     description: "the smallest idle CPU that fits the task (80% of its capacity), else the biggest idle one",
+    knobs: &[],
     build,
 };
 

@@ -40,7 +40,7 @@ pub(super) fn reads_knob(policy: &str, key: &str) -> bool {
     let mut parts = policy.split(':');
     let base = parts.next().unwrap_or("").trim();
     let set_by_name = parts.any(|item| item.split_once('=').is_some_and(|(k, _)| k.trim() == key));
-    !set_by_name && hybridland_sim::PolicyKind::from_name(base).is_none_or(|k| k.has_knob(key))
+    !set_by_name && hybridland_sim::registry::reads_knob(base, key)
 }
 
 pub(super) fn grid(

@@ -73,8 +73,9 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 pub(crate) fn random_round<
     'a,
     S: AsRef<[hybridland_policy::Slot]> + AsMut<[hybridland_policy::Slot]>,
+    P: hybridland_policy::PlacementPolicy,
 >(
-    core: &mut hybridland_policy::SchedCore<S>,
+    core: &mut hybridland_policy::SchedCore<S, P>,
     rng: &mut hybridland_policy::rng::Pcg32,
     now: u64,
     last_cpu: &mut [Option<hybridland_policy::CpuId>],
@@ -89,7 +90,7 @@ pub(crate) fn random_round<
     use hybridland_trace::decisions::Entry;
     let at = TimeNs(now);
     // Every input is logged as it is handed over, every output as it is carried out.
-    let feed = |core: &mut hybridland_policy::SchedCore<S>,
+    let feed = |core: &mut hybridland_policy::SchedCore<S, P>,
                 log: &mut dyn FnMut(&Entry),
                 input: Input<'_>| {
         log(&Entry::input(at, &input));

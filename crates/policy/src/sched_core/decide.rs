@@ -3,7 +3,7 @@
 use super::slots::Record;
 use super::{
     Allowed, Arrival, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode, Slot, Target,
-    TaskId, UtilSource, WakePreempt, Why,
+    TaskKey, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::Placement;
@@ -41,6 +41,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                     }
                     Allowed::Unknown => self.decide(&p, None, slice, &mut taken),
                 }
+                self.keep_memo();
             }
         }
         while self.pending.pop().is_some() {}
@@ -74,7 +75,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             );
             return;
         }
-        let (util, vtime) = self.observe(p);
+        let (util, vtime, key, value) = self.observe(p);
+        self.ask_about(key, value);
         let mut d = Dispatch {
             task: p.task,
             token: p.token,
@@ -108,6 +110,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             waker_cpu,
             now_ns: p.now_ns,
             contended,
+            task: key,
+            memo: &self.memo,
         };
         #[cfg(feature = "testkit")]
         let hints = || crate::idle_order::TaskHints {
@@ -127,17 +131,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 self.stats.preempts += 1;
                 taken.insert(cpu);
                 d.target = Target::Preempt(cpu);
-                self.mark_sent(
-                    cpu,
-                    d.task,
-                    restricted.then_some(allowed),
-                    d.util,
-                    vtime,
-                    p.now_ns,
-                );
+                self.mark_sent(cpu, p, &d, restricted.then_some(allowed));
                 return self.send(d, None);
             }
-            return self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
+            return self.take(d, placement, restricted.then_some(allowed), p, taken);
         };
         // The task was running on `own` until now: the policy is asked about the machine with
         // it still there. A CPU an earlier task of this batch was given is contended.
@@ -163,19 +160,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 taken.insert(own);
                 d.target = Target::Cpu(own);
                 d.why = Why::Kept;
-                self.mark_sent(
-                    own,
-                    p.task,
-                    restricted.then_some(allowed),
-                    util,
-                    vtime,
-                    p.now_ns,
-                );
+                self.mark_sent(own, p, &d, restricted.then_some(allowed));
                 self.send(d, None);
             }
             SliceEnd::Move(placement) => {
                 d.why = Why::Moved(placement);
-                self.take(d, placement, restricted.then_some(allowed), p.now_ns, taken);
+                self.take(d, placement, restricted.then_some(allowed), p, taken);
             }
             SliceEnd::Yield => {
                 d.why = Why::Yielded;
@@ -203,7 +193,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         mut d: Dispatch,
         placement: Placement,
         restricted: Option<&CpuSet>,
-        now_ns: u64,
+        p: &Pending,
         taken: &mut CpuSet,
     ) {
         let Some(cpu) = placement.cpu else {
@@ -212,7 +202,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.state.occupy(&self.topo, cpu);
         taken.insert(cpu);
         d.target = Target::Cpu(cpu);
-        self.mark_sent(cpu, d.task, restricted, d.util, d.vtime, now_ns);
+        self.mark_sent(cpu, p, &d, restricted);
         let check = (Some(cpu) != self.caller_cpu).then_some(cpu);
         self.send(d, check);
     }
@@ -265,28 +255,22 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         best.map(|(_, cpu)| cpu)
     }
 
-    /// Notes that `task` (dispatched with `vtime`) was sent to `cpu`, for the claim window,
-    /// the up-migration scan and wake-up preemption; `restricted` is its allowed set when that
-    /// is fewer than every CPU.
-    fn mark_sent(
-        &mut self,
-        cpu: CpuId,
-        task: TaskId,
-        restricted: Option<&CpuSet>,
-        util: u16,
-        vtime: u64,
-        now_ns: u64,
-    ) {
-        self.last_sent[cpu.index()] = Some(now_ns);
+    /// Notes that pending task `p` was sent to `cpu` as `d`, for the claim window, the
+    /// up-migration scan and wake-up preemption; `restricted` is its allowed set when that is
+    /// fewer than every CPU.
+    fn mark_sent(&mut self, cpu: CpuId, p: &Pending, d: &Dispatch, restricted: Option<&CpuSet>) {
+        self.last_sent[cpu.index()] = Some(p.now_ns);
         if let Some(set) = restricted {
             self.placed_allowed[cpu.index()] = *set;
         }
         self.set_placed(
             cpu,
             PlacedTask {
-                task,
-                util,
-                vtime,
+                task: d.task,
+                util: d.util,
+                hinted: !p.util.is_estimate(),
+                vtime: d.vtime,
+                sent_ns: p.now_ns,
                 restricted: restricted.is_some(),
             },
         );
@@ -299,9 +283,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
     }
 
     /// Hands the task's report to its state (its last run, then the wake-up) and returns the
-    /// utilisation the decision reads and the vtime it is dispatched with (the clock follows
-    /// it: the task is about to run).
-    fn observe(&mut self, p: &Pending) -> (u16, u64) {
+    /// utilisation the decision reads, the vtime it is dispatched with (the clock follows
+    /// it: the task is about to run), its key and the policy's value for it.
+    fn observe(&mut self, p: &Pending) -> (u16, u64, TaskKey, u64) {
         let Self {
             slots,
             scratch,
@@ -313,10 +297,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             policy,
             classes,
             classing,
+            generation,
             ..
         } = self;
         let (rec, tracked): (&mut Record, bool) = match slots.entry(p.task) {
-            Some(rec) => (rec, true),
+            Some(rec) => {
+                Self::stamp(generation, rec);
+                (rec, true)
+            }
             None => {
                 stats.untracked += 1;
                 *scratch = Record::default();
@@ -324,6 +312,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             }
         };
         let run = p.last_run;
+        rec.weight = p.weight;
         rec.seen_ns = rec
             .seen_ns
             .max(p.now_ns)
@@ -355,6 +344,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         }
         let vtime = clock.queue(&mut rec.state, config.slice_ns);
         clock.on_start(vtime);
-        (util, vtime)
+        let key = TaskKey {
+            id: p.task,
+            generation: rec.generation,
+        };
+        (util, vtime, key, rec.value)
     }
 }

@@ -150,10 +150,13 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             policy,
             classes,
             classing,
+            generation,
             ..
         } = self;
         if let Some(rec) = slots.entry(task) {
+            Self::stamp(generation, rec);
             rec.seen_ns = rec.seen_ns.max(run.stop_ns);
+            rec.weight = weight;
             let _counted = rec.state.on_run(&Run {
                 cpu,
                 capacity,

@@ -131,6 +131,16 @@ pub enum InputOf<Q, S> {
         /// The new mode.
         mode: ClusterBalance,
     },
+    /// One of the policy's own knobs changed
+    /// ([`PlacementPolicy::set_knob`](crate::PlacementPolicy::set_knob)). Refused with
+    /// [`InputError::UnknownKnob`] for an index the policy does not declare and with
+    /// [`InputError::KnobOutOfRange`] for a value outside the knob's range.
+    Knob {
+        /// The knob's place in the policy's [`knobs`](crate::PlacementPolicy::knobs).
+        index: u16,
+        /// Its new value ([`KnobSpec`](crate::KnobSpec)).
+        value: i64,
+    },
 }
 
 impl<Q, S> InputOf<Q, S> {
@@ -148,6 +158,7 @@ impl<Q, S> InputOf<Q, S> {
             Self::Stopped { .. } => "stopped",
             Self::Ran { .. } => "ran",
             Self::ClusterBalance { .. } => "cluster_balance",
+            Self::Knob { .. } => "knob",
         }
     }
 
@@ -204,6 +215,10 @@ impl<Q, S> InputOf<Q, S> {
                 weight: *weight,
             },
             Self::ClusterBalance { mode } => InputOf::ClusterBalance { mode: *mode },
+            Self::Knob { index, value } => InputOf::Knob {
+                index: *index,
+                value: *value,
+            },
         }
     }
 }
@@ -250,6 +265,18 @@ pub enum InputError {
         /// The input's name.
         input: &'static str,
     },
+    /// A change of knob `index`, which the policy does not declare.
+    UnknownKnob {
+        /// The index.
+        index: u16,
+    },
+    /// A knob value outside the knob's range.
+    KnobOutOfRange {
+        /// The knob.
+        knob: &'static str,
+        /// The value.
+        value: i64,
+    },
 }
 
 impl core::fmt::Display for InputError {
@@ -273,6 +300,10 @@ impl core::fmt::Display for InputError {
                 },
             ),
             Self::NoSuchKnob { input } => write!(f, "the policy has no `{input}` knob"),
+            Self::UnknownKnob { index } => write!(f, "the policy declares no knob {index}"),
+            Self::KnobOutOfRange { knob, value } => {
+                write!(f, "knob `{knob}`: {value} is out of its range")
+            }
         }
     }
 }

@@ -5,27 +5,7 @@ use crate::cpu_set::{CpuId, CpuSet};
 use crate::fast_wake::TaskClass;
 use crate::idle_order::{Placement, Step};
 use crate::migration::SliceEnd;
-
-/// A task's id in the caller's world: a thread id live, a task index in the simulator. The
-/// caller's [`Queued::token`] is its handle for one hand-over; the id is the task's for its
-/// life, and the key of its state in the core's storage.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(transparent))]
-pub struct TaskId(pub u32);
-
-impl TaskId {
-    /// The one id the core's storage cannot hold (it marks a free slot): a task with it is
-    /// decided from a fresh state every time, as when the storage is full. The live loop gives
-    /// it to a pid that does not fit a `u32`.
-    pub const UNTRACKABLE: Self = Self(u32::MAX);
-}
-
-impl core::fmt::Display for TaskId {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+pub use crate::task_id::TaskId;
 
 /// Why a task is handed to the core.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 use super::TaskId;
 use crate::cpu_set::CpuId;
 use crate::fast_wake::TaskClass;
-use crate::task_state::TaskState;
+use crate::task_state::{NICE_0_WEIGHT, TaskState};
 
 /// One slot of the core's task storage. Create storage with
 /// `vec![Slot::EMPTY; Slot::count_for(max_tasks)]` (or an array of them).
@@ -21,7 +21,7 @@ pub struct Slot {
 }
 
 /// What the core remembers about one task.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) struct Record {
     pub(super) state: TaskState,
     /// The latest time the task was heard of (caller's clock), for the age prune.
@@ -31,6 +31,35 @@ pub(super) struct Record {
     /// The class last given out ([`Classed`](super::Classed)), and when.
     pub(super) class: TaskClass,
     pub(super) class_ns: Option<u64>,
+    /// Its weight as last handed over ([`Queued::weight`](super::Queued::weight) or a
+    /// stopped run's); [`NICE_0_WEIGHT`] until then.
+    pub(super) weight: u32,
+    /// Which record of its id this is ([`TaskKey::generation`](super::TaskKey)); 0 until the
+    /// core stamps it.
+    pub(super) generation: u32,
+    /// The policy's own value for the task ([`View::task_value`](crate::View::task_value)),
+    /// 0 at the start.
+    pub(super) value: u64,
+}
+
+impl Record {
+    /// A task the core knows nothing of.
+    pub(super) const EMPTY: Self = Self {
+        state: TaskState::new(),
+        seen_ns: 0,
+        home: None,
+        weight: NICE_0_WEIGHT,
+        generation: 0,
+        value: 0,
+        class: TaskClass(0),
+        class_ns: None,
+    };
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        Self::EMPTY
+    }
 }
 
 /// `key` of a free slot: no task id the frontends produce (pids are at most 2^22, simulator
@@ -41,13 +70,7 @@ impl Slot {
     /// A free slot.
     pub const EMPTY: Self = Self {
         key: FREE,
-        rec: Record {
-            state: TaskState::new(),
-            seen_ns: 0,
-            home: None,
-            class: TaskClass(0),
-            class_ns: None,
-        },
+        rec: Record::EMPTY,
     };
 
     /// The number of slots that holds `max_tasks` tasks: the next power of two at or above
@@ -236,6 +259,15 @@ mod test {
     use std::collections::HashMap;
     use std::vec;
     use std::vec::Vec;
+
+    /// The live scheduler keeps its task storage within a fixed share of the framework's heap
+    /// (`scx_hybridland`'s `STORAGE_BUDGET`: 16 MiB for 65,536 tasks, so 128 bytes a slot at
+    /// most): what a slot holds grows only with a look at that budget.
+    #[test]
+    fn a_slot_stays_within_the_live_storage_budget() {
+        assert!(size_of::<Slot>() <= 104, "{} bytes", size_of::<Slot>());
+        assert!(Slot::count_for(65_536) * size_of::<Slot>() <= 16 << 20);
+    }
 
     #[test]
     fn slot_counts_are_powers_of_two_with_room() {

@@ -22,7 +22,7 @@ fn core(topo: &Topology, policy: &PolicyConfig, config: CoreConfig, max_tasks: u
     .unwrap()
 }
 
-fn wakeup(task: u32, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
+pub(super) fn wakeup(task: u32, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
     Queued {
         task: TaskId(task),
         token: 0,
@@ -42,7 +42,7 @@ fn slice_end(task: u32, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queue
     }
 }
 
-fn snapshot(idle: &CpuSet) -> Snapshot<'_> {
+pub(super) fn snapshot(idle: &CpuSet) -> Snapshot<'_> {
     Snapshot {
         idle,
         queued: Some(&CpuSet::EMPTY),
@@ -197,7 +197,7 @@ fn batches_fill_in_the_policy_order() {
 }
 
 /// The VM check's machine: P-cores 0-1 and 2-3 with SMT, E-cores 4-7 in clusters 4-5, 6-7.
-fn vm_machine() -> Topology {
+pub(super) fn vm_machine() -> Topology {
     let mut b = TopologyBuilder::new();
     for c in 0..8u16 {
         let (k, cap) = if c < 4 {
@@ -222,7 +222,7 @@ fn vm_core() -> (Topology, CpuSet, Core) {
     (topo, all, c)
 }
 
-fn cpus(ids: &[u16]) -> CpuSet {
+pub(super) fn cpus(ids: &[u16]) -> CpuSet {
     ids.iter().copied().map(CpuId).collect()
 }
 

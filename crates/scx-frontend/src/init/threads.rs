@@ -5,30 +5,36 @@
 use crate::{control_file, opts, record, restart, scheduler, stats};
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
-use hybridland_policy::{PolicyConfig, Topology};
+use hybridland_policy::{KnobSpec, KnobValues, PolicyConfig, Topology};
 use std::path::Path;
 use std::sync::Arc;
 use tracing::{info, warn};
 
-/// The run-time control file of the cluster-balance knob, watched by a thread of ours started
-/// now (the loop does no file I/O); none for a policy without the knob or `--fifo`.
+/// The run-time control files, watched by a thread of ours started now (the loop does no file
+/// I/O): hybridland's cluster-balance knob, and a file per knob of a registered policy's own
+/// (`own`: the declarations and the values in force); none under `--fifo` or for a policy
+/// with neither.
 pub(super) fn control_watcher(
     opts: &opts::Opts,
     config: &PolicyConfig,
     hybridland: bool,
+    own: (&'static [KnobSpec], &KnobValues),
 ) -> Option<control_file::Watcher> {
-    let control = match control_file::ControlFile::create(&opts.control_dir, config.cluster_balance)
+    if opts.fifo {
+        return None;
+    }
+    // The knob is hybridland's: no file (and no watcher thread waking ten times a second)
+    // to change what another policy does not have.
+    let cluster = match control_file::ControlFile::create(&opts.control_dir, config.cluster_balance)
     {
-        // The knob is hybridland's: no file (and no watcher thread waking ten times a second)
-        // to change what another policy or --fifo does not have.
-        _ if opts.fifo || !hybridland => None,
+        _ if !hybridland => None,
         Ok(c) => {
             info!(
                 "cluster balance {}: change it with `echo off|on|auto > {}`",
                 config.cluster_balance,
                 c.path().display()
             );
-            Some(c)
+            Some((c, config.cluster_balance))
         }
         Err(e) => {
             warn!(
@@ -38,15 +44,50 @@ pub(super) fn control_watcher(
             None
         }
     };
+    let (files, created_dir) = own_knob_files(&opts.control_dir, own);
+    if cluster.is_none() && files.is_empty() {
+        return None;
+    }
+    control_file::Watcher::spawn_all(cluster, files, own.1.as_slice(), created_dir)
+        .inspect_err(|e| {
+            warn!("no watcher for the run-time control files ({e}): the knobs are fixed")
+        })
+        .ok()
+}
 
-    // Watched by a thread of ours, started now: the loop does no file I/O.
-    control.and_then(|file| {
-        control_file::Watcher::spawn(file, config.cluster_balance)
-            .inspect_err(|e| {
-                warn!("no watcher for the run-time control file ({e}): the knob is fixed")
-            })
-            .ok()
-    })
+/// A file per knob of the policy's own in `dir`, and `dir` when this made it.
+fn own_knob_files(
+    dir: &Path,
+    (specs, values): (&'static [KnobSpec], &KnobValues),
+) -> (Vec<control_file::KnobFile>, Option<std::path::PathBuf>) {
+    if specs.is_empty() {
+        return (Vec::new(), None);
+    }
+    let created = match control_file::ensure_dir(dir) {
+        Ok(created) => created.then(|| dir.to_owned()),
+        Err(e) => {
+            warn!("no run-time control files in {}: {e}", dir.display());
+            return (Vec::new(), None);
+        }
+    };
+    let mut files = Vec::new();
+    for (i, (spec, value)) in specs.iter().zip(values.as_slice()).enumerate() {
+        let Ok(index) = u16::try_from(i) else { break };
+        match control_file::KnobFile::create(dir, *spec, index, *value) {
+            Ok(f) => {
+                info!(
+                    "{} {}: change it with `echo VALUE > {}` ({})",
+                    spec.name,
+                    spec.show(*value),
+                    f.path().display(),
+                    spec.range()
+                );
+                files.push(f);
+            }
+            Err(e) => warn!("no run-time control file for {}: {e}", spec.name),
+        }
+    }
+    (files, created)
 }
 
 /// Starts the stats server on the standard socket and, with `--stats SECS`, a thread of ours

@@ -617,6 +617,7 @@ fn planted_links_and_fifos_at_the_decision_log_are_refused() {
         policy: "hybridland".to_owned(),
         seed: 0,
         knobs: hybridland_policy::PolicyConfig::default(),
+        policy_knobs: Default::default(),
         core: CoreSettings::from(&hybridland_policy::CoreConfig::DEFAULT),
         max_tasks: 64,
         helper: None,

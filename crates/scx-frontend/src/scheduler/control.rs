@@ -42,15 +42,37 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Applies a change of the control file, if the watcher found one.
+    /// Applies a change of the control files, if the watcher found one: the cluster-balance
+    /// knob's, or a policy's own knob's (handed to the core as `Input::Knob`).
     pub(super) fn poll_knob(&mut self) {
         let Some(control) = self.control.as_ref() else {
             return;
         };
+        let change = control.try_change();
+        match change {
+            Some(KnobChange::Own { index, value }) => {
+                control.applied_own(index, value);
+                let spec = self.core.policy().knobs().get(usize::from(index));
+                let name = spec.map_or("?", |s| s.name);
+                info!("{name}: {value} (from the control file)");
+                let _ = self.feed(now_ns(), Input::Knob { index, value });
+                return;
+            }
+            Some(KnobChange::OwnRejected { index }) => {
+                let spec = self.core.policy().knobs().get(usize::from(index));
+                warn!(
+                    "control file {}: not a value it takes ({}); unchanged",
+                    spec.map_or("?", |s| s.name),
+                    spec.map(|s| s.range().to_string()).unwrap_or_default()
+                );
+                return;
+            }
+            _ => {}
+        }
         let Some(current) = self.core.policy_config().map(|c| c.cluster_balance) else {
             return;
         };
-        match control.try_change() {
+        match change {
             None | Some(KnobChange::None) => {}
             Some(KnobChange::Set(mode)) => {
                 control.applied(mode);
@@ -62,6 +84,7 @@ impl<O: SchedOps> Scheduler<O> {
                 let _ = self.feed(now_ns(), Input::ClusterBalance { mode });
                 self.install_fast_wake(false);
             }
+            Some(KnobChange::Own { .. } | KnobChange::OwnRejected { .. }) => {}
             Some(KnobChange::Rejected) => {
                 warn!(
                     "{}: expected off, on or auto; keeping {current}",

@@ -13,14 +13,14 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// Keeps a decision log (`--record`): the core's inputs and what the loop sent, for
-    /// `hybrid-sim decisions`. `machine` is the machine file's text; the log takes at most
-    /// `max_bytes` of memory.
+    /// `hybrid-sim decisions`. `machine` is the machine file's text; `knobs` are hybridland's
+    /// and the policy's own by name; the log takes at most `max_bytes` of memory.
     pub(crate) fn with_decision_log(
         mut self,
         path: PathBuf,
         machine: String,
         seed: u64,
-        knobs: &PolicyConfig,
+        (knobs, policy_knobs): (&PolicyConfig, std::collections::BTreeMap<String, i64>),
         max_bytes: usize,
     ) -> Self {
         let header = Header {
@@ -30,6 +30,7 @@ impl<O: SchedOps> Scheduler<O> {
             policy: self.core.policy().name().to_owned(),
             seed,
             knobs: *knobs,
+            policy_knobs,
             core: CoreSettings::from(self.core.config()),
             max_tasks: self.cfg.max_tasks,
             helper: self.helper_id(),

@@ -75,11 +75,12 @@ enum Tag {
     Stopped,
     Ran,
     Classed,
+    Knob,
 }
 
 impl Tag {
     /// Every tag, at its own value.
-    const ALL: [Self; 14] = [
+    const ALL: [Self; 15] = [
         Self::Queued,
         Self::Snapshot,
         Self::SnapshotFailed,
@@ -94,6 +95,7 @@ impl Tag {
         Self::Stopped,
         Self::Ran,
         Self::Classed,
+        Self::Knob,
     ];
 
     fn of(byte: u8) -> Option<Self> {
@@ -242,6 +244,12 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
                 ClusterBalance::On => 1,
                 ClusterBalance::Auto => 2,
             });
+        }
+        OwnedInput::Knob { index, value } => {
+            w.byte(Tag::Knob as u8);
+            time(&mut w);
+            w.num(u64::from(*index));
+            w.num(zigzag(*value as u64));
         }
         OwnedInput::Started { task, cpu } => {
             w.byte(Tag::Started as u8);
@@ -440,6 +448,10 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
                 2 => ClusterBalance::Auto,
                 _ => return None,
             },
+        },
+        Tag::Knob => OwnedInput::Knob {
+            index: r.small()?,
+            value: unzigzag(r.num()?) as i64,
         },
         Tag::Started => OwnedInput::Started {
             task: TaskId(r.small()?),

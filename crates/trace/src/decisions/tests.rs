@@ -14,6 +14,7 @@ fn header(max_bytes: usize) -> Header {
         policy: "hybridland".into(),
         seed: 3,
         knobs: PolicyConfig::default(),
+        policy_knobs: Default::default(),
         core: CoreSettings::from(&CoreConfig::DEFAULT),
         max_tasks: 64,
         helper: None,
@@ -109,6 +110,20 @@ fn every_kind() -> Vec<Entry> {
             6,
             OwnedInput::ClusterBalance {
                 mode: ClusterBalance::Auto,
+            },
+        ),
+        at(
+            6,
+            OwnedInput::Knob {
+                index: 2,
+                value: -5,
+            },
+        ),
+        at(
+            6,
+            OwnedInput::Knob {
+                index: 15,
+                value: i64::MIN,
             },
         ),
         at(
