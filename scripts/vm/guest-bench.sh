@@ -163,28 +163,55 @@ cyclic_run() {  # cyclic_run SCHED LABEL
 # switch_rate: the switch test's bogo ops/s (real time) from stress-ng's --metrics-brief output.
 switch_rate() { awk '/metrc:.* switch / { print $9; exit }'; }
 
+# The fast path's coverage (scx_hybridland builds; a `--monitor 1` of the same build runs
+# through the throughput and latency loads for it, one request a second): fast_mark notes the
+# counts in its stats lines so far, fast_report SCHED LABEL prints those since, as
+# `VMBENCH: SCHED coverage LABEL placed=N asked=N no_free=N shared_queue=N race=N class_writes=N`
+# (placed of asked - no_free: the wake-ups that found an allowed CPU free).
+FAST_KEYS="fast fast-asked fast-no-free fast-shared-queue fast-race class-writes"
+fast_counts() { for k in $FAST_KEYS; do printf '%s ' "$(stat_sum "$k")"; done; }
+fast_mark() { FAST_MARK=$(fast_counts); }
+fast_report() {  # fast_report SCHED LABEL
+  [ -n "$MON_PID" ] || return 0
+  sleep 1.1   # the interval's stats line
+  set -- "$1" "$2" $FAST_MARK $(fast_counts)
+  say "VMBENCH: $1 coverage $2 placed=$((${9} - ${3})) asked=$((${10} - ${4})) no_free=$((${11} - ${5})) shared_queue=$((${12} - ${6})) race=$((${13} - ${7})) class_writes=$((${14} - ${8}))"
+}
+
 throughput() {  # throughput SCHED
+  monitor_start "$1"
   r=0
   while [ $r -lt "$BENCH_REPS" ]; do
+    fast_mark
     t=$("$HL/hackbench" $BENCH_HACKBENCH 2>&1 | awk '/^Time:/ { print $2 }')
     say "VMBENCH: $1 hackbench ${t:-failed}"
+    fast_report "$1" hackbench
+    fast_mark
     s=$("$HL/stress-ng" --switch 4 -t "$BENCH_SWITCH_SECS" --metrics-brief < /dev/null 2>&1 | switch_rate)
     say "VMBENCH: $1 switch ${s:-failed}"
+    fast_report "$1" switch
     r=$((r + 1))
   done
+  monitor_stop
 }
 
 latency() {  # latency SCHED
+  monitor_start "$1"
   for nhogs in 4 8; do
     "$HL/stress-ng" --cpu "$nhogs" -t $((BENCH_CYCLIC_SECS + 3)) > /dev/null 2>&1 &
     hogs=$!
     sleep 2
+    fast_mark
     cyclic_run "$1" "cyclic-${nhogs}hogs"
+    fast_report "$1" "cyclic-${nhogs}hogs"
     wait "$hogs"
   done
   # Alone: every wake-up finds CPUs idle (where scx_hybridland's fast path applies).
   sleep 1
+  fast_mark
   cyclic_run "$1" cyclic-alone
+  fast_report "$1" cyclic-alone
+  monitor_stop
 }
 
 fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }

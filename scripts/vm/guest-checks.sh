@@ -116,13 +116,13 @@ fi
 stop_sched INT
 wait_state disabled 20
 
-# fast-wake: the wake-up fast path (src/bpf/fast_wake.bpf.h) decides wake-ups in the kernel,
-# and every one it keeps is the policy's own answer. A light frame task (30 fps) on an
-# otherwise idle machine wakes with its P-core idle, which the policy's table covers.
-# --audit-fast-wake holds each kept wake-up against Policy::check_fast_wake on the idle and
-# allowed CPUs the kernel side saw (for every utilisation and with or without homes). Passes
-# with at least 20 kept, every one checked, none disagreeing; the controls keep none:
-# --no-fast-wake (the counter counts the fast path and nothing else) and --fifo (no table).
+# fast-wake: the wake-up fast path (src/bpf/fast_wake.bpf.h) places wake-ups in the kernel,
+# and every placement is the policy's own answer. A light frame task (30 fps) on an otherwise
+# idle machine wakes with CPUs free, which the policy's tables cover. --audit-fast-wake holds
+# each placement against Policy::check_fast_wake on the inputs the kernel side walked with
+# (free and allowed CPUs, previous CPU, class, homes). Passes with at least 20 placed, every
+# one checked, none disagreeing; the controls place none: --no-fast-wake (the counter counts
+# the fast path and nothing else) and --fifo (no table).
 fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; sets FAST, AUDIT
   FAST=-1; AUDIT=""
   if start_sched "$@"; then
@@ -137,13 +137,13 @@ fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; se
 # A light frame task: 2 ms of work a frame (calibrated here, with no scheduler loaded).
 LIGHT_ITERS=$(( $("$HL/frame-task" calibrate) * 2 ))
 fast_run --audit-fast-wake; hl_fast=$FAST; hl_audit=$AUDIT
-say "fast-wake: policy kept $hl_fast; audit: ${hl_audit:-none}"
+say "fast-wake: policy placed $hl_fast; audit: ${hl_audit:-none}"
 grep "fast-path audit:" "$LOG" | head -n 6
 fast_run --no-fast-wake; off_fast=$FAST
 fast_run --fifo; fifo_fast=$FAST
 checked=$(echo "$hl_audit" | awk '{print $1}')
 disagreed=$(echo "$hl_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
-detail="kept $hl_fast (audit: ${hl_audit:-none}); --no-fast-wake kept $off_fast, --fifo $fifo_fast"
+detail="placed $hl_fast (audit: ${hl_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
 if [ "$hl_fast" -ge 20 ] && [ "${checked:-0}" -ge "$hl_fast" ] && [ "$disagreed" = 0 ] &&
    [ "$off_fast" = 0 ] && [ "$fifo_fast" = 0 ]; then
   pass fast-wake "$detail"

@@ -38,6 +38,8 @@ pub(crate) struct Placed {
 pub(crate) struct AuditCounts {
     /// Placements checked.
     pub(crate) checked: u64,
+    /// Of them, placements on another CPU than the task's previous one.
+    pub(crate) moved: u64,
     /// Of them, ones the idle order would have placed elsewhere.
     pub(crate) disagreed: u64,
     /// Records overwritten before they were read, or malformed.
@@ -58,6 +60,7 @@ impl AuditCounts {
             return None;
         };
         self.checked += 1;
+        self.moved += u64::from(k.prev != Some(k.cpu));
         let q = WakeQuestion {
             free: &k.free,
             allowed: &k.allowed,
@@ -161,6 +164,7 @@ mod tests {
             counts,
             AuditCounts {
                 checked: 4,
+                moved: 0,
                 disagreed: 2,
                 lost: 1
             }

@@ -215,8 +215,8 @@ impl<O: SchedOps> Scheduler<O> {
         }
         if let Some(a) = audit {
             info!(
-                "fast-path audit: {} placed wake-ups checked against the policy, {} disagreed, {} lost",
-                a.checked, a.disagreed, a.lost
+                "fast-path audit: {} placed wake-ups checked against the policy ({} on another CPU than the previous one), {} disagreed, {} lost",
+                a.checked, a.moved, a.disagreed, a.lost
             );
         }
         Ok(())

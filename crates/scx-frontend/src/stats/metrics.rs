@@ -289,7 +289,7 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-declined=shared-queue:{},race:{} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,

@@ -70,7 +70,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
          busy \
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
          snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
-         fast=4 fast-asked=10 fast-no-free=4 fast-cover=66% fast-declined=shared-queue:1,race:1 \
+         fast=4 fast-asked=10 fast-no-free=4 fast-cover=66% fast-shared-queue=1 fast-race=1 \
          class-writes=2 fast-runs=4 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
     );
     // The error figures appear only when there is something to say.
