@@ -6,7 +6,8 @@
 # that would begin without its scheduler; the table (scripts/vm/bench-table.sh) then shows
 # `void` in those cells, keeps every other figure, leaves the void figures out of the medians
 # and ratios, and says why. Also the profile load's reading of BPF run-time statistics
-# (bpf_progs, bpf_deltas in guest-lib.sh) from a fake bpftool. No VM is booted.
+# (bpf_progs, bpf_deltas in guest-lib.sh) from a fake bpftool, and the fast path's coverage
+# rows. No VM is booted.
 #
 #   scripts/tests/bench-table.sh
 set -euo pipefail
@@ -133,6 +134,10 @@ OUT=$WORK/out.log
   done
   printf 'VMBENCH: fifo loop batches=800 cpu_us=200000 snapshots=0 snapshot_us=0 decide_us=0\r\n'
   printf 'VMBENCH: fifo cost dispatched=800 cpu_ms=390 wall_s=5.4 syscalls: sys_sched_yield=886 sys_read=32\r\n'
+  # The fast path's counts of two switch runs: summed per load.
+  printf 'VMBENCH: hybridland coverage switch placed=90 asked=120 no_free=20 shared_queue=6 race=4 class_writes=3\r\n'
+  printf 'VMBENCH: hybridland coverage switch placed=10 asked=10 no_free=0 shared_queue=0 race=0 class_writes=1\r\n'
+  printf 'VMBENCH: hybridland coverage cyclic-alone placed=0 asked=5 no_free=5 shared_queue=0 race=0 class_writes=0\r\n'
   cat "$G"
   # A void switch figure of one more scheduler voids its throughput-over-fifo line.
   printf 'VMBENCH: hybridland-fixed hackbench 3.6\r\nVMBENCH: hybridland-fixed switch 90000\r\n'
@@ -156,6 +161,9 @@ expect_line "$T" '^hybridland-fixed +throughput / fifo: void' "a void throughput
 expect_line "$T" '^hybridland +cyclic-4hogs cyclic-8hogs cyclic-alone: sched_ext state disabled \(ejected\)$' "the void list says which and why"
 expect_line "$T" '^hybridland +cost loop frame: not in charge when the load began' "later loads are listed with their own reason"
 expect_no_line "$T" '83000|40000' "no void latency figure reaches the table"
+# The share placed in BPF: of the wake-ups that found an allowed CPU free, summed over runs.
+expect_line "$T" '^hybridland +switch +130 +110 +100 +90\.9% +6 +4 +4$' "the coverage row sums a load's runs"
+expect_line "$T" '^hybridland +cyclic-alone +5 +0 +0 +- ' "no free CPU: no share"
 
 if ((failures)); then
   echo "bench-table test: $failures failure(s)" >&2
