@@ -159,6 +159,16 @@ impl Recorder {
     /// Records a dequeued task. Returns `true` when this event filled the buffer: the caller
     /// then calls [`stop`](Self::stop).
     pub(crate) fn observe(&mut self, ev: Event, comm: &[u8]) -> bool {
+        self.observe_with(ev, Some(comm))
+    }
+
+    /// Records a run the kernel's fast path reported (the task never reached the loop: its
+    /// name stays what the loop last saw, if anything). As [`observe`](Self::observe).
+    pub(crate) fn observe_run(&mut self, ev: Event) -> bool {
+        self.observe_with(ev, None)
+    }
+
+    fn observe_with(&mut self, ev: Event, comm: Option<&[u8]>) -> bool {
         if !self.wants(ev.pid) {
             return false;
         }
@@ -173,9 +183,11 @@ impl Recorder {
             last_at: ev.at_ns,
             exited_at: None,
         });
-        let n = comm.len().min(16);
-        info.comm = [0; 16];
-        info.comm[..n].copy_from_slice(&comm[..n]);
+        if let Some(comm) = comm {
+            let n = comm.len().min(16);
+            info.comm = [0; 16];
+            info.comm[..n].copy_from_slice(&comm[..n]);
+        }
         info.last_at = ev.at_ns;
         self.events.len() >= self.cfg.max_events
     }

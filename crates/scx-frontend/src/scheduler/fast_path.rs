@@ -46,9 +46,28 @@ impl<O: SchedOps> Scheduler<O> {
         if self.fast_table.is_none() {
             return;
         }
-        let (core, decisions, counters) = (&mut self.core, &mut self.decisions, &mut self.counters);
+        let (core, decisions, counters, recorder) = (
+            &mut self.core,
+            &mut self.decisions,
+            &mut self.counters,
+            &mut self.recorder,
+        );
+        let at_ns = now_ns();
+        let mut full = false;
         let lost = self.ops.drain_fast_runs(&mut |r| {
             counters.fast_path.runs += 1;
+            if let Some(rec) = recorder.as_mut().filter(|rec| rec.recording()) {
+                // The run before a wake-up the kernel placed: as the loop sees a woken task's.
+                full |= rec.observe_run(Event {
+                    at_ns,
+                    start_ts: r.run.start_ns,
+                    stop_ts: r.run.stop_ns,
+                    exec_runtime: r.run.stop_ns.saturating_sub(r.run.start_ns),
+                    pid: i32::try_from(r.task.0).unwrap_or(-1),
+                    cpu: i16::try_from(r.cpu.0).unwrap_or(-1),
+                    wakeup: true,
+                });
+            }
             let input = Input::Ran {
                 task: r.task,
                 cpu: r.cpu,
@@ -59,6 +78,9 @@ impl<O: SchedOps> Scheduler<O> {
             let _ = feed(core, decisions, r.run.stop_ns, input);
         });
         self.counters.fast_path.runs_lost += lost;
+        if full {
+            self.stop_recording();
+        }
         while let Some(out) = self.core.poll() {
             self.carry_out(out);
         }

@@ -29,7 +29,11 @@ struct FakeOps {
     picks: VecDeque<Option<i32>>,
     /// Every fast-path table installed (`None`: switched off), in order.
     fast_wake: Vec<Option<FastWakeTable>>,
+    /// Runs the fast path reports at the next drain.
+    fast_runs: Vec<crate::fast_runs::FastRun>,
+    /// Every class written, and the homes last mirrored.
     classes: Vec<(i32, u8)>,
+    homes: Option<CpuSet>,
 }
 
 impl FakeOps {
@@ -48,7 +52,9 @@ impl FakeOps {
             queued_cpus: CpuSet::EMPTY,
             picks: VecDeque::new(),
             fast_wake: Vec::new(),
+            fast_runs: Vec::new(),
             classes: Vec::new(),
+            homes: None,
         }
     }
 
@@ -98,6 +104,15 @@ impl SchedOps for FakeOps {
     fn set_class(&mut self, pid: i32, class: hybridland_policy::TaskClass) -> Result<()> {
         self.classes.push((pid, class.0));
         Ok(())
+    }
+    fn drain_fast_runs(&mut self, each: &mut dyn FnMut(crate::fast_runs::FastRun)) -> u64 {
+        for r in self.fast_runs.drain(..) {
+            each(r);
+        }
+        0
+    }
+    fn set_homes(&mut self, homes: &CpuSet) {
+        self.homes = Some(*homes);
     }
     fn exited(&mut self) -> bool {
         false
@@ -1007,4 +1022,53 @@ fn a_written_own_knob_reaches_the_core_and_the_decision_log() {
     assert_eq!(knob_entries(&s), vec![(0, 300)]);
     drop(s);
     assert!(!dir.exists());
+}
+
+/// Runs the kernel's fast path reports reach the core: a task busy 9 ms of every 10 on an
+/// E-CPU becomes class 1 (fits only the P-cores), written once into the kernel, and its home
+/// is mirrored there.
+#[test]
+fn fast_path_runs_reach_the_core_and_its_class_the_kernel() {
+    let mut s = small(false);
+    let e_cpu = CpuId(0);
+    assert!(s.core.topology().info(e_cpu).unwrap().capacity < 1024);
+    for n in 0..40u64 {
+        s.ops.fast_runs.push(crate::fast_runs::FastRun {
+            task: TaskId(42),
+            cpu: e_cpu,
+            run: LastRun {
+                start_ns: 1_000_000 + n * 10_000_000,
+                stop_ns: 10_000_000 + n * 10_000_000,
+            },
+            weight: 100,
+        });
+    }
+    s.apply_fast_runs();
+    assert_eq!(s.ops.classes, [(42, 1)]);
+    assert_eq!(
+        (s.counters.fast_path.runs, s.counters.fast_path.class_writes),
+        (40, 1)
+    );
+    assert_eq!(
+        s.core.task_class(TaskId(42)),
+        hybridland_policy::TaskClass(1)
+    );
+    assert!(s.ops.homes.is_some_and(|h| h.contains(e_cpu)));
+    // Under --fifo there is no fast path: nothing is drained.
+    let mut f = small(true);
+    f.ops.fast_runs.push(s_run());
+    f.apply_fast_runs();
+    assert_eq!((f.counters.fast_path.runs, f.ops.fast_runs.len()), (0, 1));
+}
+
+fn s_run() -> crate::fast_runs::FastRun {
+    crate::fast_runs::FastRun {
+        task: TaskId(7),
+        cpu: CpuId(0),
+        run: LastRun {
+            start_ns: 1,
+            stop_ns: 2,
+        },
+        weight: 100,
+    }
 }
