@@ -284,8 +284,7 @@ impl Policy {
             *size = topo.cluster_cpus(c).len() as u16;
         }
         // Insertion into rank order: capacity, then rank, highest first; ids ascend on a tie.
-        let mut n = 0;
-        for cpu in topo.cpus().iter() {
+        for (n, cpu) in topo.cpus().iter().enumerate() {
             let key = |c: CpuId| {
                 let i = topo.info_of(c);
                 (u32::from(i.capacity) << 16) | u32::from(i.rank)
@@ -296,7 +295,6 @@ impl Policy {
                 at -= 1;
             }
             t.ranked[at] = cpu;
-            n += 1;
         }
         t
     }

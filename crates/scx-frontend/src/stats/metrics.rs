@@ -209,7 +209,7 @@ impl Metrics {
                     .fast_asked
                     .saturating_sub(p.fast_asked)
                     .saturating_sub(f.fast_no_free.saturating_sub(p.fast_no_free));
-                if free == 0 { 100 } else { placed * 100 / free }
+                (placed * 100).checked_div(free).unwrap_or(100)
             },
             fw_fast_declined_shared_queue: f.fast_declined[0].saturating_sub(p.fast_declined[0]),
             fw_fast_declined_race: f.fast_declined[1].saturating_sub(p.fast_declined[1]),
