@@ -219,15 +219,12 @@ pub(super) fn reclass<P: PlacementPolicy>(
     now_ns: u64,
 ) {
     let class = policy.class_of(topo, util);
-    if class == rec.class
-        || rec
-            .class_ns
-            .is_some_and(|at| now_ns.saturating_sub(at) < CLASS_HOLD_NS)
-    {
+    let held = rec.class_ns != 0 && now_ns.saturating_sub(rec.class_ns) < CLASS_HOLD_NS;
+    if class == rec.class || held {
         return;
     }
     if classes.push(Classed { task, class }).is_ok() {
         rec.class = class;
-        rec.class_ns = Some(now_ns);
+        rec.class_ns = now_ns.max(1);
     }
 }

@@ -28,9 +28,9 @@ pub(super) struct Record {
     pub(super) seen_ns: u64,
     /// The CPU whose core is its home.
     pub(super) home: Option<CpuId>,
-    /// The class last given out ([`Classed`](super::Classed)), and when.
+    /// The class last given out ([`Classed`](super::Classed)), and when (0: never).
     pub(super) class: TaskClass,
-    pub(super) class_ns: Option<u64>,
+    pub(super) class_ns: u64,
     /// Its weight as last handed over ([`Queued::weight`](super::Queued::weight) or a
     /// stopped run's); [`NICE_0_WEIGHT`] until then.
     pub(super) weight: u32,
@@ -52,7 +52,7 @@ impl Record {
         generation: 0,
         value: 0,
         class: TaskClass(0),
-        class_ns: None,
+        class_ns: 0,
     };
 }
 
@@ -265,7 +265,7 @@ mod test {
     /// most): what a slot holds grows only with a look at that budget.
     #[test]
     fn a_slot_stays_within_the_live_storage_budget() {
-        assert!(size_of::<Slot>() <= 104, "{} bytes", size_of::<Slot>());
+        assert!(size_of::<Slot>() <= 112, "{} bytes", size_of::<Slot>());
         assert!(Slot::count_for(65_536) * size_of::<Slot>() <= 16 << 20);
     }
 
