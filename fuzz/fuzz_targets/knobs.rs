@@ -131,7 +131,7 @@ fuzz_target!(|input: Input| {
             assert!(items.contains(&item) && !item.contains('='), "{item:?}");
             return;
         }
-        Err(KnobError::UnknownKey { key }) => {
+        Err(KnobError::UnknownKey { key, .. }) => {
             assert!(!keys.contains(&key.as_str()), "{key:?} is known");
             assert!(items.iter().any(|i| i.contains(&key)));
             return;

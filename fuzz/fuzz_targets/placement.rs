@@ -8,7 +8,7 @@
 use arbitrary::Arbitrary;
 use hybridland_fuzz::{CpuInput, KnobsInput, SetInput, TopologyInput, balance_mode};
 use hybridland_policy::testkit::{check_deterministic, check_placement, check_state};
-use hybridland_policy::{ConfigError, CpuState, Policy, TaskHints, Topology};
+use hybridland_policy::{ConfigError, CpuState, Policy, TaskHints, Topology, WakeQuestion};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -106,18 +106,18 @@ fn wake(topo: &Topology, policy: &Policy, state: &mut CpuState, task: &Task, occ
             policy.config()
         );
     }
-    // The live fast path keeps a wake-up on its previous CPU only where the idle order does.
-    if let Some(prev) = hints.prev_cpu {
-        let entry = policy.fast_wake(topo, prev);
-        let range = policy.balance_range(topo);
-        if entry.keeps(topo, state.idle(), &allowed, prev, range) {
-            assert_eq!(
-                (placement.cpu, placement.step),
-                (Some(prev), entry.step),
-                "fast path kept {prev}: {entry:?}\n{topo:?}\n{state:?}\n{hints:?}"
-            );
-        }
-    }
+    // The live fast path's walk of the policy's tables is the idle order.
+    let walked = policy.wake_table(topo).decide(&WakeQuestion {
+        free: state.idle(),
+        allowed: &allowed,
+        prev: hints.prev_cpu,
+        class: policy.class_of(topo, hints.util),
+        homes: state.homes(),
+    });
+    assert_eq!(
+        walked, placement,
+        "the fast path's walk\n{topo:?}\n{state:?}\n{hints:?}"
+    );
     if occupy && let Some(cpu) = placement.cpu {
         assert!(state.occupy(topo, cpu), "chosen cpu {cpu} was not idle");
         check(topo, state);
