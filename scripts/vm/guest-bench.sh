@@ -52,7 +52,9 @@
 #              scx_hybridland builds with the stats `loop` section also the loop's own figures
 #              over the run (`loop`: batches, its thread's CPU us, snapshots, us in them and in
 #              the core). scx_hybridland runs without --stats in every load (as a user runs it);
-#              for this one a `--monitor 1` process reads its figures
+#              for this one, and through the throughput and latency loads for the wake-up fast
+#              path's coverage (`coverage` lines), a `--monitor 1` process of the same build
+#              reads its figures (one request a second)
 #   profile    (every sched_ext scheduler; only when named in $BENCH_LOADS) `stress-ng --switch
 #              4` for $BENCH_SWITCH_SECS s with the kernel's BPF run-time statistics on, under
 #              `perf record -a -e cpu-clock`: `VMPROF:` lines with each BPF program's calls and

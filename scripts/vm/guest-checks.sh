@@ -525,6 +525,81 @@ else
   fail little-first-light-discriminates "not discriminating: --fifo: $(fit_detail fifo); default: $(fit_detail default)"
 fi
 
+# up-at-moves: a policy author's rule sees the core's estimate at the moment it is asked, and
+# a policy's own knob changes live. The example's second policy (examples/my-policy/src/up_at.rs,
+# `scx_my_policy --policy up-at --set heavy_util=600`) puts a new lone spinner on an E-core
+# (no history: light) and moves it up to a P-core once the core's estimate reaches 600 (about
+# 130 ms of running on an E-core of capacity 640). A spinner never wakes, so only its
+# up_migration, asked between batches, can see that: with the estimate from when the task was
+# placed it stays on the E-core for good. 8 trials, each a new spinner seen 0.05 s after its
+# start and again at 1 s: on an E-core, then on a P-core (E->P) in at least 6. Then heavy_util
+# goes to 1024 through its control file, while the scheduler runs: the estimate cannot reach
+# it on an E-core, and a spinner stays there (E->E) in at least 6 of 8. Controls: --fifo and the
+# default scheduler move a lone spinner E->P in at most 2 of 8.
+UPAT_RESULTS=/run/upat-results
+: > "$UPAT_RESULTS"
+upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LABEL|E->P|E->E|detail
+  moved=0; stayed=0; trials=""; t=0
+  while [ $t -lt 8 ]; do
+    taskset 0xff sh -c 'while :; do :; done' &
+    SPIN=$!
+    sleep 0.05
+    a=$(cpu_of "$SPIN")
+    sleep 1
+    b=$(cpu_of "$SPIN")
+    spin_stop
+    if [ "$a" -lt 0 ] || [ "$b" -lt 0 ]; then
+      trials="$trials ?"
+    else
+      pa=E; if is_p "$a"; then pa=P; fi
+      pb=E; if is_p "$b"; then pb=P; fi
+      trials="$trials $pa$pb"
+      if [ "$pa$pb" = EP ]; then moved=$((moved + 1)); fi
+      if [ "$pa$pb" = EE ]; then stayed=$((stayed + 1)); fi
+    fi
+    t=$((t + 1))
+    sleep 0.1
+  done
+  detail="E->P in $moved of 8, E->E in $stayed ($trials )"
+  echo "$1|$moved|$stayed|$detail" >> "$UPAT_RESULTS"
+  say "placement: [$1] up-at: $detail"
+}
+pin_shell 0x10
+keep=$SCX; SCX=$MY
+if start_sched --policy up-at --set heavy_util=600; then
+  sleep 1
+  upat_trials up-at
+  if echo 1024 > /run/scx_hybridland/heavy_util; then
+    sleep 1.5
+    upat_trials up-at-1024
+  fi
+  stop_sched INT
+  wait_state disabled 20
+fi
+SCX=$keep
+if start_sched --fifo; then
+  sleep 1
+  upat_trials fifo
+  stop_sched INT
+  wait_state disabled 20
+fi
+upat_trials default
+pin_shell 0xff
+upat_n() { v=$(grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f"$2"); echo "${v:--1}"; }
+upat_detail() { grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f4; }
+detail="heavy_util=600: $(upat_detail up-at); after writing 1024 to its control file: $(upat_detail up-at-1024)"
+if [ "$(upat_n up-at 2)" -ge 6 ] && [ "$(upat_n up-at-1024 3)" -ge 6 ]; then
+  pass up-at-moves "$detail"
+else
+  fail up-at-moves "$detail"
+fi
+f=$(upat_n fifo 2); d=$(upat_n default 2)
+if [ "$f" -ge 0 ] && [ "$f" -le 2 ] && [ "$d" -ge 0 ] && [ "$d" -le 2 ]; then
+  pass up-at-moves-discriminates "--fifo: $(upat_detail fifo); default: $(upat_detail default)"
+else
+  fail up-at-moves-discriminates "not discriminating: --fifo: $(upat_detail fifo); default: $(upat_detail default)"
+fi
+
 # decision-replay: a loaded run recorded with --record keeps a decision log (the core's inputs
 # and what the loop sent); `hybrid-sim decisions` (here the example's my-policy-sim, which also
 # knows little-first) feeds it through the same core again, and every dispatch and nudge must

@@ -2,7 +2,11 @@
 //! that fits it, so light work stays on E-cores and only work that needs a big core gets one.
 //! A power-saving idea in about fifty lines, run by the same scheduler core as hybridland, in
 //! `hybrid-sim` (`my-policy-sim`) and live (`scx_my_policy`). See the README's "Try your own
-//! placement idea".
+//! placement idea". A second one, [`UP_AT`], moves a task that turns heavy up, with knobs of
+//! its own.
+
+mod up_at;
+pub use up_at::{UP_AT, UpAt};
 
 use hybridland_policy::{
     CpuId, CustomPolicy, KnobValues, Placement, PlacementPolicy, Topology, View,
