@@ -17,6 +17,7 @@ mod new_policy;
 mod opts;
 mod output;
 mod plots;
+mod policies_cmd;
 mod replay_cmd;
 mod sweep_cmd;
 mod table;
@@ -222,7 +223,7 @@ fn run(opts: Opts) -> Result<String, Failure> {
     match opts.command {
         Command::Replay(args) => replay_cmd::replay(&args),
         Command::Validate(args) => replay_cmd::validate(&args),
-        Command::Policies => Ok(replay_cmd::policies()),
+        Command::Policies => Ok(policies_cmd::policies()),
         Command::Sweep(args) => sweep_cmd::sweep(&args),
         Command::Import(ImportCommand::RtApp(args)) => import_rt_app(&args),
         Command::Import(ImportCommand::Ftrace(args)) => import_ftrace(&args),

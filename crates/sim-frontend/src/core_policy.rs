@@ -6,14 +6,15 @@ use crate::sim_policy::{
     Decision, Destination, EngineView, MachineView, Move, PolicyDriver, PolicyError, QueuedTask,
     Reason, SimCore, SimPolicy, TaskView,
 };
+mod fast;
 mod pids;
 
+use fast::{FastTable, settle};
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
-    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuSet, CpuState, Input,
-    KnobValues, LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued,
-    SchedCore, Slot, Step, TaskClass, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
-    WakeQuestion, WakeTable,
+    Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input, KnobValues,
+    LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore,
+    Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
 };
 use pids::Pids;
 
@@ -56,58 +57,6 @@ pub struct CoreDriven {
     /// decision changes the core's state; the checkers test it against the one it was made
     /// on).
     seen: Option<CpuState>,
-}
-
-/// The live fast path (`scx_hybridland`'s `src/bpf/fast_wake.bpf.h` walks the same table):
-/// a wake-up that finds an allowed CPU free is placed by [`WakeTable::decide`] with the class
-/// the core last gave the task and the core's homes, with the base slice, without the core.
-/// Built once: the table depends only on the machine and the knobs, which a replay does not
-/// change.
-#[derive(Clone, Debug)]
-struct FastTable {
-    table: Box<WakeTable>,
-    slice_ns: u64,
-}
-
-impl FastTable {
-    /// The fast path's decision for woken `task`, if it makes one.
-    fn place(
-        &self,
-        machine: &EngineView<'_>,
-        task: &TaskView<'_>,
-        class: TaskClass,
-        homes: &CpuSet,
-    ) -> Option<Decision> {
-        let placement = self.table.decide(&WakeQuestion {
-            free: machine.idle,
-            allowed: task.allowed,
-            prev: task.prev_cpu,
-            class,
-            homes,
-        });
-        Some(Decision {
-            target: Destination::Run(placement.cpu?),
-            placement: Some(placement),
-            slice_end: None,
-            slice_ns: Some(self.slice_ns),
-            vtime: None,
-            util: None,
-        })
-    }
-}
-
-/// Carries out what the core gave besides a dispatch: the nudge, if any; class changes are
-/// the kernel's business live and only counted here.
-fn settle(core: &mut SimCore, classed: &mut u64) -> Option<Nudge> {
-    let mut nudge = None;
-    while let Some(out) = core.poll() {
-        match out {
-            Output::Nudge(n) => nudge = Some(n),
-            Output::Class(_) => *classed += 1,
-            Output::Dispatch(_) => {}
-        }
-    }
-    nudge
 }
 
 impl CoreDriven {

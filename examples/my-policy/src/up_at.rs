@@ -5,8 +5,7 @@
 //! heavy_util=100,256,600`, and live a control file each.
 
 use hybridland_policy::{
-    CoreKind, CpuId, CustomPolicy, KnobSpec, KnobValues, Placement, PlacementPolicy, Topology,
-    View,
+    CoreKind, CpuId, CustomPolicy, KnobSpec, KnobValues, Placement, PlacementPolicy, Topology, View,
 };
 
 /// The policy, with its knobs' values.
@@ -24,7 +23,11 @@ const KNOBS: &[KnobSpec] = &[
         256,
         "utilisation from which a task counts as heavy (1024: never on a CPU below 1024)",
     ),
-    KnobSpec::on_off("move_up", true, "move a task that turns heavy up to a P-core"),
+    KnobSpec::on_off(
+        "move_up",
+        true,
+        "move a task that turns heavy up to a P-core",
+    ),
 ];
 
 /// The first idle allowed CPU of a P-core (`performance`) or of an E-core.

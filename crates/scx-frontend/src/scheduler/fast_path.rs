@@ -75,7 +75,7 @@ impl<O: SchedOps> Scheduler<O> {
                 weight: r.weight,
             };
             // A snapshot-reading core takes every run.
-            let _ = feed(core, decisions, r.run.stop_ns, input);
+            let _ = feed(core, decisions, at_ns, input);
         });
         self.counters.fast_path.runs_lost += lost;
         if full {
