@@ -169,7 +169,11 @@ impl CoreDriven {
             && let Some(fast) = &self.fast
         {
             let class = core.task_class(self.pids.id(task.id));
-            if let Some(placed) = fast.place(machine, task, class, core.state().homes()) {
+            let util = core
+                .policy()
+                .hybridland()
+                .map(|p| p.class_util(machine.topo, class));
+            if let Some(placed) = fast.place(machine, task, (class, util), core.state().homes()) {
                 return placed;
             }
         }

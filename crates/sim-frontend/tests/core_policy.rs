@@ -113,8 +113,9 @@ fn replay_light(fast_wake: &str) -> (Report, u64) {
     let mut by_core = 0;
     let report = simulate(LIGHT_PERIODIC, "hybridland", &[&knob], |sim| {
         sim.run_observed(&mut |r: &DecisionRecord<'_>| {
-            // A kept wake-up carries no utilisation of the core's; the core's own decisions do.
-            if r.reason == Reason::Wakeup && r.decision.util.is_some() {
+            // A wake-up the fast path placed carries no vtime of the core's; the core's own
+            // decisions do.
+            if r.reason == Reason::Wakeup && r.decision.vtime.is_some() {
                 by_core += 1;
             }
             if let Err(v) = util::check_record(r) {

@@ -16,12 +16,14 @@ pub(super) struct FastTable {
 }
 
 impl FastTable {
-    /// The fast path's decision for woken `task`, if it makes one.
+    /// The fast path's decision for woken `task` of class `class` (whose highest utilisation
+    /// is `class_util`: the decision is made for any task of the class, so it is checked as
+    /// made for that one), if it makes one.
     pub(super) fn place(
         &self,
         machine: &EngineView<'_>,
         task: &TaskView<'_>,
-        class: TaskClass,
+        (class, class_util): (TaskClass, Option<u16>),
         homes: &CpuSet,
     ) -> Option<Decision> {
         let placement = self.table.decide(&WakeQuestion {
@@ -37,7 +39,7 @@ impl FastTable {
             slice_end: None,
             slice_ns: Some(self.slice_ns),
             vtime: None,
-            util: None,
+            util: class_util,
         })
     }
 }
