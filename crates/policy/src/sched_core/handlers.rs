@@ -143,39 +143,20 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
 
     pub(super) fn handle_stopped(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
         self.state.release(&self.topo, cpu);
-        let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
-        let Self {
-            slots,
-            topo,
-            policy,
-            classes,
-            classing,
-            generation,
-            ..
-        } = self;
-        if let Some(rec) = slots.entry(task) {
-            Self::stamp(generation, rec);
-            rec.seen_ns = rec.seen_ns.max(run.stop_ns);
-            rec.weight = weight;
-            let _counted = rec.state.on_run(&Run {
-                cpu,
-                capacity,
-                start_ns: run.start_ns,
-                stop_ns: run.stop_ns,
-                weight,
-            });
-            if *classing {
-                let util = rec.state.util();
-                reclass(policy, topo, classes, task, rec, util, run.stop_ns);
-            }
-        }
+        self.count_run(task, cpu, run, weight, false);
     }
 
     pub(super) fn handle_ran(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
-        let Some(info) = self.topo.info(cpu) else {
-            return;
-        };
-        let capacity = info.capacity;
+        if self.topo.info(cpu).is_some() {
+            self.count_run(task, cpu, run, weight, true);
+        }
+    }
+
+    /// Counts a run of `task` on `cpu` in its record (started if it has none): the estimate,
+    /// vtime and weight, its home when `home` (a tracked core moves it at the start), then a
+    /// class change.
+    fn count_run(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32, home: bool) {
+        let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
         let Self {
             slots,
             state,
@@ -183,13 +164,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             policy,
             classes,
             classing,
+            generation,
             ..
         } = self;
         let Some(rec) = slots.entry(task) else {
             return;
         };
+        Self::stamp(generation, rec);
         rec.seen_ns = rec.seen_ns.max(run.stop_ns);
-        if rec.home != Some(cpu) {
+        rec.weight = weight;
+        if home && rec.home != Some(cpu) {
             state.move_home(topo, rec.home, cpu);
             rec.home = Some(cpu);
         }

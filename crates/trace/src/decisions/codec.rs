@@ -457,24 +457,30 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             task: TaskId(r.small()?),
             cpu: cpu(&mut r)?,
         },
-        Tag::Stopped => OwnedInput::Stopped {
-            task: TaskId(r.small()?),
-            cpu: cpu(&mut r)?,
-            run: LastRun {
+        Tag::Stopped | Tag::Ran => {
+            let task = TaskId(r.small()?);
+            let cpu = cpu(&mut r)?;
+            let run = LastRun {
                 start_ns: r.num()?,
                 stop_ns: r.num()?,
-            },
-            weight: r.small()?,
-        },
-        Tag::Ran => OwnedInput::Ran {
-            task: TaskId(r.small()?),
-            cpu: cpu(&mut r)?,
-            run: LastRun {
-                start_ns: r.num()?,
-                stop_ns: r.num()?,
-            },
-            weight: r.small()?,
-        },
+            };
+            let weight = r.small()?;
+            if tag == Tag::Ran {
+                OwnedInput::Ran {
+                    task,
+                    cpu,
+                    run,
+                    weight,
+                }
+            } else {
+                OwnedInput::Stopped {
+                    task,
+                    cpu,
+                    run,
+                    weight,
+                }
+            }
+        }
         _ => return None,
     };
     Some((Entry::Input { now, input }, r.at))
