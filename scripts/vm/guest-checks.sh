@@ -531,8 +531,8 @@ fi
 # (no history: light) and moves it up to a P-core once the core's estimate reaches 600 (about
 # 130 ms of running on an E-core of capacity 640). A spinner never wakes, so only its
 # up_migration, asked between batches, can see that: with the estimate from when the task was
-# placed it stays on the E-core for good. 8 trials, each a new spinner seen 0.05 s after its
-# start and again at 1 s: on an E-core, then on a P-core (E->P) in at least 6. Then heavy_util
+# placed it stays on the E-core for good. 8 trials, each a new spinner seen 0.1 s after its
+# start (its estimate then about 560) and again 1 s later: on an E-core, then on a P-core (E->P) in at least 6. Then heavy_util
 # goes to 1024 through its control file, while the scheduler runs: the estimate cannot reach
 # it on an E-core, and a spinner stays there (E->E) in at least 6 of 8. Controls: --fifo and the
 # default scheduler move a lone spinner E->P in at most 2 of 8.
@@ -543,7 +543,7 @@ upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LAB
   while [ $t -lt 8 ]; do
     taskset 0xff sh -c 'while :; do :; done' &
     SPIN=$!
-    sleep 0.05
+    sleep 0.1
     a=$(cpu_of "$SPIN")
     sleep 1
     b=$(cpu_of "$SPIN")
