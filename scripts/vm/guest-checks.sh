@@ -564,7 +564,10 @@ upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LAB
   echo "$1|$moved|$stayed|$detail" >> "$UPAT_RESULTS"
   say "placement: [$1] up-at: $detail"
 }
-pin_shell 0x10
+# The shell runs anywhere: a spinner forked from a shell pinned to one CPU is first placed
+# there (its affinity is the shell's until taskset widens it), and a spinner never wakes to be
+# placed again.
+pin_shell 0xff
 keep=$SCX; SCX=$MY
 if start_sched --policy up-at --set heavy_util=600; then
   sleep 1
@@ -584,7 +587,6 @@ if start_sched --fifo; then
   wait_state disabled 20
 fi
 upat_trials default
-pin_shell 0xff
 upat_n() { v=$(grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f"$2"); echo "${v:--1}"; }
 upat_detail() { grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f4; }
 detail="heavy_util=600: $(upat_detail up-at); after writing 1024 to its control file: $(upat_detail up-at-1024)"
