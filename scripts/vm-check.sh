@@ -24,10 +24,7 @@
 # (examples/my-policy, --policy little-first) load and dispatch (policies-load); little-first
 # moves a light frame task off an idle P-core to an E-core in at least 28 of 32 one-sample
 # trials, which --fifo and the default scheduler do in at most 23 (little-first-light,
-# -discriminates). up-at (the example's second policy, with `--set heavy_util=600`) moves a
-# lone spinner from an E-core up to a P-core in at least 6 of 8 trials, and keeps it on the
-# E-core after its heavy_util control file is set to 1024 live; --fifo and the default move
-# it in at most 2 (up-at-moves, -discriminates). A loaded run recorded
+# -discriminates). A loaded run recorded
 # with --record replays its decision log through the same core, every dispatch identical
 # (decision-replay), for hybridland and for little-first.
 #
@@ -87,7 +84,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout fast-wake)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
-EXPECTED+=(policies-load little-first-light little-first-light-discriminates up-at-moves up-at-moves-discriminates decision-replay)
+EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo
