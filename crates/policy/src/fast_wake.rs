@@ -175,7 +175,11 @@ impl WakeTable {
             step,
             reach,
         };
-        let prev = q.prev.map(CpuId::index).filter(|&p| p < n);
+        // A previous CPU the machine lacks is no CPU's sibling.
+        let prev = q
+            .prev
+            .map(CpuId::index)
+            .filter(|&p| p < n && self.cpus[p].present);
         if step == Step::IdlePCore
             && let Some(p) = prev
         {

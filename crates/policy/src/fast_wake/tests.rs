@@ -136,6 +136,44 @@ fn the_vm_machine_walks_to_what_the_core_would_choose() {
     );
 }
 
+/// A previous CPU the machine lacks (a fuzz target's find: its table entry is the default, of
+/// core 0) is nobody's sibling. Here core 0 is a P-core of lower capacity than core 1, so
+/// taking CPU 5 for a sibling of core 0 would choose CPU 0 over the faster CPU 2.
+#[test]
+fn a_previous_cpu_outside_the_machine_is_no_ones_sibling() {
+    let mut b = crate::TopologyBuilder::new();
+    // CPUs 0-3 and 8-9: CPU 5 is inside the ids' span but not on the machine.
+    for c in [0u16, 1, 2, 3, 8, 9] {
+        let (k, cap) = match c {
+            0 | 1 => (CoreKind::Performance, 700),
+            2 | 3 => (CoreKind::Performance, 1024),
+            _ => (CoreKind::Efficiency, 400),
+        };
+        b.add_cpu(CpuId(c), k, cap, 0).unwrap();
+    }
+    b.add_core(&[CpuId(0), CpuId(1)]).unwrap();
+    b.add_core(&[CpuId(2), CpuId(3)]).unwrap();
+    let topo = b.build().unwrap();
+    let all = *topo.cpus();
+    let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
+    let q = WakeQuestion {
+        free: &all,
+        allowed: &all,
+        prev: Some(CpuId(5)),
+        class: TaskClass(0),
+        homes: &CpuSet::EMPTY,
+    };
+    let state = CpuState::from_idle(&topo, &all);
+    let task = TaskHints {
+        allowed: &all,
+        prev_cpu: Some(CpuId(5)),
+        util: 0,
+    };
+    let walked = policy.wake_table(&topo).decide(&q);
+    assert_eq!(walked, policy.select_cpu(&topo, &state, &task));
+    assert_eq!(walked.cpu, Some(CpuId(2)));
+}
+
 /// Balance off: among equal E-CPUs the previous one wins; outside the primary domain only
 /// when nothing inside is free.
 #[test]

@@ -284,7 +284,8 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 		}
 	}
 	w->step = p_whole ? HL_STEP_P : e_whole ? HL_STEP_E : HL_STEP_SIBLING;
-	if (prev >= (s32)nr)
+	/* A previous CPU the machine lacks is no CPU's sibling. */
+	if (prev >= (s32)nr || (prev >= 0 && !hl_cpu_at(prev)->present))
 		prev = -1;
 	if (w->step == HL_STEP_P && prev >= 0) {
 		u16 core = hl_cpu_at(prev)->core;
