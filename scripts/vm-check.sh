@@ -24,6 +24,13 @@
 # (examples/my-policy, --policy little-first) load and dispatch (policies-load); little-first
 # moves a light frame task off an idle P-core to an E-core in at least 28 of 32 one-sample
 # trials, which --fifo and the default scheduler do in at most 23 (little-first-light,
+# -discriminates). up-at (the example's second policy, with `--set heavy_util=600`) moves a
+# lone spinner from an E-core up to a P-core in at least 6 of 8 trials, its up_migration asked
+# by the core's scan, which the core's timer runs on a quiet machine; with move_up=off, after
+# heavy_util is set to 1024 through its control file live, under --fifo and the default it
+# moves in at most 2 (up-at-moves, -discriminates). graduate (the third) counts each task's
+# placements in the task's own value: a probe that sleeps and wakes goes from E-cores to
+# P-cores after 8, and a new task given the old one's pid starts over (task-value,
 # -discriminates). A loaded run recorded
 # with --record replays its decision log through the same core, every dispatch identical
 # (decision-replay), for hybridland and for little-first.
@@ -69,11 +76,14 @@ copy_with_libs "$BIN"
 copy_with_libs "$MY_BIN"
 copy_with_libs "$MY_SIM"
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
+gcc -O2 -static -o "$IR/hl/wake-probe" "$REPO/scripts/vm/wake-probe.c" || die "could not build the wake probe"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
 copy_with_libs "$HACKBENCH"
 cp "$REPO/scripts/vm/topology-2p-smt-4e.toml" "$IR/hl/topology.toml"
-cp "$REPO/scripts/vm/guest-checks.sh" "$IR/hl/guest-checks.sh"
+for f in guest-checks guest-checks-placement guest-checks-policies guest-checks-author guest-checks-lifecycle; do
+  cp "$REPO/scripts/vm/$f.sh" "$IR/hl/$f.sh"
+done
 chmod +x "$IR/hl/guest-checks.sh"
 
 # --- boot ------------------------------------------------------------------------------------
@@ -85,6 +95,7 @@ PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout fast-wake)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
+EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)
 EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo

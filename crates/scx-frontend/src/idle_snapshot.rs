@@ -21,6 +21,9 @@ pub(crate) struct IdleCpus {
     /// CPUs whose scx_rustland_core queue holds tasks not started yet, when the kernel lets the
     /// program read queue lengths (`None` otherwise).
     pub(crate) queued: Option<CpuSet>,
+    /// CPUs a task waiting in the shared queue may run on (every CPU when many wait), with
+    /// `queued`.
+    pub(crate) served: Option<CpuSet>,
 }
 
 /// The loaded idle-snapshot program.
@@ -95,12 +98,15 @@ impl<'obj> IdleSnapshot<'obj> {
         }
         let mut idle = [0u64; CpuSet::WORDS];
         let mut queued = [0u64; CpuSet::WORDS];
+        let mut served = [0u64; CpuSet::WORDS];
         let n = CpuSet::WORDS.min(bss.idle_words.len());
         idle[..n].copy_from_slice(&bss.idle_words[..n]);
         queued[..n].copy_from_slice(&bss.queued_words[..n]);
+        served[..n].copy_from_slice(&bss.served_words[..n]);
         Ok(IdleCpus {
             idle: CpuSet::from_words(idle),
             queued: self.full.then(|| CpuSet::from_words(queued)),
+            served: self.full.then(|| CpuSet::from_words(served)),
         })
     }
 }

@@ -115,11 +115,12 @@ pub(crate) struct Opts {
     #[arg(long)]
     pub(crate) fifo: bool,
 
-    /// Send every wake-up to user space. By default a wake-up whose answer the policy knows
-    /// without the task's history (its previous CPU's whole core idle, no CPU that could
-    /// serve it better idle, cluster balance inactive where load would decide) is dispatched
-    /// there in the kernel, without the round trip (the `fast` stats counter); the answer is
-    /// the one the loop would give.
+    /// Send every wake-up to user space. By default a wake-up that finds an allowed CPU free
+    /// is placed in the kernel, without the round trip, on the CPU the policy's idle order
+    /// chooses: the kernel walks tables the policy exports, with the task's class (which CPUs
+    /// its utilisation fits) as the core last wrote it (the `fast` stats counters). The
+    /// answer is the one the loop would give; policies without tables (the baselines and
+    /// custom policies) send every wake-up to user space anyway.
     #[arg(long)]
     pub(crate) no_fast_wake: bool,
 

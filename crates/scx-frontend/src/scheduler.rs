@@ -234,6 +234,19 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
+    /// Arms the helper's timer at the core's next time, so that the loop ticks it then even
+    /// if nothing else wakes the loop (called at the end of each round, before the loop
+    /// sleeps). A timer that cannot be set is reported once; the loop
+    /// then ticks when the framework wakes it.
+    fn arm_timer(&mut self) {
+        let at = self.core.poll_timeout().map(TimeNs::ns);
+        if let Some(n) = self.nudger.as_mut()
+            && let Err(e) = n.arm(at)
+        {
+            warn!("the core's timer cannot be armed ({e:#}): it is ticked only when the loop runs");
+        }
+    }
+
     /// The core's timer: a fresh snapshot for its up-migration scan, the tick, and a nudge
     /// it gives carried out by waking the helper.
     fn tick(&mut self, now: u64) -> Result<()> {
@@ -255,10 +268,13 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     fn schedule_batch(&mut self) -> Result<()> {
-        // Events first: a wake-up's waker reaches its ring before the woken task reaches the
-        // framework's, and the core takes it with the task (`Wakers`).
-        self.apply_events();
+        // The fast path's runs first: a run is reported when the task is placed again, before
+        // it can exit, so an exit drained in the same round is later and must come after (or
+        // the run would give the exited task a new record). Then events: a wake-up's waker
+        // reaches its ring before the woken task reaches the framework's, and the core takes
+        // it with the task (`Wakers`).
         self.apply_fast_runs();
+        self.apply_events();
         self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();
@@ -282,6 +298,9 @@ impl<O: SchedOps> Scheduler<O> {
             }
             self.send_outgoing();
         }
+        // Before the loop yields its CPU: it sleeps in `notify_complete` until the framework
+        // wakes it, and the timer is what wakes it when the core's time comes first.
+        self.arm_timer();
         self.ops.notify_complete(self.backlog.len() as u64);
         Ok(())
     }
@@ -292,6 +311,7 @@ impl<O: SchedOps> Scheduler<O> {
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
+        let served_cpus = snap.as_ref().and_then(|s| s.served);
         let waiting = self.ops.nr_queued();
         let _ = self.feed(now, Input::Backlog { waiting });
         let batch = core::mem::take(&mut self.queued);
@@ -322,7 +342,15 @@ impl<O: SchedOps> Scheduler<O> {
             self.counters.events.waker_to_core += u64::from(waker.is_some());
             let queued = Queued {
                 token,
-                ..queued_input(task, allowed.as_ref(), queued_cpus.as_ref(), waker)
+                ..queued_input(
+                    task,
+                    allowed.as_ref(),
+                    Queues {
+                        own: queued_cpus.as_ref(),
+                        shared: served_cpus.as_ref(),
+                    },
+                    waker,
+                )
             };
             // Cannot fail: a batch holds at most BATCH_MAX tasks and was polled empty.
             let _ = self.feed(now, Input::Queued(queued));
@@ -444,15 +472,25 @@ fn feed(
     core.handle(now, input)
 }
 
+/// Who waits for which CPUs, from the idle snapshot.
+#[derive(Copy, Clone, Default)]
+struct Queues<'a> {
+    /// CPUs whose own queue holds tasks not started yet.
+    own: Option<&'a CpuSet>,
+    /// CPUs a task waiting in the shared queue may run on.
+    shared: Option<&'a CpuSet>,
+}
+
 /// A queued task in the core's terms (token 0: the caller sets its own). At a slice end, who
-/// waits is what the snapshot shows: tasks in the CPU's own queue, or nobody the loop can see.
-/// The shared queue's tasks are not counted as waiting, though the snapshot can read them: the
-/// loop cannot tell which CPUs those tasks may use, so counting them makes tasks leave CPUs
-/// nobody else can take (vm-check's knob-runtime check fails), and it moves no VM figure.
+/// waits is what the snapshot shows: tasks in the CPU's own queue, else tasks in the shared
+/// queue that may run on the CPU (as the simulator's shared queue that CPU serves), else
+/// nobody. A task waiting in the shared queue thus goes ahead of one whose slice ends (in
+/// vtime order) instead of behind a task kept on its CPU, which its CPU's own queue would
+/// run first; a task pinned elsewhere is no reason to leave a CPU.
 fn queued_input<'a>(
     task: &QueuedTask,
     allowed: Option<&'a CpuSet>,
-    queued_cpus: Option<&CpuSet>,
+    queues: Queues<'_>,
     waker: Option<Waker>,
 ) -> Queued<'a> {
     let ran = task.start_ts != 0;
@@ -460,10 +498,12 @@ fn queued_input<'a>(
     let arrival = if task.flags & SCX_ENQ_WAKEUP != 0 {
         Arrival::Wakeup { waker }
     } else {
-        let own = cpu.is_some_and(|c| queued_cpus.is_some_and(|q| q.contains(c)));
+        let waits = |q: Option<&CpuSet>| cpu.is_some_and(|c| q.is_some_and(|q| q.contains(c)));
         Arrival::SliceEnd {
-            waiting: if own {
+            waiting: if waits(queues.own) {
                 Waiting::OwnQueue
+            } else if waits(queues.shared) {
+                Waiting::SharedQueue
             } else {
                 Waiting::Nobody
             },

@@ -8,7 +8,7 @@
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
 //!   nudge=0 kept=40 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
-//!   snapshot-us=800 decide-us=120 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
+//!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 fast-no-free=38 fast-cover=95% fast-shared-queue=1 fast-race=0
 //!   class-writes=2 fast-runs=21 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```

@@ -3,9 +3,11 @@
 //! A power-saving idea in about fifty lines, run by the same scheduler core as hybridland, in
 //! `hybrid-sim` (`my-policy-sim`) and live (`scx_my_policy`). See the README's "Try your own
 //! placement idea". A second one, [`UP_AT`], moves a task that turns heavy up, with knobs of
-//! its own.
+//! its own; a third, [`GRADUATE`], keeps a count for each task in the task's own value.
 
+mod graduate;
 mod up_at;
+pub use graduate::{GRADUATE, Graduate};
 pub use up_at::{UP_AT, UpAt};
 
 use hybridland_policy::{

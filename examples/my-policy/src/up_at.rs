@@ -31,7 +31,7 @@ const KNOBS: &[KnobSpec] = &[
 ];
 
 /// The first idle allowed CPU of a P-core (`performance`) or of an E-core.
-fn first_idle(view: &View<'_>, performance: bool) -> Option<CpuId> {
+pub(crate) fn first_idle(view: &View<'_>, performance: bool) -> Option<CpuId> {
     let topo = view.topology();
     view.idle_allowed().iter().find(|c| {
         topo.info(*c)

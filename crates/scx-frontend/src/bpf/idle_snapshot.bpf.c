@@ -17,6 +17,8 @@ char _license[] SEC("license") = "GPL";
 
 #define SNAP_MAX_CPUS 1024
 #define SNAP_WORDS (SNAP_MAX_CPUS / 64)
+/* Tasks of the shared queue looked at one by one; past that, every CPU counts as served. */
+#define SNAP_MAX_SHARED 64
 
 /* Outputs, one bit per CPU, the same layout as hybridland_policy::CpuSet's words. */
 u64 idle_words[SNAP_WORDS];
@@ -28,10 +30,58 @@ u64 idle_words[SNAP_WORDS];
 u64 queued_words[SNAP_WORDS];
 /* Tasks in the shared queue (DSQ id SNAP_MAX_CPUS), or a negative error. */
 s32 shared_queued;
+/*
+ * CPUs a task waiting in the shared queue may run on: the CPUs that queue's tasks wait for.
+ * A task whose slice ends on such a CPU is not the only one wanting it. Filled by
+ * snapshot_full only; every CPU when more than SNAP_MAX_SHARED tasks wait (or one of them may
+ * run anywhere).
+ */
+u64 served_words[SNAP_WORDS];
 /* Number of possible CPU ids the kernel reported on the last run. */
 u32 nr_cpu_ids_seen;
 /* Runs so far; user space checks it moves, so a silently failing program is noticed. */
 u64 nr_snapshots;
+
+/* Fills served_words from the tasks waiting in the shared queue. */
+static __always_inline void shared_served(u32 nr)
+{
+	struct bpf_iter_scx_dsq it;
+	struct task_struct *p;
+	bool all = false;
+	u32 seen = 0;
+	int cpu;
+
+	bpf_rcu_read_lock();
+	if (bpf_iter_scx_dsq_new(&it, SNAP_MAX_CPUS, 0)) {
+		all = true;
+	} else {
+		while ((p = bpf_iter_scx_dsq_next(&it))) {
+			if (++seen > SNAP_MAX_SHARED || p->nr_cpus_allowed >= (int)nr) {
+				all = true;
+				break;
+			}
+			bpf_for(cpu, 0, nr) {
+				u32 word = (u32)cpu / 64;
+
+				if (word >= SNAP_WORDS)
+					break;
+				if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+					served_words[word] |= 1ULL << ((u32)cpu & 63);
+			}
+		}
+	}
+	bpf_iter_scx_dsq_destroy(&it);
+	bpf_rcu_read_unlock();
+	if (!all)
+		return;
+	bpf_for(cpu, 0, nr) {
+		u32 word = (u32)cpu / 64;
+
+		if (word >= SNAP_WORDS)
+			break;
+		served_words[word] |= 1ULL << ((u32)cpu & 63);
+	}
+}
 
 static __always_inline int snapshot(bool queues)
 {
@@ -46,6 +96,7 @@ static __always_inline int snapshot(bool queues)
 	for (w = 0; w < SNAP_WORDS; w++) {
 		idle_words[w] = 0;
 		queued_words[w] = 0;
+		served_words[w] = 0;
 	}
 
 	idle = scx_bpf_get_idle_cpumask();
@@ -65,8 +116,11 @@ static __always_inline int snapshot(bool queues)
 
 	scx_bpf_put_idle_cpumask(idle);
 
-	if (queues)
+	if (queues) {
 		shared_queued = scx_bpf_dsq_nr_queued(SNAP_MAX_CPUS);
+		if (shared_queued > 0)
+			shared_served(nr);
+	}
 	nr_cpu_ids_seen = nr;
 	__sync_fetch_and_add(&nr_snapshots, 1);
 	return 0;

@@ -11,6 +11,7 @@ impl<O: SchedOps> Scheduler<O> {
         c.nudges = core.nudges;
         c.preempts = core.preempts;
         c.events.exit_tracked = core.exits_tracked;
+        c.rounds.timer_wakes = self.nudger.as_ref().map_or(0, Nudger::timer_wakes);
         c
     }
 

@@ -86,6 +86,8 @@ growing_counts! {
         /// Time in the core's calls for a batch (handing it over, deciding, polling the
         /// dispatches), snapshots excluded, ns (monotonic clock).
         decide_ns,
+        /// Times the core's timer woke the loop (through the helper) for its scan or prune.
+        timer_wakes,
     }
 }
 

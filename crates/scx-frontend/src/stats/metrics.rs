@@ -96,6 +96,10 @@ pub(crate) struct Metrics {
     #[stat(desc = "Microseconds the loop spent in idle snapshots (monotonic clock)")]
     pub(crate) loop_snapshot_us: u64,
     #[stat(
+        desc = "Times the core's timer (its up-migration scan, its prune) woke the loop through the helper thread"
+    )]
+    pub(crate) loop_timer_wakes: u64,
+    #[stat(
         desc = "Microseconds the loop spent in the core's calls for its batches, snapshots excluded (monotonic clock)"
     )]
     pub(crate) loop_decide_us: u64,
@@ -188,6 +192,7 @@ impl Metrics {
             loop_tasks: d.rounds.tasks,
             loop_snapshots: d.rounds.snapshots,
             loop_snapshot_us: d.rounds.snapshot_ns / 1_000,
+            loop_timer_wakes: d.rounds.timer_wakes,
             loop_decide_us: d.rounds.decide_ns / 1_000,
             loop_cpu_us: now.loop_cpu_ns.saturating_sub(prev.loop_cpu_ns) / 1_000,
             fw_user: f.user.saturating_sub(p.user),
@@ -278,13 +283,14 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | loop batches={} empty={} tasks={} snapshots={} snapshot-us={} decide-us={} cpu-us={}",
+            " | loop batches={} empty={} tasks={} snapshots={} snapshot-us={} decide-us={} timer-wakes={} cpu-us={}",
             self.loop_batches,
             self.loop_empty,
             self.loop_tasks,
             self.loop_snapshots,
             self.loop_snapshot_us,
             self.loop_decide_us,
+            self.loop_timer_wakes,
             self.loop_cpu_us
         );
         let _ = write!(

@@ -45,6 +45,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
         snapshots: 5,
         snapshot_ns: 2_500_000,
         decide_ns: 40_000,
+        timer_wakes: 3,
     };
     now.loop_cpu_ns = 3_000_000;
     now.counters.preempts = 2;
@@ -69,7 +70,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
          nudge=0 kept=0 preempt=2 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
          busy \
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
-         snapshot-us=2500 decide-us=40 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
+         snapshot-us=2500 decide-us=40 timer-wakes=3 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
          fast=4 fast-asked=10 fast-no-free=4 fast-cover=66% fast-shared-queue=1 fast-race=1 \
          class-writes=2 fast-runs=4 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
     );
@@ -116,7 +117,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 47);
+    assert_eq!(meta.fields.len(), 48);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and

@@ -2,5 +2,5 @@
 //! (`replay`, `sweep`, `compare`, `--plot`, `--timeline`) takes `--policy little-first`.
 
 fn main() -> std::process::ExitCode {
-    hybrid_sim::main_with(&[my_policy::POLICY, my_policy::UP_AT])
+    hybrid_sim::main_with(&[my_policy::POLICY, my_policy::UP_AT, my_policy::GRADUATE])
 }

@@ -3,5 +3,5 @@
 //! feature (`cargo build --release -p my-policy --features live`), which needs the BPF toolchain.
 
 fn main() -> std::process::ExitCode {
-    scx_hybridland::main_with(&[my_policy::POLICY, my_policy::UP_AT])
+    scx_hybridland::main_with(&[my_policy::POLICY, my_policy::UP_AT, my_policy::GRADUATE])
 }

@@ -1,0 +1,138 @@
+//! The nudge helper and the core's timer.
+
+use super::*;
+use core::time::Duration;
+use std::time::Instant;
+
+/// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
+/// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
+/// E-core with the helper's short slice.
+#[test]
+fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
+    let topo = machine();
+    let helper = Nudger::spawn().unwrap();
+    let tid = helper.tid;
+    let mut s = Scheduler::new(
+        FakeOps::new(&topo, 64),
+        topo.clone(),
+        hybridland(&topo),
+        config(Mode::Policy, SliceMode::Scaled),
+        None,
+        Some(helper),
+    )
+    .unwrap();
+    let e_cores: CpuSet = (0..4).map(CpuId).collect();
+    s.ops.snapshots.push_back(Ok(e_cores));
+    s.ops.incoming.push_back(Ok(wakeup(1)));
+    s.schedule_batch().unwrap();
+    let on = s.ops.ring[0].cpu;
+    assert!((0..4).contains(&on), "on an E-core: {on}");
+    // The P-cores idle; the task still runs on its E-core.
+    let mut idle = *topo.cpus();
+    idle.remove(CpuId(u16::try_from(on).unwrap()));
+    s.ops.snapshots.push_back(Ok(idle));
+    let now = now_ns();
+    assert!(s.core.poll_timeout().is_some_and(|at| at.ns() <= now));
+    s.tick(now).unwrap();
+    assert_eq!(s.counters().nudges, 1);
+    s.ops.incoming.push_back(Ok(wakeup(tid)));
+    s.schedule_batch().unwrap();
+    let sent = s.ops.ring.last().unwrap();
+    assert_eq!((sent.pid, sent.cpu), (tid, on));
+    assert_eq!(sent.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
+    s.nudger.take().unwrap().close_and_join();
+}
+
+#[test]
+fn no_nudge_helper_in_fifo_mode_and_its_pipe_closes() {
+    let topo = machine();
+    let cfg = |mode| config(mode, SliceMode::Scaled);
+    let mut n = Nudger::spawn().unwrap();
+    n.wake();
+    let s = Scheduler::new(
+        FakeOps::new(&topo, 8),
+        topo.clone(),
+        hybridland(&topo),
+        cfg(Mode::Fifo),
+        None,
+        Some(n),
+    )
+    .unwrap();
+    assert!(s.nudger.is_none());
+    assert_eq!(s.core.config().nudging, Nudging::Off, "no helper, no scan");
+    let s = Scheduler::new(
+        FakeOps::new(&topo, 8),
+        topo.clone(),
+        hybridland(&topo),
+        cfg(Mode::Policy),
+        None,
+        Some(Nudger::spawn().unwrap()),
+    )
+    .unwrap();
+    assert_ne!(s.core.config().nudging, Nudging::Off);
+    // Closing the pipe ends the helper thread (join returns).
+    let mut s = s;
+    s.nudger.take().unwrap().close_and_join();
+}
+
+/// The core's timer wakes the helper at the time it is armed at, once; a disarmed timer (or
+/// one moved later) does not wake it.
+#[test]
+fn the_timer_wakes_the_helper_once_at_its_time_and_not_once_disarmed() {
+    let mut n = Nudger::spawn().unwrap();
+    n.arm(Some(now_ns() + 5_000_000)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while n.timer_wakes() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(n.timer_wakes(), 1);
+    // Moved later, then disarmed before that: no second wake.
+    n.arm(Some(now_ns() + 30_000_000)).unwrap();
+    n.arm(None).unwrap();
+    assert_eq!(n.armed(), None);
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(n.timer_wakes(), 1);
+    // A time already past fires at once.
+    n.arm(Some(1)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while n.timer_wakes() == 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(n.timer_wakes(), 2);
+    n.close_and_join();
+}
+
+/// The loop arms the helper's timer at the core's next time before it sleeps at the end of a
+/// round: none before anything is placed, the scan's time once a task is, a new time after
+/// the tick.
+#[test]
+fn each_round_arms_the_timer_at_the_cores_next_time() {
+    let topo = machine();
+    let mut s = Scheduler::new(
+        FakeOps::new(&topo, 64),
+        topo.clone(),
+        hybridland(&topo),
+        config(Mode::Policy, SliceMode::Scaled),
+        None,
+        Some(Nudger::spawn().unwrap()),
+    )
+    .unwrap();
+    s.schedule_batch().unwrap();
+    assert_eq!(s.nudger.as_ref().unwrap().armed(), None);
+    s.ops.snapshots.push_back(Ok(s.ops.all));
+    s.ops.incoming.push_back(Ok(wakeup(1)));
+    s.schedule_batch().unwrap();
+    let first = s.core.poll_timeout().map(TimeNs::ns);
+    assert!(first.is_some());
+    assert_eq!(s.nudger.as_ref().unwrap().armed(), first);
+    // The task still runs where it was placed: the tick's snapshot shows its CPU busy.
+    let mut idle = s.ops.all;
+    idle.remove(CpuId(u16::try_from(s.ops.ring[0].cpu).unwrap()));
+    s.ops.snapshots.push_back(Ok(idle));
+    s.tick(first.unwrap()).unwrap();
+    s.schedule_batch().unwrap();
+    let next = s.core.poll_timeout().map(TimeNs::ns);
+    assert!(next > first, "{next:?} after {first:?}");
+    assert_eq!(s.nudger.as_ref().unwrap().armed(), next);
+    s.nudger.take().unwrap().close_and_join();
+}

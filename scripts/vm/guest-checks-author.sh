@@ -1,0 +1,170 @@
+# shellcheck shell=sh
+# guest-checks-author.sh: a policy author's own rules, live, with the example crate's policies
+# (examples/my-policy, `scx_my_policy`). Sourced by guest-checks.sh, whose helpers (say, pass,
+# fail, start_sched, stop_sched, ...) and guest-lib.sh it uses; $MY is the example's binary.
+
+# up-at-moves: a policy author's rule sees the core's estimate at the moment it is asked, and
+# a policy's own knob changes live. The example's second policy (examples/my-policy/src/up_at.rs,
+# `scx_my_policy --policy up-at --set heavy_util=600`) puts a new lone spinner on an E-core
+# (no history: light) and moves it up to a P-core once the core's estimate reaches 600 (about
+# 130 ms of running on an E-core of capacity 640). A spinner never wakes, so only its
+# up_migration, asked by the core's scan every 20 ms, can see that; on a quiet machine it is
+# the core's timer that wakes the loop for the scan. 8 trials, each a new spinner seen 0.1 s
+# after its start (its estimate then about 560), 0.6 s and 1.1 s after: E, then P, P (E->P) in
+# at least 6. The controls, where no rule reads the estimate and moves the task, do that in at
+# most 2 of 8: the same policy with `--set move_up=off`, after heavy_util goes to 1024 through
+# its control file while the scheduler runs (the estimate cannot reach it on an E-core), and
+# --fifo and the default scheduler.
+UPAT_RESULTS=/run/upat-results
+: > "$UPAT_RESULTS"
+upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LABEL|E->P|detail
+  moved=0; trials=""; t=0
+  while [ $t -lt 8 ]; do
+    taskset 0xff sh -c 'while :; do :; done' &
+    SPIN=$!
+    sleep 0.1
+    a=$(cpu_of "$SPIN")
+    sleep 0.5
+    b=$(cpu_of "$SPIN")
+    sleep 0.5
+    c=$(cpu_of "$SPIN")
+    spin_stop
+    if [ "$a" -lt 0 ] || [ "$b" -lt 0 ] || [ "$c" -lt 0 ]; then
+      trials="$trials ?"
+    else
+      seen=""
+      for cpu in $a $b $c; do if is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi; done
+      trials="$trials $seen"
+      if [ "$seen" = EPP ]; then moved=$((moved + 1)); fi
+    fi
+    t=$((t + 1))
+    sleep 0.1
+  done
+  detail="E->P in $moved of 8 ($trials )"
+  echo "$1|$moved|$detail" >> "$UPAT_RESULTS"
+  say "placement: [$1] up-at: $detail"
+}
+upat_n() { v=$(grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f2); echo "${v:--1}"; }
+upat_detail() { grep "^$1|" "$UPAT_RESULTS" | cut -d'|' -f3; }
+# The shell runs anywhere: a spinner forked from a shell pinned to one CPU is first placed
+# there (its affinity is the shell's until taskset widens it), and a spinner never wakes to be
+# placed again.
+pin_shell 0xff
+keep=$SCX; SCX=$MY
+if start_sched --policy up-at --set heavy_util=600; then
+  sleep 1
+  upat_trials up-at
+  if echo 1024 > /run/scx_hybridland/heavy_util; then
+    sleep 1.5
+    upat_trials up-at-1024
+  fi
+  timer=$(stat_sum timer-wakes)
+  stop_sched INT
+  wait_state disabled 20
+fi
+if start_sched --policy up-at --set heavy_util=600 --set move_up=off; then
+  sleep 1
+  upat_trials up-at-stays
+  stop_sched INT
+  wait_state disabled 20
+fi
+SCX=$keep
+if start_sched --fifo; then
+  sleep 1
+  upat_trials fifo
+  stop_sched INT
+  wait_state disabled 20
+fi
+upat_trials default
+if [ "$(upat_n up-at)" -ge 6 ]; then
+  pass up-at-moves "heavy_util=600: $(upat_detail up-at); the core's timer woke the loop ${timer:-?} times"
+else
+  fail up-at-moves "heavy_util=600: $(upat_detail up-at); the core's timer woke the loop ${timer:-?} times"
+fi
+detail="heavy_util 1024 written live: $(upat_detail up-at-1024); move_up=off: $(upat_detail up-at-stays); --fifo: $(upat_detail fifo); default: $(upat_detail default)"
+ok=yes
+for l in up-at-1024 up-at-stays fifo default; do
+  n=$(upat_n "$l")
+  if [ "$n" -lt 0 ] || [ "$n" -gt 2 ]; then ok=no; fi
+done
+if [ "$ok" = yes ]; then
+  pass up-at-moves-discriminates "$detail"
+else
+  fail up-at-moves-discriminates "not discriminating: $detail"
+fi
+
+# task-value: a policy keeps a value for each task in the core's record of it, live. The
+# example's third policy (examples/my-policy/src/graduate.rs, `--policy graduate`) counts a
+# task's placements in its value: its first 8 go to idle E-cores, the later ones to idle
+# P-cores. A probe (scripts/vm/wake-probe.c) sleeps 20 ms 30 times and notes where each
+# wake-up ran: E first and P for its last 10 wake-ups, in at least 2 of 3 trials. Then a new
+# probe is given the last one's pid (through /proc/sys/kernel/ns_last_pid): a new task to the
+# core, its count starts from 0 and its first wake-up runs on an E-core (a count kept from the
+# old task would put it on a P-core at once). Controls (task-value-discriminates): --fifo and
+# the default scheduler run the probe that way in at most 1 of 3.
+PROBE="$HL/wake-probe"
+TV_RESULTS=/run/tv-results
+: > "$TV_RESULTS"
+probe_graduates() {  # probe_graduates SEQ: E first, the last 10 on P-cores
+  case "$1" in E*PPPPPPPPPP) return 0 ;; *) return 1 ;; esac
+}
+tv_trials() {  # tv_trials LABEL: 3 probes, appended to $TV_RESULTS as LABEL|graduated|detail; sets TV_PID
+  ok=0; seqs=""; t=0
+  while [ $t -lt 3 ]; do
+    taskset 0xff "$PROBE" 30 20000 f0 > /run/probe.out
+    line=$(cat /run/probe.out)
+    seq=${line##*seq=}; TV_PID=${line%% *}; TV_PID=${TV_PID#pid=}
+    seqs="$seqs $seq"
+    if probe_graduates "$seq"; then ok=$((ok + 1)); fi
+    t=$((t + 1))
+  done
+  echo "$1|$ok|graduated in $ok of 3 ($seqs )" >> "$TV_RESULTS"
+  say "placement: [$1] task-value: graduated in $ok of 3 ($seqs )"
+}
+tv_n() { v=$(grep "^$1|" "$TV_RESULTS" | cut -d'|' -f2); echo "${v:--1}"; }
+tv_detail() { grep "^$1|" "$TV_RESULTS" | cut -d'|' -f3; }
+reused=""
+keep=$SCX; SCX=$MY
+if start_sched --policy graduate; then
+  sleep 0.5
+  tv_trials graduate
+  # The same pid again: the next pid handed out follows ns_last_pid, unless another task took
+  # it first; a few tries.
+  try=0
+  while [ $try -lt 5 ] && [ -z "$reused" ]; do
+    if [ -w /proc/sys/kernel/ns_last_pid ]; then
+      echo $((TV_PID - 1)) > /proc/sys/kernel/ns_last_pid
+      taskset 0xff "$PROBE" 30 20000 f0 > /run/probe2.out
+      line=$(cat /run/probe2.out)
+      pid=${line%% *}; pid=${pid#pid=}
+      if [ "$pid" = "$TV_PID" ]; then reused=${line##*seq=}; fi
+    fi
+    try=$((try + 1))
+  done
+  stop_sched INT
+  wait_state disabled 20
+fi
+SCX=$keep
+detail="$(tv_detail graduate); pid $TV_PID again: ${reused:-not given out (ns_last_pid)}"
+case "$reused" in
+  E*) reuse_ok=yes ;;
+  *) reuse_ok=no ;;
+esac
+if [ "$(tv_n graduate)" -ge 2 ] && [ "$reuse_ok" = yes ]; then
+  pass task-value "$detail"
+else
+  fail task-value "$detail"
+fi
+if start_sched --fifo; then
+  sleep 0.5
+  tv_trials fifo
+  stop_sched INT
+  wait_state disabled 20
+fi
+tv_trials default
+f=$(tv_n fifo); d=$(tv_n default)
+if [ "$f" -ge 0 ] && [ "$f" -le 1 ] && [ "$d" -ge 0 ] && [ "$d" -le 1 ]; then
+  pass task-value-discriminates "--fifo: $(tv_detail fifo); default: $(tv_detail default)"
+else
+  fail task-value-discriminates "not discriminating: --fifo: $(tv_detail fifo); default: $(tv_detail default)"
+fi
