@@ -1,6 +1,6 @@
 //! A machine `scx_hybridland --dry-run --emit-topology` wrote replays in the simulator as it
 //! is. `examples/topologies/detected-i7-13800h.toml` is the file it writes for its i7-13800H
-//! fake sysfs tree (scx_hybridland's `tests/dry_run.rs` fails if the two ever differ), with no
+//! fake sysfs tree (scx_hybridland's `tests/dry_run/` fails if the two ever differ), with no
 //! `[model]` table.
 
 use std::path::PathBuf;
