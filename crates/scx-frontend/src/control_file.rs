@@ -30,14 +30,83 @@ const READ_LIMIT: usize = 64;
 /// How often the watcher looks at the file.
 pub(crate) const POLL_NS: u64 = 100_000_000;
 
+/// A small text file someone may rewrite: its path, and when the loop last wrote it or saw
+/// it change.
+struct ValueFile {
+    path: PathBuf,
+    modified: Option<SystemTime>,
+    /// Whether the file there is ours (written at least once): only then is it removed.
+    wrote: bool,
+}
+
+impl ValueFile {
+    fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            modified: None,
+            wrote: false,
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), SafeFileError> {
+        // In /run (tmpfs) by default, and gone at exit: nothing to sync, and the loop calls this.
+        safe_file::replace(
+            &self.path,
+            safe_file::OUTPUT_MODE,
+            safe_file::Sync::No,
+            |out| writeln!(out, "{text}"),
+        )?;
+        self.wrote = true;
+        self.modified = std::fs::symlink_metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
+        Ok(())
+    }
+
+    /// What was written since the last look, if anything; `current` (the value in force, as
+    /// the file shows it) is put back if the file was deleted, and named in the warning when
+    /// the file cannot be read.
+    fn changed(&mut self, current: &str) -> Option<String> {
+        let Ok(modified) = std::fs::symlink_metadata(&self.path).and_then(|m| m.modified()) else {
+            // Deleted by someone: put it back.
+            let _ = self.write(current);
+            return None;
+        };
+        if Some(modified) == self.modified {
+            return None;
+        }
+        self.modified = Some(modified);
+        // Replaced by a link, FIFO or device (only root can): said once per change, never
+        // followed or blocked on.
+        match safe_file::read_small(&self.path, READ_LIMIT) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) => {
+                warn!("run-time control file: {e}; keeping {current}");
+                None
+            }
+        }
+    }
+
+    /// Removes the file if it is ours.
+    fn remove(&mut self) {
+        if self.wrote {
+            let _ = std::fs::remove_file(&self.path);
+            self.wrote = false;
+        }
+    }
+}
+
+impl Drop for ValueFile {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// The control file.
 pub(crate) struct ControlFile {
     dir: PathBuf,
-    path: PathBuf,
-    modified: Option<SystemTime>,
+    file: ValueFile,
     created_dir: bool,
-    /// Whether the file there is ours (written at least once): only then is it removed.
-    wrote: bool,
 }
 
 /// What a poll found.
@@ -70,63 +139,31 @@ impl ControlFile {
     /// [`safe_file`] describes (mode 0644: anyone may read the mode in force, root sets it).
     pub(crate) fn create(dir: &Path, current: ClusterBalance) -> Result<Self, SafeFileError> {
         let created_dir = ensure_dir(dir)?;
-        let path = dir.join("cluster_balance");
         let mut me = Self {
             dir: dir.to_owned(),
-            path,
-            modified: None,
+            file: ValueFile::new(dir.join("cluster_balance")),
             created_dir,
-            wrote: false,
         };
-        me.write(current)?;
+        me.file.write(&current.to_string())?;
         Ok(me)
     }
 
     /// The file's path.
     pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn write(&mut self, mode: ClusterBalance) -> Result<(), SafeFileError> {
-        // In /run (tmpfs) by default, and gone at exit: nothing to sync, and the loop calls this.
-        safe_file::replace(
-            &self.path,
-            safe_file::OUTPUT_MODE,
-            safe_file::Sync::No,
-            |out| writeln!(out, "{mode}"),
-        )?;
-        self.wrote = true;
-        self.modified = std::fs::symlink_metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok();
-        Ok(())
+        &self.file.path
     }
 
     /// Looks for a new value; `current` is the mode in force.
     pub(crate) fn poll(&mut self, current: ClusterBalance) -> KnobChange {
-        let Ok(modified) = std::fs::symlink_metadata(&self.path).and_then(|m| m.modified()) else {
-            // Deleted by someone: put it back.
-            let _ = self.write(current);
+        let shown = current.to_string();
+        let Some(text) = self.file.changed(&shown) else {
             return KnobChange::None;
-        };
-        if Some(modified) == self.modified {
-            return KnobChange::None;
-        }
-        self.modified = Some(modified);
-        // Replaced by a link, FIFO or device (only root can): said once per change, never
-        // followed or blocked on.
-        let text = match safe_file::read_small(&self.path, READ_LIMIT) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                warn!("run-time control file: {e}; keeping {current}");
-                return KnobChange::None;
-            }
         };
         match text.trim().parse::<ClusterBalance>() {
             Ok(mode) if mode == current => KnobChange::None,
             Ok(mode) => KnobChange::Set(mode),
             Err(_) => {
-                let _ = self.write(current);
+                let _ = self.file.write(&shown);
                 KnobChange::Rejected
             }
         }
@@ -135,11 +172,9 @@ impl ControlFile {
 
 /// The file of one of the policy's own knobs, `dir/<name>`.
 pub(crate) struct KnobFile {
-    path: PathBuf,
+    file: ValueFile,
     spec: KnobSpec,
     index: u16,
-    modified: Option<SystemTime>,
-    wrote: bool,
 }
 
 impl KnobFile {
@@ -151,55 +186,24 @@ impl KnobFile {
         value: i64,
     ) -> Result<Self, SafeFileError> {
         let mut me = Self {
-            path: dir.join(spec.name),
+            file: ValueFile::new(dir.join(spec.name)),
             spec,
             index,
-            modified: None,
-            wrote: false,
         };
-        me.write(value)?;
+        me.file.write(&spec.show(value).to_string())?;
         Ok(me)
     }
 
     /// The file's path.
     pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn write(&mut self, value: i64) -> Result<(), SafeFileError> {
-        let text = self.spec.show(value).to_string();
-        safe_file::replace(
-            &self.path,
-            safe_file::OUTPUT_MODE,
-            safe_file::Sync::No,
-            |out| writeln!(out, "{text}"),
-        )?;
-        self.wrote = true;
-        self.modified = std::fs::symlink_metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok();
-        Ok(())
+        &self.file.path
     }
 
     /// Looks for a new value; `current` is the value in force.
     pub(crate) fn poll(&mut self, current: i64) -> KnobChange {
-        let Ok(modified) = std::fs::symlink_metadata(&self.path).and_then(|m| m.modified()) else {
-            let _ = self.write(current);
+        let shown = self.spec.show(current).to_string();
+        let Some(text) = self.file.changed(&shown) else {
             return KnobChange::None;
-        };
-        if Some(modified) == self.modified {
-            return KnobChange::None;
-        }
-        self.modified = Some(modified);
-        let text = match safe_file::read_small(&self.path, READ_LIMIT) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                warn!(
-                    "run-time control file: {e}; keeping {}",
-                    self.spec.show(current)
-                );
-                return KnobChange::None;
-            }
         };
         match self.spec.parse(&text) {
             Ok(value) if value == current => KnobChange::None,
@@ -208,17 +212,9 @@ impl KnobFile {
                 value,
             },
             Err(_) => {
-                let _ = self.write(current);
+                let _ = self.file.write(&shown);
                 KnobChange::OwnRejected { index: self.index }
             }
-        }
-    }
-}
-
-impl Drop for KnobFile {
-    fn drop(&mut self) {
-        if self.wrote {
-            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -363,9 +359,8 @@ impl Drop for Watcher {
 
 impl Drop for ControlFile {
     fn drop(&mut self) {
-        if self.wrote {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        // The file first: the directory goes only when empty.
+        self.file.remove();
         if self.created_dir {
             let _ = std::fs::remove_dir(&self.dir);
         }
@@ -373,162 +368,4 @@ impl Drop for ControlFile {
 }
 
 #[cfg(test)]
-mod test {
-    use super::*;
-
-    #[test]
-    fn written_values_are_picked_up_and_bad_ones_rejected() {
-        let dir = std::env::temp_dir().join(format!("hl-knob-{}", std::process::id()));
-        let mut f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
-        assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "auto\n");
-        assert_eq!(f.poll(ClusterBalance::Auto), KnobChange::None);
-        // mtime granularity: make sure the write is seen as new.
-        std::thread::sleep(core::time::Duration::from_millis(20));
-        std::fs::write(f.path(), "off\n").unwrap();
-        f.modified = None;
-        assert_eq!(
-            f.poll(ClusterBalance::Auto),
-            KnobChange::Set(ClusterBalance::Off)
-        );
-        assert_eq!(f.poll(ClusterBalance::Off), KnobChange::None);
-        std::fs::write(f.path(), "sideways\n").unwrap();
-        f.modified = None;
-        assert_eq!(f.poll(ClusterBalance::Off), KnobChange::Rejected);
-        assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "off\n");
-        drop(f);
-        assert!(!dir.exists());
-    }
-
-    /// The watcher hands a written value to the loop, rejects a bad one, and removes the file
-    /// and the directory when dropped.
-    #[test]
-    fn the_watcher_hands_changes_over_and_cleans_up() {
-        let dir = std::env::temp_dir().join(format!("hl-knob-watch-{}", std::process::id()));
-        let f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
-        let w = Watcher::spawn(f, ClusterBalance::Auto).unwrap();
-        let wait = |w: &Watcher| {
-            // Liveness only: generous for a loaded machine, never a speed claim.
-            for _ in 0..1000 {
-                if let Some(c) = w.try_change() {
-                    return c;
-                }
-                std::thread::sleep(core::time::Duration::from_millis(10));
-            }
-            panic!("no change seen in 10 s");
-        };
-        std::thread::sleep(core::time::Duration::from_millis(20));
-        std::fs::write(w.path(), "off\n").unwrap();
-        assert_eq!(wait(&w), KnobChange::Set(ClusterBalance::Off));
-        w.applied(ClusterBalance::Off);
-        std::thread::sleep(core::time::Duration::from_millis(20));
-        std::fs::write(w.path(), "sideways\n").unwrap();
-        assert_eq!(wait(&w), KnobChange::Rejected);
-        drop(w);
-        assert!(!dir.exists());
-    }
-
-    /// A link or FIFO planted where the file goes is refused and left as it is, and so is a
-    /// link planted as the directory; a FIFO swapped in while running is never read.
-    #[test]
-    fn planted_links_and_fifos_are_refused_and_left_alone() {
-        use crate::safe_file::testing::*;
-        let s = Scratch::new("knob");
-        let dir = s.0.join("run");
-        std::fs::create_dir(&dir).unwrap();
-        let file = dir.join("cluster_balance");
-        let victim = s.0.join("victim");
-        plant_link(&file, &victim);
-        let e = ControlFile::create(&dir, ClusterBalance::Auto)
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("it is a symbolic link"), "{e}");
-        assert_link_untouched(&file, &victim);
-        std::fs::remove_file(&file).unwrap();
-
-        plant_fifo(&file);
-        let e = ControlFile::create(&dir, ClusterBalance::Auto)
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("it is a FIFO"), "{e}");
-        assert_fifo_untouched(&file);
-        std::fs::remove_file(&file).unwrap();
-
-        let linked_dir = s.0.join("linked-run");
-        std::os::unix::fs::symlink(&dir, &linked_dir).unwrap();
-        let e = ControlFile::create(&linked_dir, ClusterBalance::Auto)
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("it is a symbolic link"), "{e}");
-        assert_only(&dir, &[]);
-
-        // Running, then the file becomes a FIFO: the poll neither blocks nor rewrites it.
-        let mut f = ControlFile::create(&dir, ClusterBalance::On).unwrap();
-        std::fs::remove_file(f.path()).unwrap();
-        plant_fifo(f.path());
-        f.modified = None;
-        assert_eq!(f.poll(ClusterBalance::On), KnobChange::None);
-        assert_fifo_untouched(f.path());
-    }
-
-    /// A policy's own knob gets a file holding its value; a written value in range is handed
-    /// over, one out of range is refused and the file rewritten; the files and the directory
-    /// go when the watcher does.
-    #[test]
-    fn a_policys_own_knobs_are_files_beside_it() {
-        let dir = std::env::temp_dir().join(format!("hl-own-knob-{}", std::process::id()));
-        let created = ensure_dir(&dir).unwrap();
-        assert!(created);
-        let specs = [
-            KnobSpec::int("heavy_util", 0, 1024, 256, ""),
-            KnobSpec::on_off("move_up", true, ""),
-        ];
-        let files: Vec<KnobFile> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| KnobFile::create(&dir, *s, i as u16, s.default).unwrap())
-            .collect();
-        assert_eq!(
-            std::fs::read_to_string(dir.join("move_up")).unwrap(),
-            "on\n"
-        );
-        let w = Watcher::spawn_all(None, files, &[256, 1], Some(dir.clone())).unwrap();
-        let wait = |w: &Watcher| {
-            // Liveness only: generous for a loaded machine, never a speed claim.
-            for _ in 0..1000 {
-                if let Some(c) = w.try_change() {
-                    return c;
-                }
-                std::thread::sleep(core::time::Duration::from_millis(10));
-            }
-            panic!("no change seen in 10 s");
-        };
-        std::thread::sleep(core::time::Duration::from_millis(20));
-        std::fs::write(dir.join("heavy_util"), "300\n").unwrap();
-        assert_eq!(
-            wait(&w),
-            KnobChange::Own {
-                index: 0,
-                value: 300
-            }
-        );
-        w.applied_own(0, 300);
-        std::thread::sleep(core::time::Duration::from_millis(20));
-        std::fs::write(dir.join("heavy_util"), "5000\n").unwrap();
-        assert_eq!(wait(&w), KnobChange::OwnRejected { index: 0 });
-        // Rewritten with the value in force.
-        for _ in 0..1000 {
-            if std::fs::read_to_string(dir.join("heavy_util")).unwrap() == "300\n" {
-                break;
-            }
-            std::thread::sleep(core::time::Duration::from_millis(10));
-        }
-        assert_eq!(
-            std::fs::read_to_string(dir.join("heavy_util")).unwrap(),
-            "300\n"
-        );
-        std::fs::write(dir.join("move_up"), "off\n").unwrap();
-        assert_eq!(wait(&w), KnobChange::Own { index: 1, value: 0 });
-        drop(w);
-        assert!(!dir.exists());
-    }
-}
+mod tests;
