@@ -69,8 +69,15 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 .to_string_lossy()
                 .trim_end_matches(".rs")
                 .to_owned();
-            // A test module in its own file (`tests.rs`) is test code, as an inline one is.
-            if top == "lib" || top == "main" || top == "bpf" || path.ends_with("tests.rs") {
+            // A test module in its own file (`tests.rs`) or directory (`tests/`) is test code,
+            // as an inline one is.
+            let test_dir = rel.components().any(|c| c.as_os_str() == "tests");
+            if top == "lib"
+                || top == "main"
+                || top == "bpf"
+                || path.ends_with("tests.rs")
+                || test_dir
+            {
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("read source");

@@ -201,13 +201,17 @@ pub trait PlacementPolicy {
     fn wakeup(&mut self, view: &View<'_>) -> Placement;
 
     /// The end of the slice of a task that was running on [`View::prev_cpu`] (busy in the
-    /// view). The default keeps it there; when someone waits for that CPU
+    /// view). The default keeps it there unless [`up_migration`](Self::up_migration) has a
+    /// better CPU for it (the core's nudge brings a task back to a slice end for that, and
+    /// finds nobody waiting once the helper has run); when someone waits for that CPU
     /// ([`View::contended`]) it goes where [`wakeup`](Self::wakeup) would place it if an
     /// allowed CPU is idle (no CPU stays idle while a task waits), else to the back of the
     /// queue.
     fn slice_end(&mut self, view: &View<'_>) -> SliceEnd {
         if !view.contended() {
-            return SliceEnd::Keep;
+            return self
+                .up_migration(view)
+                .map_or(SliceEnd::Keep, SliceEnd::Move);
         }
         if view.idle_allowed().is_empty() {
             return SliceEnd::Yield;

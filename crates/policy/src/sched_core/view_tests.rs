@@ -1,7 +1,7 @@
 //! What a policy sees through the [`View`](crate::View): fresh figures at every question.
 
 use super::TaskKey;
-use super::tests::{cpus, snapshot, vm_machine, wakeup};
+use super::tests::{cpus, slice_end, snapshot, vm_machine, wakeup};
 use super::*;
 use crate::placement_policy::View;
 use crate::{Placement, UtilEstimate};
@@ -183,4 +183,51 @@ fn an_untracked_task_starts_from_zero_every_time() {
         assert_eq!((key.generation, v), (0, 0));
     }
     assert_eq!(wake(&mut c, 0, 4_000).1, 1, "the held ones keep theirs");
+}
+
+/// Moves a task up to the first idle P-core when asked between batches; nothing else.
+struct UpOnly;
+
+impl PlacementPolicy for UpOnly {
+    fn name(&self) -> &str {
+        "up-only"
+    }
+
+    fn wakeup(&mut self, view: &View<'_>) -> Placement {
+        view.place_on(view.idle_allowed().iter().last())
+    }
+
+    fn up_migration(&mut self, view: &View<'_>) -> Option<Placement> {
+        let p = view.idle_allowed().first()?;
+        (view.topology().info(p)?.capacity == 1024).then(|| view.place_on(Some(p)))
+    }
+}
+
+/// The default slice end asks `up_migration` when nobody waits: a task the core nudged comes
+/// back to a slice end with the helper gone from its CPU's queue, and must take the move it
+/// was nudged for (live, the helper runs before the loop sees the slice end).
+#[test]
+fn the_default_slice_end_takes_the_up_migration_when_nobody_waits() {
+    let mut c = SchedCore::with_policy(
+        vm_machine(),
+        UpOnly,
+        CoreConfig::DEFAULT,
+        vec![Slot::EMPTY; Slot::count_for(64)],
+    )
+    .unwrap();
+    let all = *c.topology().cpus();
+    c.handle(TimeNs(1_000_000), Input::Queued(wakeup(1, None, &all)))
+        .unwrap();
+    c.handle(TimeNs(1_000_000), Input::Snapshot(snapshot(&cpus(&[7]))))
+        .unwrap();
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(7)));
+    // Its slice ends on the E-core with nobody waiting, while P-core CPU 0 is idle.
+    c.handle(
+        TimeNs(30_000_000),
+        Input::Queued(slice_end(1, CpuId(7), Waiting::Nobody, &all)),
+    )
+    .unwrap();
+    c.handle(TimeNs(30_000_000), Input::Snapshot(snapshot(&cpus(&[0]))))
+        .unwrap();
+    assert_eq!(c.poll_dispatch().unwrap().target, Target::Cpu(CpuId(0)));
 }

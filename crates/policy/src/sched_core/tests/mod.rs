@@ -46,7 +46,7 @@ pub(super) fn wakeup(task: u32, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<
     }
 }
 
-fn slice_end(task: u32, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queued<'_> {
+pub(super) fn slice_end(task: u32, cpu: CpuId, waiting: Waiting, allowed: &CpuSet) -> Queued<'_> {
     Queued {
         arrival: Arrival::SliceEnd { waiting },
         ..wakeup(task, Some(cpu), allowed)
