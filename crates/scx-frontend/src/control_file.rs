@@ -274,8 +274,8 @@ impl Watcher {
         use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
         let path = cluster
             .as_ref()
-            .map(|(f, _)| f.path.clone())
-            .or_else(|| own.first().map(|f| f.path.clone()))
+            .map(|(f, _)| f.path().to_path_buf())
+            .or_else(|| own.first().map(|f| f.path().to_path_buf()))
             .unwrap_or_default();
         let start = cluster.as_ref().map_or(ClusterBalance::Auto, |(_, m)| *m);
         let current = std::sync::Arc::new(AtomicU8::new(mode_index(start)));

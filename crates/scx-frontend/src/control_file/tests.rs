@@ -12,14 +12,14 @@ fn written_values_are_picked_up_and_bad_ones_rejected() {
     // mtime granularity: make sure the write is seen as new.
     std::thread::sleep(core::time::Duration::from_millis(20));
     std::fs::write(f.path(), "off\n").unwrap();
-    f.modified = None;
+    f.file.modified = None;
     assert_eq!(
         f.poll(ClusterBalance::Auto),
         KnobChange::Set(ClusterBalance::Off)
     );
     assert_eq!(f.poll(ClusterBalance::Off), KnobChange::None);
     std::fs::write(f.path(), "sideways\n").unwrap();
-    f.modified = None;
+    f.file.modified = None;
     assert_eq!(f.poll(ClusterBalance::Off), KnobChange::Rejected);
     assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "off\n");
     drop(f);
@@ -92,7 +92,7 @@ fn planted_links_and_fifos_are_refused_and_left_alone() {
     let mut f = ControlFile::create(&dir, ClusterBalance::On).unwrap();
     std::fs::remove_file(f.path()).unwrap();
     plant_fifo(f.path());
-    f.modified = None;
+    f.file.modified = None;
     assert_eq!(f.poll(ClusterBalance::On), KnobChange::None);
     assert_fifo_untouched(f.path());
 }
