@@ -10,9 +10,10 @@
 # 130 ms of running on an E-core of capacity 640). A spinner never wakes, so only its
 # up_migration, asked by the core's scan every 20 ms, can see that; on a quiet machine it is
 # the core's timer that wakes the loop for the scan. 8 trials, each a new spinner seen 0.1 s
-# after its start (its estimate then about 560), 0.6 s and 1.1 s after: E, then P, P (E->P) in
-# at least 6. The controls, where no rule reads the estimate and moves the task, do that in at
-# most 2 of 8: the same policy with `--set move_up=off`, after heavy_util goes to 1024 through
+# after its start (its estimate then about 560), then every 0.3 s to 1.3 s: E, then P at each
+# of the four later looks (E->P) in at least 6. The controls, where no rule reads the estimate
+# and moves the task, do that in at most 2 of 8 (under --fifo a spinner wanders, and was on a
+# P-core at two looks 0.5 s apart in 3 of 8): the same policy with `--set move_up=off`, after heavy_util goes to 1024 through
 # its control file while the scheduler runs (the estimate cannot reach it on an E-core), and
 # --fifo and the default scheduler.
 UPAT_RESULTS=/run/upat-results
@@ -23,20 +24,15 @@ upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LAB
     taskset 0xff sh -c 'while :; do :; done' &
     SPIN=$!
     sleep 0.1
-    a=$(cpu_of "$SPIN")
-    sleep 0.5
-    b=$(cpu_of "$SPIN")
-    sleep 0.5
-    c=$(cpu_of "$SPIN")
+    seen=""
+    for k in 1 2 3 4 5; do
+      cpu=$(cpu_of "$SPIN")
+      if [ "$cpu" -lt 0 ]; then seen="${seen}?"; elif is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi
+      [ $k -lt 5 ] && sleep 0.3
+    done
     spin_stop
-    if [ "$a" -lt 0 ] || [ "$b" -lt 0 ] || [ "$c" -lt 0 ]; then
-      trials="$trials ?"
-    else
-      seen=""
-      for cpu in $a $b $c; do if is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi; done
-      trials="$trials $seen"
-      if [ "$seen" = EPP ]; then moved=$((moved + 1)); fi
-    fi
+    trials="$trials $seen"
+    if [ "$seen" = EPPPP ]; then moved=$((moved + 1)); fi
     t=$((t + 1))
     sleep 0.1
   done

@@ -21,8 +21,8 @@ pub(crate) struct IdleCpus {
     /// CPUs whose scx_rustland_core queue holds tasks not started yet, when the kernel lets the
     /// program read queue lengths (`None` otherwise).
     pub(crate) queued: Option<CpuSet>,
-    /// CPUs a task waiting in the shared queue may run on (every CPU when many wait), with
-    /// `queued`.
+    /// CPUs a task waiting in the shared queue may run on, of the tasks no idle CPU can take
+    /// (every CPU when many wait), with `queued`.
     pub(crate) served: Option<CpuSet>,
 }
 

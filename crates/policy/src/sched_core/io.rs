@@ -49,9 +49,9 @@ pub enum Waiting {
     Nobody,
     /// Tasks wait in that CPU's own queue.
     OwnQueue,
-    /// Tasks wait in the shared queue that may run on this CPU (the simulator's shared queue
-    /// this CPU serves; live, the idle snapshot reads the allowed CPUs of the shared queue's
-    /// tasks).
+    /// Tasks wait in the shared queue that may run on this CPU and on no idle one (the
+    /// simulator's shared queue this CPU serves; live, the idle snapshot reads the allowed
+    /// CPUs of the shared queue's tasks).
     SharedQueue,
 }
 

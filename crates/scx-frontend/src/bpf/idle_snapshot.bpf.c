@@ -31,10 +31,10 @@ u64 queued_words[SNAP_WORDS];
 /* Tasks in the shared queue (DSQ id SNAP_MAX_CPUS), or a negative error. */
 s32 shared_queued;
 /*
- * CPUs a task waiting in the shared queue may run on: the CPUs that queue's tasks wait for.
- * A task whose slice ends on such a CPU is not the only one wanting it. Filled by
- * snapshot_full only; every CPU when more than SNAP_MAX_SHARED tasks wait (or one of them may
- * run anywhere).
+ * CPUs a task waiting in the shared queue may run on, of the tasks no idle CPU can take: the
+ * busy CPUs those tasks wait for. A task whose slice ends on such a CPU is not the only one
+ * wanting it. Filled by snapshot_full only; every CPU when more than SNAP_MAX_SHARED tasks
+ * wait (or one of them may run anywhere and nothing is idle).
  */
 u64 served_words[SNAP_WORDS];
 /* Number of possible CPU ids the kernel reported on the last run. */
@@ -42,8 +42,27 @@ u32 nr_cpu_ids_seen;
 /* Runs so far; user space checks it moves, so a silently failing program is noticed. */
 u64 nr_snapshots;
 
-/* Fills served_words from the tasks waiting in the shared queue. */
-static __always_inline void shared_served(u32 nr)
+/* Whether @p may run on a CPU idle_words shows idle. */
+static __always_inline bool may_run_idle(struct task_struct *p, u32 nr)
+{
+	int cpu;
+
+	bpf_for(cpu, 0, nr) {
+		u32 word = (u32)cpu / 64;
+
+		if (word >= SNAP_WORDS)
+			break;
+		if ((idle_words[word] >> ((u32)cpu & 63)) & 1 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Fills served_words from the tasks waiting in the shared queue that no idle CPU can take
+ * (one that can is about to run there, and needs no busy CPU).
+ */
+static __always_inline void shared_served(u32 nr, bool any_idle)
 {
 	struct bpf_iter_scx_dsq it;
 	struct task_struct *p;
@@ -53,10 +72,16 @@ static __always_inline void shared_served(u32 nr)
 
 	bpf_rcu_read_lock();
 	if (bpf_iter_scx_dsq_new(&it, SNAP_MAX_CPUS, 0)) {
-		all = true;
+		all = !any_idle;
 	} else {
 		while ((p = bpf_iter_scx_dsq_next(&it))) {
-			if (++seen > SNAP_MAX_SHARED || p->nr_cpus_allowed >= (int)nr) {
+			if (++seen > SNAP_MAX_SHARED) {
+				all = true;
+				break;
+			}
+			if (any_idle && may_run_idle(p, nr))
+				continue;
+			if (p->nr_cpus_allowed >= (int)nr) {
 				all = true;
 				break;
 			}
@@ -118,8 +143,13 @@ static __always_inline int snapshot(bool queues)
 
 	if (queues) {
 		shared_queued = scx_bpf_dsq_nr_queued(SNAP_MAX_CPUS);
-		if (shared_queued > 0)
-			shared_served(nr);
+		if (shared_queued > 0) {
+			bool any_idle = false;
+
+			for (w = 0; w < SNAP_WORDS; w++)
+				any_idle |= idle_words[w] != 0;
+			shared_served(nr, any_idle);
+		}
 	}
 	nr_cpu_ids_seen = nr;
 	__sync_fetch_and_add(&nr_snapshots, 1);

@@ -167,8 +167,8 @@ struct Queues<'a> {
 
 /// A queued task in the core's terms (token 0: the caller sets its own). At a slice end, who
 /// waits is what the snapshot shows: tasks in the CPU's own queue, else tasks in the shared
-/// queue that may run on the CPU (as the simulator's shared queue that CPU serves), else
-/// nobody. A task waiting in the shared queue thus goes ahead of one whose slice ends (in
+/// queue that may run on the CPU and on no idle one (as the simulator's shared queue that
+/// CPU serves: there, an idle CPU has taken the others), else nobody. A task waiting in the shared queue thus goes ahead of one whose slice ends (in
 /// vtime order) instead of behind a task kept on its CPU, which its CPU's own queue would
 /// run first; a task pinned elsewhere is no reason to leave a CPU.
 fn queued_input<'a>(
