@@ -9,7 +9,10 @@
  * before the framework's own, reports those three through one BPF ring buffer that user space
  * drains without a system call (the ring is mmap'ed at load time).
  *
- * - exit:    tp_btf/sched_process_exit, once per exiting thread;
+ * - exit:    tp_btf/sched_process_free, once per thread, when it is freed: after its last run,
+ *            so nothing the framework or the fast path reports about it comes later (from
+ *            sched_process_exit on, a thread still runs its exit path, can be preempted or
+ *            block and be woken, and each of those would reach the loop after its exit);
  * - waking:  tp_btf/sched_waking, with the waker when the wake-up comes from a task (not from
  *            an interrupt, where `current` is whatever was interrupted): its pid and CPU;
  * - refill:  fentry on the kfunc scx_bpf_task_set_slice when it is called for the task running
@@ -105,7 +108,7 @@ static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
 	__sync_fetch_and_add(&nr_sent[kind], 1);
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("tp_btf/sched_process_free")
 int BPF_PROG(hl_task_exit, struct task_struct *p)
 {
 	emit(EV_EXIT, p->pid, p->tgid, bpf_get_smp_processor_id());
