@@ -4,6 +4,18 @@
 use std::path::Path;
 use std::process::Command;
 
+/// A replay's placements by step for `policy`: [idle-p-core, idle-e-core, busy-sibling,
+/// no-idle].
+fn steps(text: &str, policy: &str) -> Vec<u64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{policy} placements by step:")))
+        .unwrap_or_else(|| panic!("no steps for {policy} in:\n{text}"));
+    line.split(", ")
+        .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect()
+}
+
 #[test]
 fn the_example_policy_replays_beside_hybridland() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -24,16 +36,7 @@ fn the_example_policy_replays_beside_hybridland() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let steps = |policy: &str| -> Vec<u64> {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(&format!("{policy} placements by step:")))
-            .unwrap_or_else(|| panic!("no steps for {policy} in:\n{text}"));
-        line.split(", ")
-            .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
-            .collect()
-    };
-    let (little, hybrid) = (steps("little-first"), steps("hybridland"));
+    let (little, hybrid) = (steps(&text, "little-first"), steps(&text, "hybridland"));
     // [idle-p-core, idle-e-core, busy-sibling, no-idle]
     assert!(little[1] > little[0], "little-first: {little:?}");
     assert_eq!(hybrid[1], 0, "hybridland: {hybrid:?}");
@@ -60,7 +63,7 @@ fn graduate_counts_each_tasks_placements_in_its_value() {
         ]}"#,
     )
     .unwrap();
-    let steps = |set: &[&str]| -> Vec<u64> {
+    let replay = |set: &[&str]| -> Vec<u64> {
         let out = Command::new(env!("CARGO_BIN_EXE_my-policy-sim"))
             .arg("replay")
             .arg(&trace)
@@ -75,18 +78,12 @@ fn graduate_counts_each_tasks_placements_in_its_value() {
             "{text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("graduate placements by step:"))
-            .unwrap_or_else(|| panic!("no steps in:\n{text}"));
-        line.split(", ")
-            .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
-            .collect()
+        steps(&text, "graduate")
     };
     // [idle-p-core, idle-e-core, busy-sibling, no-idle]
-    let default = steps(&[]);
+    let default = replay(&[]);
     assert_eq!((default[0], default[1]), (12, 8), "{default:?}");
-    let never = steps(&["--set", "after=1000"]);
+    let never = replay(&["--set", "after=1000"]);
     assert_eq!((never[0], never[1]), (0, 20), "{never:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
