@@ -4,6 +4,20 @@ use super::*;
 use core::time::Duration;
 use std::time::Instant;
 
+/// A scheduler over the test machine with `helper` as its nudge helper, in `mode`.
+fn with_helper(ring_cap: usize, mode: Mode, helper: Nudger) -> Scheduler<FakeOps> {
+    let topo = machine();
+    Scheduler::new(
+        FakeOps::new(&topo, ring_cap),
+        topo.clone(),
+        hybridland(&topo),
+        config(mode, SliceMode::Scaled),
+        None,
+        Some(helper),
+    )
+    .unwrap()
+}
+
 /// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
 /// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
 /// E-core with the helper's short slice.
@@ -12,15 +26,7 @@ fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
     let topo = machine();
     let helper = Nudger::spawn().unwrap();
     let tid = helper.tid;
-    let mut s = Scheduler::new(
-        FakeOps::new(&topo, 64),
-        topo.clone(),
-        hybridland(&topo),
-        config(Mode::Policy, SliceMode::Scaled),
-        None,
-        Some(helper),
-    )
-    .unwrap();
+    let mut s = with_helper(64, Mode::Policy, helper);
     let e_cores: CpuSet = (0..4).map(CpuId).collect();
     s.ops.snapshots.push_back(Ok(e_cores));
     s.ops.incoming.push_back(Ok(wakeup(1)));
@@ -45,30 +51,12 @@ fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
 
 #[test]
 fn no_nudge_helper_in_fifo_mode_and_its_pipe_closes() {
-    let topo = machine();
-    let cfg = |mode| config(mode, SliceMode::Scaled);
     let mut n = Nudger::spawn().unwrap();
     n.wake();
-    let s = Scheduler::new(
-        FakeOps::new(&topo, 8),
-        topo.clone(),
-        hybridland(&topo),
-        cfg(Mode::Fifo),
-        None,
-        Some(n),
-    )
-    .unwrap();
+    let s = with_helper(8, Mode::Fifo, n);
     assert!(s.nudger.is_none());
     assert_eq!(s.core.config().nudging, Nudging::Off, "no helper, no scan");
-    let s = Scheduler::new(
-        FakeOps::new(&topo, 8),
-        topo.clone(),
-        hybridland(&topo),
-        cfg(Mode::Policy),
-        None,
-        Some(Nudger::spawn().unwrap()),
-    )
-    .unwrap();
+    let s = with_helper(8, Mode::Policy, Nudger::spawn().unwrap());
     assert_ne!(s.core.config().nudging, Nudging::Off);
     // Closing the pipe ends the helper thread (join returns).
     let mut s = s;
@@ -107,16 +95,7 @@ fn the_timer_wakes_the_helper_once_at_its_time_and_not_once_disarmed() {
 /// the tick.
 #[test]
 fn each_round_arms_the_timer_at_the_cores_next_time() {
-    let topo = machine();
-    let mut s = Scheduler::new(
-        FakeOps::new(&topo, 64),
-        topo.clone(),
-        hybridland(&topo),
-        config(Mode::Policy, SliceMode::Scaled),
-        None,
-        Some(Nudger::spawn().unwrap()),
-    )
-    .unwrap();
+    let mut s = with_helper(64, Mode::Policy, Nudger::spawn().unwrap());
     s.schedule_batch().unwrap();
     assert_eq!(s.nudger.as_ref().unwrap().armed(), None);
     s.ops.snapshots.push_back(Ok(s.ops.all));
