@@ -1,7 +1,8 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` three,
-//! the wake-up fast path and the preempting kick, see [`patch_scheduler`]) and the
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` four,
+//! the wake-up fast path, the helper's dispatch and the preempting kick, see
+//! [`patch_scheduler`]) and the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -28,12 +29,18 @@ fn patch_connector(path: &str) {
     std::fs::write(path, text).expect("writing the patched connector");
 }
 
-/// The line of scx_rustland_core 2.4.15's `main.bpf.c` before which the fast path's file is
-/// included: the framework's select_cpu, after the helpers the fast path uses
-/// (`can_direct_dispatch`, `cpu_to_dsq`).
-const SELECT_CPU_ANCHOR: &str =
-    "s32 BPF_STRUCT_OPS(rustland_select_cpu, struct task_struct *p, s32 prev_cpu,\n";
+/// The lines of scx_rustland_core 2.4.15's `main.bpf.c` before which the fast path's file is
+/// included: the comment of the framework's `dispatch_task`, after the helpers the fast path
+/// uses (`try_lookup_task_ctx`, `cpu_to_dsq`).
+const DISPATCH_TASK_ANCHOR: &str =
+    "/*\n * Dispatch a task to a target per-CPU DSQ, waking up the corresponding CPU, if\n";
 const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
+
+/// The lines of that `dispatch_task` after which the nudge helper is dispatched our way
+/// (`hl_dispatch_helper`: into the local queue of its CPU, which no other work or order in the
+/// framework's queues can keep it out of).
+const HELPER_ANCHOR: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
+const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridland: the nudge helper (src/bpf/fast_wake.bpf.h). */\n\tif (hl_dispatch_helper(task, p, prev_cpu))\n\t\tgoto out_release;\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
 /// The first lines of that select_cpu's body after which the fast path is asked: the task
 /// is not the user-space scheduler. The CPU it places the task on is select_cpu's answer. Only when the framework's own idle selection is off
 /// (`builtin_idle` is on in `--fifo` alone, and the framework then dispatches to an idle CPU
@@ -60,16 +67,17 @@ fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
     text.replace(anchor, with)
 }
 
-/// Adds the fast path and the preempting kick to the framework's BPF scheduler
-/// `RustLandBuilder` just wrote.
+/// Adds the fast path, the helper's dispatch and the preempting kick to the framework's BPF
+/// scheduler `RustLandBuilder` just wrote.
 fn patch_scheduler(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
     let text = replace_once(
         path,
         &text,
-        SELECT_CPU_ANCHOR,
-        &format!("{FAST_WAKE_INCLUDE}{SELECT_CPU_ANCHOR}"),
+        DISPATCH_TASK_ANCHOR,
+        &format!("{FAST_WAKE_INCLUDE}{DISPATCH_TASK_ANCHOR}"),
     );
+    let text = replace_once(path, &text, HELPER_ANCHOR, HELPER_CALL);
     let text = replace_once(path, &text, FAST_WAKE_ANCHOR, FAST_WAKE_CALL);
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
     std::fs::write(path, text).expect("writing the patched main.bpf.c");

@@ -31,6 +31,13 @@ storm() {  # storm NAME ARGS...: one run under scx_hybridland ARGS
   fi
   out=$("$HL/thread-storm" "$SECS" 2>&1)
   st=$(state); o=$(ops)
+  # How long the nudge helper waited to run, in all (its schedstat: ran, waited, runs).
+  helper="none"
+  for t in /proc/$pid/task/*; do
+    if [ "$(cat "$t/comm" 2>/dev/null)" = hl-nudge ]; then
+      helper=$(awk '{printf "waited %.1f ms over %d runs", $2 / 1e6, $3}' "$t/schedstat")
+    fi
+  done
   kill -INT $pid 2>/dev/null
   i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
   kill -9 $pid 2>/dev/null
@@ -43,7 +50,7 @@ storm() {  # storm NAME ARGS...: one run under scx_hybridland ARGS
   # logs "EXIT: unregistered from user space", which is not one.
   ejected=$(grep -v "unregistered from user space" "$LOG" | grep -c "EXIT:\|stall\|memory allocation")
   echo "--- $name: scheduler log (last lines) ---"; tail -n 4 "$LOG"
-  detail="$out; state at the end $st ($o), exit status $rc, tasks-max ${hw:-none} of $MAX_TASKS, exits seen $exits, events dropped ${dropped:-0}, untracked $untracked"
+  detail="$out; state at the end $st ($o), exit status $rc, tasks-max ${hw:-none} of $MAX_TASKS, exits seen $exits, events dropped ${dropped:-0}, untracked $untracked, helper $helper"
   ok=1
   case "$o" in hybridland*) ;; *) ok=0 ;; esac
   [ "$st" = enabled ] && [ "$rc" = 0 ] && [ "$ejected" = 0 ] || ok=0

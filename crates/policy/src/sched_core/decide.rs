@@ -57,6 +57,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         taken: &mut CpuSet,
     ) {
         if Some(p.task) == self.helper {
+            // First in whichever queue it joins. At the clock it would queue behind every
+            // sleeper (those are raised to one slice behind it), and a stream of new short
+            // tasks, which never moves the clock, kept it waiting until the kernel's
+            // watchdog ejected the scheduler. It runs for at most its short slice.
             let target = self
                 .helper_target
                 .take()
@@ -67,7 +71,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                     token: p.token,
                     target,
                     slice_ns: self.config.helper_slice_ns,
-                    vtime: self.clock.now(),
+                    vtime: 0,
                     util: 0,
                     why: Why::Helper,
                 },

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * scx_hybridland's wake-up fast path, compiled into scx_rustland_core's generated main.bpf.c:
- * build.rs includes this file just before the framework's select_cpu and calls
- * hl_fast_wake() there, before the task would be queued to user space, unless the
- * framework's own idle selection is on (--fifo).
+ * build.rs includes this file just before the framework's dispatch_task, calls
+ * hl_dispatch_helper() at the start of it, and calls hl_fast_wake() in the framework's
+ * select_cpu, before the task would be queued to user space, unless the framework's own idle
+ * selection is on (--fifo).
  *
  * A wake-up that finds an allowed CPU free is placed here, on the CPU the policy's idle order
  * chooses, without the round trip. The order comes from user space as tables
@@ -433,4 +434,32 @@ static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	if (hl_fast_audit_on)
 		hl_audit(p, cpu, prev, &w);
 	return cpu;
+}
+
+/*
+ * The nudge helper as user space sent it to a CPU (true), or another dispatch (false). It goes
+ * into the local queue of that CPU (its previous CPU when it may not use that one). A CPU runs
+ * its local queue before it asks the framework's dispatch for work, so the helper runs at that
+ * CPU's next slice end: in the CPU's own queue, the user-space scheduler, which the
+ * framework's dispatch runs first whenever it has work, could keep it waiting until the
+ * kernel's watchdog ejected the scheduler. Sent to no CPU, it takes the shared queue, where
+ * the core's vtime 0 puts it first and any CPU may take it.
+ */
+static bool hl_dispatch_helper(const struct dispatched_task_ctx *task, struct task_struct *p,
+			       s32 prev_cpu)
+{
+	struct task_ctx *tctx;
+	s32 cpu = task->cpu;
+
+	if (!hl_helper_pid || task->pid != (s32)hl_helper_pid || cpu < 0)
+		return false;
+	/* Dequeued since user space took it: its next enqueue reaches user space again. */
+	tctx = try_lookup_task_ctx(p);
+	if (!tctx || tctx->enq_cnt > task->enq_cnt)
+		return true;
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		cpu = prev_cpu;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task->slice_ns, task->flags);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
 }

@@ -17,7 +17,9 @@ use std::sync::Arc;
 /// task placed on an E-core (or an SMT sibling) while every P-core was busy would stay there
 /// after a P-core idles. To re-place it, the loop wakes this thread and sends it to that CPU's
 /// queue: at the task's next slice end the CPU has other work, the task comes back to user
-/// space and the policy places it again.
+/// space and the policy places it again. The framework's BPF puts the helper into the CPU's
+/// local queue (`hl_dispatch_helper` in `src/bpf/fast_wake.bpf.h`), which nothing else queued
+/// can keep it out of.
 ///
 /// **The core's timer.** The loop runs only when the framework wakes it, which on a quiet
 /// machine can be a second apart; the core's up-migration scan and prune are due at

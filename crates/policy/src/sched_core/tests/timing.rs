@@ -69,6 +69,48 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     assert_eq!(c.nudges.pop().map(|n| n.task.0), Some(2));
 }
 
+/// The helper goes ahead of everything in the shared queue: a new task (raised to one slice
+/// behind the clock) would otherwise go ahead of it, and a stream of them, which never moves
+/// the clock, starved it until the kernel's watchdog ejected the scheduler.
+#[test]
+fn the_helper_queues_ahead_of_a_new_task() {
+    let (_, all, mut c) = vm_core();
+    c.set_helper(Some(TaskId(99)));
+    // Task 1 ran 100 ms: the clock follows it when it is sent again.
+    let q = Queued {
+        last_run: Some(LastRun {
+            start_ns: 1,
+            stop_ns: 100_000_001,
+        }),
+        ..slice_end(1, CpuId(0), Waiting::Nobody, &all)
+    };
+    feed(&mut c, 100_000_001, Input::Queued(q));
+    feed(
+        &mut c,
+        100_000_001,
+        Input::Snapshot(snapshot(&CpuSet::EMPTY)),
+    );
+    let _ = poll_all(&mut c);
+    assert!(c.vtime_now() >= 100_000_000);
+    for task in [2, 99] {
+        feed(&mut c, 100_000_002, Input::Queued(wakeup(task, None, &all)));
+    }
+    feed(
+        &mut c,
+        100_000_002,
+        Input::Snapshot(snapshot(&CpuSet::EMPTY)),
+    );
+    let ds = poll_all(&mut c);
+    let [new, helper] = [TaskId(2), TaskId(99)].map(|t| ds.iter().find(|d| d.task == t).unwrap());
+    assert_eq!((new.target, helper.target), (Target::Shared, Target::Shared));
+    assert!(
+        helper.vtime < new.vtime,
+        "helper {} behind the new task's {}",
+        helper.vtime,
+        new.vtime
+    );
+}
+
 /// Every dispatch's vtime keeps the bounded credit, and its slice the slice limits, whatever
 /// the order of tasks, runs and batch sizes.
 #[test]
