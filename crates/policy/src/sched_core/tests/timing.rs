@@ -102,7 +102,10 @@ fn the_helper_queues_ahead_of_a_new_task() {
     );
     let ds = poll_all(&mut c);
     let [new, helper] = [TaskId(2), TaskId(99)].map(|t| ds.iter().find(|d| d.task == t).unwrap());
-    assert_eq!((new.target, helper.target), (Target::Shared, Target::Shared));
+    assert_eq!(
+        (new.target, helper.target),
+        (Target::Shared, Target::Shared)
+    );
     assert!(
         helper.vtime < new.vtime,
         "helper {} behind the new task's {}",
