@@ -1,8 +1,8 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` four,
-//! the wake-up fast path, the helper's dispatch and the preempting kick, see
-//! [`patch_scheduler`]) and the
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` five,
+//! the wake-up fast path in select_cpu and in enqueue, the helper's dispatch and the
+//! preempting kick, see [`patch_scheduler`]) and the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -49,6 +49,14 @@ const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridl
 const FAST_WAKE_ANCHOR: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
 const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\n\n\t/* scx_hybridland: the wake-up fast path (src/bpf/fast_wake.bpf.h). */\n\tif (!builtin_idle) {\n\t\ts32 hl_cpu = hl_fast_wake(p, prev_cpu, wake_flags);\n\n\t\tif (hl_cpu >= 0)\n\t\t\treturn hl_cpu;\n\t}\n\n\t/*\n\t * If built-in idle CPU policy is not enabled";
 
+/// The lines of that scheduler's enqueue that send a task to user space unless the framework's
+/// own idle selection takes it (`--fifo`). Before them, a wake-up the kernel asked no
+/// select_cpu about (a task allowed on one CPU: `is_wakeup` there) is offered to the fast
+/// path, which places it on its CPU when that CPU is free, and the CPU is kicked as the
+/// framework kicks it.
+const ENQUEUE_ANCHOR: &str = "\tif (!(builtin_idle && is_wakeup)) {\n\t\tqueue_task_to_userspace(p, prev_cpu, enq_flags);\n\t\tgoto out_kick;\n\t}\n";
+const ENQUEUE_CALL: &str = "\t/* scx_hybridland: a wake-up select_cpu was not asked about (src/bpf/fast_wake.bpf.h). */\n\tif (!builtin_idle) {\n\t\ts32 hl_cpu = hl_fast_wake_queued(p, is_wakeup, enq_flags);\n\n\t\tif (hl_cpu >= 0) {\n\t\t\tprev_cpu = hl_cpu;\n\t\t\tgoto out_kick;\n\t\t}\n\t}\n";
+
 /// The kick that ends scx_rustland_core 2.4.15's `dispatch_task` (a task user space sent to a
 /// CPU): it wakes the CPU if idle. A dispatch the core marks preempting (`Target::Preempt`,
 /// sent with the kernel's `SCX_ENQ_PREEMPT` bit, which the kernel honours only for a local
@@ -67,8 +75,8 @@ fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
     text.replace(anchor, with)
 }
 
-/// Adds the fast path, the helper's dispatch and the preempting kick to the framework's BPF
-/// scheduler `RustLandBuilder` just wrote.
+/// Adds the fast path (in select_cpu and in enqueue), the helper's dispatch and the preempting
+/// kick to the framework's BPF scheduler `RustLandBuilder` just wrote.
 fn patch_scheduler(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
     let text = replace_once(
@@ -79,6 +87,12 @@ fn patch_scheduler(path: &str) {
     );
     let text = replace_once(path, &text, HELPER_ANCHOR, HELPER_CALL);
     let text = replace_once(path, &text, FAST_WAKE_ANCHOR, FAST_WAKE_CALL);
+    let text = replace_once(
+        path,
+        &text,
+        ENQUEUE_ANCHOR,
+        &format!("{ENQUEUE_CALL}{ENQUEUE_ANCHOR}"),
+    );
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
     std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }

@@ -120,13 +120,26 @@ wait_state disabled 20
 # and every placement is the policy's own answer. A light frame task (30 fps) on an otherwise
 # idle machine wakes with CPUs free, which the policy's tables cover. --audit-fast-wake holds
 # each placement against Policy::check_fast_wake on the inputs the kernel side walked with
-# (free and allowed CPUs, previous CPU, class, homes). Passes with at least 20 placed, every
-# one checked, none disagreeing; the controls place none: --no-fast-wake (the counter counts
-# the fast path and nothing else) and --fifo (no table).
-fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler; sets FAST, AUDIT
+# (free and allowed CPUs, previous CPU, class, homes). Then the same frame task pinned to CPU
+# 5 (taskset -c 5): the kernel asks no select_cpu about a task allowed on one CPU, and the
+# framework's enqueue asks the fast path instead; at least 20 of the placements the audit
+# checks must be of a task allowed on one CPU (the frame task wakes 90 times). Then a task
+# whose class moves (the wake probe, whose second half spins 40 ms after each 10 ms sleep: the
+# core's estimate takes it across a class boundary and the loop writes the new class into its
+# task storage): its placements must be checked at two classes or more, so the kernel's walk
+# followed the class as the policy's answer (which the simulator's model is) did. Passes with
+# at least 20 placed in each run, every one checked, none disagreeing; the controls place
+# none: --no-fast-wake (the counter counts the fast path and nothing else) and --fifo (no
+# table).
+fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler (on the CPUs in
+  # $FAST_CPUS; the wake probe instead with FAST_PROBE=1); sets FAST, AUDIT
   FAST=-1; AUDIT=""
   if start_sched "$@"; then
-    "$HL/frame-task" 30 "$LIGHT_ITERS" 3 f0 > /dev/null 2>&1
+    if [ -n "${FAST_PROBE:-}" ]; then
+      "$HL/wake-probe" 60 10000 f0 40000 > /dev/null
+    else
+      taskset -c "${FAST_CPUS:-0-7}" "$HL/frame-task" 30 "$LIGHT_ITERS" 3 f0 > /dev/null 2>&1
+    fi
     sleep 1.2  # the last interval's stats line
     stop_sched INT
     wait_state disabled 20
@@ -139,12 +152,22 @@ LIGHT_ITERS=$(( $("$HL/frame-task" calibrate) * 2 ))
 fast_run --audit-fast-wake; hl_fast=$FAST; hl_audit=$AUDIT
 say "fast-wake: policy placed $hl_fast; audit: ${hl_audit:-none}"
 grep "fast-path audit:" "$LOG" | head -n 6
+FAST_CPUS=5 fast_run --audit-fast-wake; pin_fast=$FAST; pin_audit=$AUDIT
+say "fast-wake: pinned to CPU 5, policy placed $pin_fast; audit: ${pin_audit:-none}"
+FAST_PROBE=1 fast_run --audit-fast-wake; cls_fast=$FAST; cls_audit=$AUDIT
+say "fast-wake: class moving, policy placed $cls_fast; audit: ${cls_audit:-none}"
+classes=$(echo "$cls_audit" | sed -n 's/.* at classes \([0-9,]*\).*/\1/p')
+pinned=$(echo "$pin_audit" | sed -n 's/.*, \([0-9]*\) of tasks allowed on one CPU.*/\1/p')
 fast_run --no-fast-wake; off_fast=$FAST
 fast_run --fifo; fifo_fast=$FAST
-checked=$(echo "$hl_audit" | awk '{print $1}')
-disagreed=$(echo "$hl_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
-detail="placed $hl_fast (audit: ${hl_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
-if [ "$hl_fast" -ge 20 ] && [ "${checked:-0}" -ge "$hl_fast" ] && [ "$disagreed" = 0 ] &&
+audit_ok() {  # audit_ok PLACED AUDIT: every placement checked, none disagreeing
+  checked=$(echo "$2" | awk '{print $1}')
+  disagreed=$(echo "$2" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
+  [ "$1" -ge 20 ] && [ "${checked:-0}" -ge "$1" ] && [ "$disagreed" = 0 ]
+}
+detail="placed $hl_fast (audit: ${hl_audit:-none}), pinned $pin_fast (audit: ${pin_audit:-none}), class moving $cls_fast (audit: ${cls_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
+if audit_ok "$hl_fast" "$hl_audit" && audit_ok "$pin_fast" "$pin_audit" && [ "${pinned:-0}" -ge 20 ] &&
+   audit_ok "$cls_fast" "$cls_audit" && [ "${classes#*,}" != "$classes" ] &&
    [ "$off_fast" = 0 ] && [ "$fifo_fast" = 0 ]; then
   pass fast-wake "$detail"
 else

@@ -135,8 +135,9 @@ impl<'a> View<'a> {
     }
 
     /// At a slice end: whether another task waits for the task's CPU (in its own queue, the
-    /// shared queue, as handed over with the task, or given it earlier in the same batch).
-    /// `false` at a wake-up and for up-migration.
+    /// shared queue, as handed over with the task, or given it earlier in the same batch, or a
+    /// task woken in the same batch that may run there and finds nothing idle). `false` at a
+    /// wake-up and for up-migration.
     pub fn contended(&self) -> bool {
         self.contended
     }

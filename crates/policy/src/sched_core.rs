@@ -125,7 +125,10 @@ struct PlacedTask {
 ///
 /// Inside a batch, tasks whose slice ended are decided before woken ones (they were running a
 /// moment ago and get their CPUs back before a short wake-up can take them); each decision
-/// marks its CPU busy for the rest of the batch. A wake-up is the idle order
+/// marks its CPU busy for the rest of the batch. A woken task of the batch that finds no idle
+/// CPU it may use makes one slice end on a CPU it may use contended, as a task waiting in the
+/// shared queue does, so that CPU's task goes back in line rather than keeping the CPU for
+/// another slice while the woken one waits behind it. A wake-up is the idle order
 /// (`Policy::select_cpu`), a slice end the slice-end rule. Each dispatch carries its vtime
 /// (the bounded-credit rule, the clock following it as the task is about to run) and its
 /// slice (the base divided by the tasks waiting, or fixed).

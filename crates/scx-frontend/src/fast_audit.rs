@@ -40,10 +40,30 @@ pub(crate) struct AuditCounts {
     pub(crate) checked: u64,
     /// Of them, placements on another CPU than the task's previous one.
     pub(crate) moved: u64,
+    /// Of them, placements of a task allowed on one CPU (the kernel asks no select_cpu about
+    /// those: the framework's enqueue asks the fast path).
+    pub(crate) pinned: u64,
     /// Of them, ones the idle order would have placed elsewhere.
     pub(crate) disagreed: u64,
     /// Records overwritten before they were read, or malformed.
     pub(crate) lost: u64,
+    /// The classes checked placements were made at, one bit each (classes 63 and up: bit 63).
+    pub(crate) classes: u64,
+}
+
+impl AuditCounts {
+    /// The classes placements were checked at, as `0,2`.
+    pub(crate) fn class_list(&self) -> String {
+        let list: Vec<String> = (0..64)
+            .filter(|b| self.classes & (1 << b) != 0)
+            .map(|b| b.to_string())
+            .collect();
+        if list.is_empty() {
+            "none".into()
+        } else {
+            list.join(",")
+        }
+    }
 }
 
 impl AuditCounts {
@@ -61,6 +81,8 @@ impl AuditCounts {
         };
         self.checked += 1;
         self.moved += u64::from(k.prev != Some(k.cpu));
+        self.pinned += u64::from(k.allowed.count() == 1);
+        self.classes |= 1 << k.class.0.min(63);
         let q = WakeQuestion {
             free: &k.free,
             allowed: &k.allowed,
@@ -165,9 +187,13 @@ mod tests {
             AuditCounts {
                 checked: 4,
                 moved: 0,
+                pinned: 0,
                 disagreed: 2,
-                lost: 1
+                lost: 1,
+                classes: 0b11,
             }
         );
+        assert_eq!(counts.class_list(), "0,1");
+        assert_eq!(AuditCounts::default().class_list(), "none");
     }
 }

@@ -216,8 +216,13 @@ impl<O: SchedOps> Scheduler<O> {
         }
         if let Some(a) = audit {
             info!(
-                "fast-path audit: {} placed wake-ups checked against the policy ({} on another CPU than the previous one), {} disagreed, {} lost",
-                a.checked, a.moved, a.disagreed, a.lost
+                "fast-path audit: {} placed wake-ups checked against the policy ({} on another CPU than the previous one, {} of tasks allowed on one CPU), {} disagreed, {} lost, at classes {}",
+                a.checked,
+                a.moved,
+                a.pinned,
+                a.disagreed,
+                a.lost,
+                a.class_list()
             );
         }
         Ok(())

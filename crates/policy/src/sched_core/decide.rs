@@ -2,8 +2,8 @@
 
 use super::slots::Record;
 use super::{
-    Allowed, Arrival, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode, Slot, Target,
-    TaskKey, UtilSource, WakePreempt, Why,
+    Allowed, Arrival, BATCH_MAX, Dispatch, Outgoing, Pending, PlacedTask, SchedCore, SliceMode,
+    Slot, Target, TaskKey, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::idle_order::Placement;
@@ -24,6 +24,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             SliceMode::Scaled => slice_ns(base, self.backlog.saturating_add(n as u64)),
         };
         let mut taken = CpuSet::EMPTY;
+        let mut waiters = self.waiters_without_idle();
         let all = *self.topo.cpus();
         for slice_ends in [true, false] {
             for i in 0..n {
@@ -33,13 +34,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 if matches!(p.arrival, Arrival::SliceEnd { .. }) != slice_ends {
                     continue;
                 }
+                let batch = (&mut taken, &mut waiters);
                 match p.allowed {
-                    Allowed::All => self.decide(&p, Some((&all, false)), slice, &mut taken),
+                    Allowed::All => self.decide(&p, Some((&all, false)), slice, batch),
                     Allowed::Restricted(at) => {
                         let set = self.pending_allowed[at];
-                        self.decide(&p, Some((&set, true)), slice, &mut taken);
+                        self.decide(&p, Some((&set, true)), slice, batch);
                     }
-                    Allowed::Unknown => self.decide(&p, None, slice, &mut taken),
+                    Allowed::Unknown => self.decide(&p, None, slice, batch),
                 }
                 self.keep_memo();
             }
@@ -47,14 +49,76 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         while self.pending.pop().is_some() {}
     }
 
+    /// The wake-ups of this batch that find no idle CPU they may use (a CPU whose task's slice
+    /// end is in the batch is not idle: it is that task's until the task is decided), one bit
+    /// per place in the batch. Slice ends are decided first, and each of these wake-ups makes
+    /// one slice end on a CPU it may use contended ([`Self::claim_waiter`]), as a task already
+    /// waiting in the shared queue does: otherwise that CPU's task is kept for another slice,
+    /// and the wake-up, sent to the shared queue right after, waits behind it (a CPU runs its
+    /// own queue first).
+    fn waiters_without_idle(&self) -> u64 {
+        const _: () = assert!(BATCH_MAX <= 64, "one bit per task of a batch");
+        let mut idle = *self.state.idle();
+        for i in 0..self.pending.len() {
+            if let Some(Pending {
+                arrival: Arrival::SliceEnd { .. },
+                cpu: Some(own),
+                ..
+            }) = self.pending.get(i)
+            {
+                idle.remove(own);
+            }
+        }
+        let idle = &idle;
+        let mut bits = 0;
+        for i in 0..self.pending.len() {
+            let Some(p) = self.pending.get(i) else {
+                continue;
+            };
+            let waits = matches!(p.arrival, Arrival::Wakeup { .. })
+                && Some(p.task) != self.helper
+                && self.allowed_of(&p).is_some_and(|a| !a.intersects(idle));
+            bits |= u64::from(waits) << i;
+        }
+        bits
+    }
+
+    /// Whether one of `waiters` may run on `cpu`; if so it is taken off `waiters`.
+    fn claim_waiter(&self, cpu: CpuId, waiters: &mut u64) -> bool {
+        let mut rest = *waiters;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let allows = self
+                .pending
+                .get(i)
+                .is_some_and(|p| self.allowed_of(&p).is_some_and(|a| a.contains(cpu)));
+            if allows {
+                *waiters &= !(1 << i);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The CPUs pending task `p` may use, if known.
+    fn allowed_of(&self, p: &Pending) -> Option<&CpuSet> {
+        match p.allowed {
+            Allowed::All => Some(self.topo.cpus()),
+            Allowed::Restricted(at) => self.pending_allowed.get(at),
+            Allowed::Unknown => None,
+        }
+    }
+
     /// Decides `p`, allowed on `allowed` (with whether that is fewer than every CPU), or of
-    /// unknown affinity.
+    /// unknown affinity; `taken`: the CPUs given to earlier tasks of the batch; `waiters`: the
+    /// batch's wake-ups that find nothing idle and have not yet made a slice end contended.
     fn decide(
         &mut self,
         p: &Pending,
         allowed: Option<(&CpuSet, bool)>,
         slice_ns: u64,
-        taken: &mut CpuSet,
+        (taken, waiters): (&mut CpuSet, &mut u64),
     ) {
         if Some(p.task) == self.helper {
             // First in whichever queue it joins. At the clock it would queue behind every
@@ -141,8 +205,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             return self.take(d, placement, restricted.then_some(allowed), p, taken);
         };
         // The task was running on `own` until now: the policy is asked about the machine with
-        // it still there. A CPU an earlier task of this batch was given is contended.
-        let contended = waiting.contended() || taken.contains(own);
+        // it still there. A CPU an earlier task of this batch was given is contended, and so
+        // is one a wake-up of this batch that finds nothing idle may run on.
+        let contended =
+            waiting.contended() || taken.contains(own) || self.claim_waiter(own, waiters);
         let vacated = self.state.occupy(&self.topo, own);
         let answer = self.policy.slice_end(&view(&self.state, contended));
         #[cfg(feature = "testkit")]

@@ -3,8 +3,9 @@
  * scx_hybridland's wake-up fast path, compiled into scx_rustland_core's generated main.bpf.c:
  * build.rs includes this file just before the framework's dispatch_task, calls
  * hl_dispatch_helper() at the start of it, and calls hl_fast_wake() in the framework's
- * select_cpu, before the task would be queued to user space, unless the framework's own idle
- * selection is on (--fifo).
+ * select_cpu (and hl_fast_wake_queued() in its enqueue, for a wake-up the kernel asked no
+ * select_cpu about), before the task would be queued to user space, unless the framework's
+ * own idle selection is on (--fifo).
  *
  * A wake-up that finds an allowed CPU free is placed here, on the CPU the policy's idle order
  * chooses, without the round trip. The order comes from user space as tables
@@ -393,15 +394,19 @@ static void hl_audit(struct task_struct *p, s32 cpu, s32 prev, const struct hl_w
 	rec->seq = n + 1;
 }
 
-/* The CPU @p is placed on here, or -1: user space decides. */
-static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+/*
+ * The CPU woken @p is placed on here, or -1: user space decides. @in_enqueue: asked from the
+ * framework's enqueue (the kernel asked no select_cpu), where the task goes into the chosen
+ * CPU's local queue by its number and with the enqueue's @enq_flags.
+ */
+static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
 {
 	struct hl_walk_ctx w = {};
 	struct hl_task *t;
 	u32 zero = 0;
 	s32 cpu, prev = scx_bpf_task_cpu(p);
 
-	if (!hl_fast_on || !(wake_flags & SCX_WAKE_TTWU) || p->pid == hl_helper_pid)
+	if (!hl_fast_on || p->pid == hl_helper_pid)
 		return -1;
 	w.s = bpf_map_lookup_elem(&hl_scratch_map, &zero);
 	if (!w.s)
@@ -428,12 +433,38 @@ static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	 * the user-space scheduler would go first whenever it has work, and the woken task would
 	 * wait behind it.
 	 */
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
+	if (in_enqueue)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, enq_flags);
+	else
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
 	__sync_fetch_and_add(&hl_nr_fast_step[w.step & 3], 1);
 	hl_report_ran(p, prev);
 	if (hl_fast_audit_on)
 		hl_audit(p, cpu, prev, &w);
 	return cpu;
+}
+
+/* From the framework's select_cpu: the CPU @p is placed on here, or -1. */
+static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	if (!(wake_flags & SCX_WAKE_TTWU))
+		return -1;
+	return hl_fast_place(p, false, 0);
+}
+
+/*
+ * From the framework's enqueue, for a task the kernel did not ask select_cpu about (@queued:
+ * neither running nor given a CPU by select_cpu): a task allowed on one CPU only, or one with
+ * migration disabled. Without this, every wake-up of a pinned task (each of cyclictest's
+ * threads, a per-CPU worker) went through user space, which then sent it to the one CPU it
+ * may use. The same walk decides, over the one CPU the task may use; the CPU it is placed on,
+ * or -1.
+ */
+static s32 hl_fast_wake_queued(struct task_struct *p, bool queued, u64 enq_flags)
+{
+	if (!queued || !(enq_flags & SCX_ENQ_WAKEUP))
+		return -1;
+	return hl_fast_place(p, true, enq_flags);
 }
 
 /*

@@ -48,6 +48,50 @@ fn slice_ends_are_decided_before_wakeups() {
     );
 }
 
+/// A wake-up of the batch that finds nothing idle it may use makes one slice end on a CPU it
+/// may use contended: that task goes back in line (the shared queue) and the woken task gets
+/// the CPU, where keeping the task would leave the woken one waiting a whole slice. A CPU
+/// whose slice end is in the batch is not idle for this.
+#[test]
+fn a_wakeup_with_nothing_idle_makes_one_slice_end_it_may_use_yield() {
+    let (_, all, mut c) = vm_core();
+    let only_0 = cpus(&[0]);
+    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &only_0)));
+    for (task, cpu) in [(2, 1), (3, 0)] {
+        feed(
+            &mut c,
+            1,
+            Input::Queued(slice_end(task, CpuId(cpu), Waiting::Nobody, &all)),
+        );
+    }
+    // CPU 0 shows idle: its task's slice ended and the loop has it.
+    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[0]))));
+    let ds = poll_all(&mut c);
+    let of = |t: u32| ds.iter().find(|d| d.task == TaskId(t)).unwrap();
+    assert_eq!(
+        (of(2).why, of(2).target),
+        (Why::Kept, Target::Cpu(CpuId(1)))
+    );
+    assert_eq!((of(3).why, of(3).target), (Why::Yielded, Target::Shared));
+    assert_eq!(of(1).target, Target::Cpu(CpuId(0)));
+
+    // One waiter that may run anywhere: only the first slice end yields.
+    let (_, all, mut c) = vm_core();
+    feed(&mut c, 1, Input::Queued(wakeup(1, None, &all)));
+    for (task, cpu) in [(2, 4), (3, 6)] {
+        feed(
+            &mut c,
+            1,
+            Input::Queued(slice_end(task, CpuId(cpu), Waiting::Nobody, &all)),
+        );
+    }
+    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[4]))));
+    let ds = poll_all(&mut c);
+    let whys: Vec<_> = ds.iter().map(|d| (d.task.0, d.why)).collect();
+    assert_eq!(whys[..2], [(2, Why::Yielded), (3, Why::Kept)]);
+    assert_eq!(ds[2].target, Target::Cpu(CpuId(4)));
+}
+
 /// The audit checks each decision of a batch on the state the core had at that point, and
 /// names the task of the first one that breaks a rule.
 #[test]
