@@ -19,8 +19,8 @@
  * A wake-up with nothing allowed free goes to user space as before.
  *
  * Each placement also reports the run before it (the framework's start and stop times of the
- * task's last run) through a ring of slots, so the core's estimate, vtime and homes see every
- * run, and the class cannot drift.
+ * task's last run) through a ring of slots (fast_wake_rings.bpf.h), so the core's estimate,
+ * vtime and homes see every run, and the class cannot drift.
  *
  * The tables live in .bss.hl_fast, which user space writes through the skeleton's mmap. They
  * are written while hl_fast_on is 0 and switched on after, so a reader never acts on a table
@@ -99,44 +99,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct hl_scratch);
 } hl_scratch_map SEC(".maps");
-
-/*
- * Slot rings user space reads through the mmap (the framework forbids it new mappings once
- * loaded, so a BPF ring buffer cannot be mapped): `seq` is 0 while a slot is written and n + 1
- * for the n-th record after.
- *
- * ran: each placement's task and the run before it, for the core (always on).
- * audit: each placement with what it was decided on (--audit-fast-wake).
- */
-#define HL_RAN_SLOTS 1024
-#define HL_AUDIT_SLOTS 256
-
-struct hl_ran_rec {
-	u64 seq;
-	s32 pid;
-	s32 cpu;
-	u64 start_ns;
-	u64 stop_ns;
-	u32 weight;
-	u32 pad;
-};
-
-struct hl_fast_audit_rec {
-	u64 seq;
-	s32 pid;
-	s32 cpu;
-	s32 prev;
-	u32 class;
-	u64 free[HL_MAX_WORDS];
-	u64 allowed[HL_MAX_WORDS];
-	u64 homes[HL_MAX_WORDS];
-};
-
-struct hl_ran_rec hl_ran_recs[HL_RAN_SLOTS] HL_GLOBAL;
-volatile u64 hl_ran_head HL_GLOBAL;
-struct hl_fast_audit_rec hl_audit_recs[HL_AUDIT_SLOTS] HL_GLOBAL;
-volatile u64 hl_audit_head HL_GLOBAL;
-volatile u32 hl_fast_audit_on HL_GLOBAL;
 
 static __always_inline bool hl_bit(const u64 *words, u32 cpu)
 {
@@ -349,49 +311,37 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	return -1;
 }
 
-static void hl_report_ran(struct task_struct *p, s32 ran_on)
+#include "fast_wake_rings.bpf.h"
+
+/* The shared queue's tasks the fast path looks at before it calls the CPU theirs. */
+#define HL_SHARED_LOOK 8
+
+/*
+ * Whether a task waiting in the shared queue may run on @cpu: one of its first
+ * HL_SHARED_LOOK tasks may, or more wait than that. A task pinned elsewhere (each of
+ * cyclictest's threads waiting for its own busy CPU) leaves @cpu to the woken task.
+ */
+static bool hl_shared_wants(s32 cpu)
 {
-	struct task_ctx *tctx = try_lookup_task_ctx(p);
-	struct hl_ran_rec *rec;
-	u64 n;
+	struct bpf_iter_scx_dsq it;
+	struct task_struct *q;
+	u32 seen = 0;
+	bool wants = false;
 
-	if (!tctx || !tctx->stop_ts || tctx->stop_ts < tctx->start_ts)
-		return;
-	n = __sync_fetch_and_add(&hl_ran_head, 1);
-	rec = &hl_ran_recs[n & (HL_RAN_SLOTS - 1)];
-	rec->seq = 0;
-	asm volatile("" ::: "memory");
-	rec->pid = p->pid;
-	rec->cpu = ran_on;
-	rec->start_ns = tctx->start_ts;
-	rec->stop_ns = tctx->stop_ts;
-	rec->weight = p->scx.weight;
-	asm volatile("" ::: "memory");
-	rec->seq = n + 1;
-}
-
-static void hl_audit(struct task_struct *p, s32 cpu, s32 prev, const struct hl_walk_ctx *w)
-{
-	struct hl_fast_audit_rec *rec;
-	u64 n = __sync_fetch_and_add(&hl_audit_head, 1);
-	u32 i;
-
-	rec = &hl_audit_recs[n & (HL_AUDIT_SLOTS - 1)];
-	rec->seq = 0;
-	asm volatile("" ::: "memory");
-	rec->pid = p->pid;
-	rec->cpu = cpu;
-	rec->prev = prev;
-	rec->class = w->class;
-	bpf_for(i, 0, HL_MAX_WORDS) {
-		u32 k = i & (HL_MAX_WORDS - 1);
-
-		rec->free[k] = w->s->free[k];
-		rec->allowed[k] = w->s->allowed[k];
-		rec->homes[k] = hl_homes[k];
+	if (!scx_bpf_dsq_nr_queued(SHARED_DSQ))
+		return false;
+	if (bpf_iter_scx_dsq_new(&it, SHARED_DSQ, 0)) {
+		wants = true;
+	} else {
+		while ((q = bpf_iter_scx_dsq_next(&it))) {
+			if (++seen > HL_SHARED_LOOK || bpf_cpumask_test_cpu(cpu, q->cpus_ptr)) {
+				wants = true;
+				break;
+			}
+		}
 	}
-	asm volatile("" ::: "memory");
-	rec->seq = n + 1;
+	bpf_iter_scx_dsq_destroy(&it);
+	return wants;
 }
 
 /*
@@ -419,8 +369,8 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
 		__sync_fetch_and_add(&hl_nr_fast_no_free, 1);
 		return -1;
 	}
-	if (scx_bpf_dsq_nr_queued(SHARED_DSQ)) {
-		/* Tasks wait in the shared queue: the CPU is theirs; the core sees them. */
+	if (hl_shared_wants(cpu)) {
+		/* A task waits in the shared queue that may run there: the CPU is its; the core sees it. */
 		__sync_fetch_and_add(&hl_nr_fast_declined[HL_DECLINE_SHARED_QUEUE], 1);
 		return -1;
 	}

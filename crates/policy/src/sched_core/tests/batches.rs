@@ -54,42 +54,35 @@ fn slice_ends_are_decided_before_wakeups() {
 /// whose slice end is in the batch is not idle for this.
 #[test]
 fn a_wakeup_with_nothing_idle_makes_one_slice_end_it_may_use_yield() {
-    let (_, all, mut c) = vm_core();
-    let only_0 = cpus(&[0]);
-    feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), &only_0)));
-    for (task, cpu) in [(2, 1), (3, 0)] {
-        feed(
-            &mut c,
-            1,
-            Input::Queued(slice_end(task, CpuId(cpu), Waiting::Nobody, &all)),
-        );
-    }
-    // CPU 0 shows idle: its task's slice ended and the loop has it.
-    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[0]))));
-    let ds = poll_all(&mut c);
-    let of = |t: u32| ds.iter().find(|d| d.task == TaskId(t)).unwrap();
+    // One batch: task 1 woken, allowed on `allowed`; tasks 2 and 3 at slice ends on the CPUs
+    // given; the CPUs in `idle` show idle (their tasks' slices ended and the loop has them).
+    let batch = |allowed: &CpuSet, ends: [u16; 2], idle: &[u16]| {
+        let (_, all, mut c) = vm_core();
+        feed(&mut c, 1, Input::Queued(wakeup(1, Some(CpuId(0)), allowed)));
+        for (task, cpu) in [2, 3].into_iter().zip(ends) {
+            let q = slice_end(task, CpuId(cpu), Waiting::Nobody, &all);
+            feed(&mut c, 1, Input::Queued(q));
+        }
+        feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(idle))));
+        poll_all(&mut c)
+            .into_iter()
+            .map(|d| (d.task.0, d.why, d.target))
+            .collect::<Vec<_>>()
+    };
+    let cpu = |c: u16| Target::Cpu(CpuId(c));
     assert_eq!(
-        (of(2).why, of(2).target),
-        (Why::Kept, Target::Cpu(CpuId(1)))
+        batch(&cpus(&[0]), [1, 0], &[0])[..2],
+        [(2, Why::Kept, cpu(1)), (3, Why::Yielded, Target::Shared)]
     );
-    assert_eq!((of(3).why, of(3).target), (Why::Yielded, Target::Shared));
-    assert_eq!(of(1).target, Target::Cpu(CpuId(0)));
-
+    assert_eq!(batch(&cpus(&[0]), [1, 0], &[0])[2].2, cpu(0));
     // One waiter that may run anywhere: only the first slice end yields.
-    let (_, all, mut c) = vm_core();
-    feed(&mut c, 1, Input::Queued(wakeup(1, None, &all)));
-    for (task, cpu) in [(2, 4), (3, 6)] {
-        feed(
-            &mut c,
-            1,
-            Input::Queued(slice_end(task, CpuId(cpu), Waiting::Nobody, &all)),
-        );
-    }
-    feed(&mut c, 1, Input::Snapshot(snapshot(&cpus(&[4]))));
-    let ds = poll_all(&mut c);
-    let whys: Vec<_> = ds.iter().map(|d| (d.task.0, d.why)).collect();
-    assert_eq!(whys[..2], [(2, Why::Yielded), (3, Why::Kept)]);
-    assert_eq!(ds[2].target, Target::Cpu(CpuId(4)));
+    let all = *vm_machine().cpus();
+    let ds = batch(&all, [4, 6], &[4]);
+    assert_eq!(
+        ds[..2],
+        [(2, Why::Yielded, Target::Shared), (3, Why::Kept, cpu(6))]
+    );
+    assert_eq!(ds[2].2, cpu(4));
 }
 
 /// The audit checks each decision of a batch on the state the core had at that point, and
