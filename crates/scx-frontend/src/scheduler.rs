@@ -116,6 +116,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     stats: Option<StatsLink>,
     /// Who woke each recently woken task (event source), until the task is handed over.
     wakers: Wakers,
+    /// Exits drained with the task events, handed over after the fast path's runs.
+    exits: Vec<(u64, i32)>,
     nudger: Option<Nudger>,
     queued: Vec<QueuedTask>,
     /// Set in `--fifo` mode: batches skip the policy path.
@@ -163,6 +165,7 @@ impl<O: SchedOps> Scheduler<O> {
             counters: Counters::default(),
             stats: None,
             wakers: Wakers::new(),
+            exits: Vec::new(),
             nudger,
             queued: Vec::with_capacity(BATCH_MAX),
             fifo,
@@ -274,13 +277,15 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     fn schedule_batch(&mut self) -> Result<()> {
-        // The fast path's runs first: a run is reported when the task is placed again, before
-        // it can exit, so an exit drained in the same round is later and must come after (or
-        // the run would give the exited task a new record). Then events: a wake-up's waker
-        // reaches its ring before the woken task reaches the framework's, and the core takes
-        // it with the task (`Wakers`).
-        self.apply_fast_runs();
+        // Events first, then the fast path's runs, then the exits among the events: a run is
+        // reported when the task is placed again, before it can exit, so every run of a task
+        // whose exit was drained is in the runs drained after it, and goes to the core before
+        // the exit (after it, the run would give the exited task a new record). A wake-up's
+        // waker reaches its ring before the woken task reaches the framework's, and the core
+        // takes it with the task (`Wakers`).
         self.apply_events();
+        self.apply_fast_runs();
+        self.apply_exits();
         self.flush_backlog();
         self.dequeue_batch();
         self.record_batch();

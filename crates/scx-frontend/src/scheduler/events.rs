@@ -9,24 +9,17 @@ impl<O: SchedOps> Scheduler<O> {
     /// and a wake-up by a task goes into the recording. (`--fifo` loads no event source:
     /// nothing to drain there.)
     pub(super) fn apply_events(&mut self) {
-        let (core, decisions, counters, recorder, wakers) = (
-            &mut self.core,
-            &mut self.decisions,
+        let (counters, recorder, wakers, exits) = (
             &mut self.counters,
             &mut self.recorder,
             &mut self.wakers,
+            &mut self.exits,
         );
         let mut full = false;
         let drained = self.ops.drain_events(&mut |ev| match ev {
             Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
                 counters.events.exit += 1;
-                if let Ok(task) = u32::try_from(pid).map(TaskId) {
-                    // Any core takes an exit.
-                    let _ = feed(core, decisions, at_ns, Input::Exit { task });
-                }
-                if let Some(r) = recorder.as_mut() {
-                    r.exited(pid, at_ns);
-                }
+                exits.push((at_ns, pid));
             }
             Ok(TaskEvent::Waking { at_ns, pid, waker }) => {
                 counters.events.waking += 1;
@@ -50,6 +43,24 @@ impl<O: SchedOps> Scheduler<O> {
         }
         if full {
             self.stop_recording();
+        }
+    }
+
+    /// Hands the exits [`Self::apply_events`] drained to the core and the recorder. Called
+    /// after the fast path's runs are applied: a task's last run is reported when it is placed,
+    /// before it can exit, so every run of a task whose exit was drained has been written by
+    /// the time the runs are drained after the events (drained before them, a run written in
+    /// between reached the core a round after the exit and gave the dead task a new record).
+    pub(super) fn apply_exits(&mut self) {
+        let (core, decisions, recorder) = (&mut self.core, &mut self.decisions, &mut self.recorder);
+        for (at_ns, pid) in self.exits.drain(..) {
+            if let Ok(task) = u32::try_from(pid).map(TaskId) {
+                // Any core takes an exit.
+                let _ = feed(core, decisions, at_ns, Input::Exit { task });
+            }
+            if let Some(r) = recorder.as_mut() {
+                r.exited(pid, at_ns);
+            }
         }
     }
 }

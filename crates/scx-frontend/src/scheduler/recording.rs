@@ -101,6 +101,7 @@ impl<O: SchedOps> Scheduler<O> {
                 break;
             }
             self.apply_events();
+            self.apply_exits();
             self.collect_tails();
             if self.tails_pending {
                 std::thread::sleep(core::time::Duration::from_micros(200));

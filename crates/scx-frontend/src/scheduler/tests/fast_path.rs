@@ -88,19 +88,26 @@ fn fast_path_runs_reach_the_core_and_its_class_the_kernel() {
 
 /// A run the fast path reported and the task's exit, drained in the same round: the run is
 /// the earlier of the two, and the exited task leaves the table (it is not tracked again
-/// until the prune).
+/// until the prune). The same when the run is written while the round drains the events
+/// (the task placed, run and exited between a drain of runs and one of events).
 #[test]
 fn a_run_and_the_exit_after_it_in_one_round_leave_no_record() {
-    let mut s = small(false);
-    s.ops.fast_runs.push(s_run());
-    s.ops.events.push(Ok(TaskEvent::Exit {
-        at_ns: now_ns(),
-        pid: 7,
-        tgid: 7,
-    }));
-    s.schedule_batch().unwrap();
-    assert_eq!(s.counters.fast_path.runs, 1);
-    assert_eq!(s.core.stats().tracked, 0);
+    for during_events in [false, true] {
+        let mut s = small(false);
+        if during_events {
+            s.ops.runs_during_events.push(s_run());
+        } else {
+            s.ops.fast_runs.push(s_run());
+        }
+        s.ops.events.push(Ok(TaskEvent::Exit {
+            at_ns: now_ns(),
+            pid: 7,
+            tgid: 7,
+        }));
+        s.schedule_batch().unwrap();
+        assert_eq!(s.counters.fast_path.runs, 1, "{during_events}");
+        assert_eq!(s.core.stats().tracked, 0, "{during_events}");
+    }
 }
 
 fn s_run() -> crate::fast_runs::FastRun {

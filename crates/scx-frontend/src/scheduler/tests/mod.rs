@@ -33,6 +33,8 @@ struct FakeOps {
     fast_wake: Vec<Option<FastWakeTable>>,
     /// Runs the fast path reports at the next drain.
     fast_runs: Vec<crate::fast_runs::FastRun>,
+    /// Runs the fast path writes while the task events are drained (they join `fast_runs`).
+    runs_during_events: Vec<crate::fast_runs::FastRun>,
     /// Every class written, and the homes last mirrored.
     classes: Vec<(i32, u8)>,
     homes: Option<CpuSet>,
@@ -56,6 +58,7 @@ impl FakeOps {
             picks: VecDeque::new(),
             fast_wake: Vec::new(),
             fast_runs: Vec::new(),
+            runs_during_events: Vec::new(),
             classes: Vec::new(),
             homes: None,
         }
@@ -128,6 +131,7 @@ impl SchedOps for FakeOps {
         &mut self,
         each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
     ) -> Result<usize> {
+        self.fast_runs.append(&mut self.runs_during_events);
         let n = self.events.len();
         self.events.drain(..).for_each(each);
         Ok(n)

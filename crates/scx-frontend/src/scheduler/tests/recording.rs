@@ -203,6 +203,7 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
         Err(RawEventError::Kind(7)),
     ]);
     s.apply_events();
+    s.apply_exits();
     assert_eq!(s.core.stats().tracked, 2);
     assert!(s.core.task(TaskId(2)).is_none() && s.core.task(TaskId(1)).is_some());
     let e = s.counters().events;
