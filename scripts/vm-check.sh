@@ -77,6 +77,7 @@ copy_with_libs "$MY_BIN"
 copy_with_libs "$MY_SIM"
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 gcc -O2 -static -o "$IR/hl/wake-probe" "$REPO/scripts/vm/wake-probe.c" || die "could not build the wake probe"
+gcc -O2 -static -o "$IR/hl/pipe-pair" "$REPO/scripts/vm/pipe-pair.c" || die "could not build the pipe pair"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
 copy_with_libs "$HACKBENCH"

@@ -140,6 +140,7 @@ impl Case {
             allowed: &self.allowed,
             prev_cpu: self.prev_cpu,
             util: self.util,
+            sync_waker: None,
         }
     }
 

@@ -127,6 +127,7 @@ fn main() {
         .expect("building the patched scx_rustland_core BPF scheduler");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake.bpf.h");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake_rings.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/fast_wake_queues.bpf.h");
     let mut idle = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     idle.enable_skel("src/bpf/idle_snapshot.bpf.c", "idle");
     idle.build().expect("building src/bpf/idle_snapshot.bpf.c");

@@ -8,7 +8,9 @@
 use arbitrary::Arbitrary;
 use hybridland_fuzz::{CpuInput, KnobsInput, SetInput, TopologyInput, balance_mode};
 use hybridland_policy::testkit::{check_deterministic, check_placement, check_state};
-use hybridland_policy::{ConfigError, CpuState, Policy, TaskHints, Topology, WakeQuestion};
+use hybridland_policy::{
+    ConfigError, CpuState, Policy, Step, TaskHints, Topology, WakeQuestion,
+};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -16,6 +18,8 @@ struct Task {
     allowed: SetInput,
     prev: Option<CpuInput>,
     util: u16,
+    /// A synchronous waker's CPU, if the wake-up is one.
+    sync_waker: Option<CpuInput>,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -95,6 +99,7 @@ fn wake(topo: &Topology, policy: &Policy, state: &mut CpuState, task: &Task, occ
         allowed: &allowed,
         prev_cpu: task.prev.map(|p| p.cpu(topo)),
         util: task.util,
+        sync_waker: task.sync_waker.map(|c| c.cpu(topo)),
     };
     let placement = match check_deterministic(topo, policy, state, &hints) {
         Ok(p) => p,
@@ -113,12 +118,17 @@ fn wake(topo: &Topology, policy: &Policy, state: &mut CpuState, task: &Task, occ
         prev: hints.prev_cpu,
         class: policy.class_of(topo, hints.util),
         homes: state.homes(),
+        sync_waker: hints.sync_waker,
     });
     assert_eq!(
         walked, placement,
         "the fast path's walk\n{topo:?}\n{state:?}\n{hints:?}"
     );
-    if occupy && let Some(cpu) = placement.cpu {
+    // The waker's CPU may be busy (its waker runs there until it sleeps).
+    if occupy
+        && let Some(cpu) = placement.cpu
+        && placement.step != Step::WakerCpu
+    {
         assert!(state.occupy(topo, cpu), "chosen cpu {cpu} was not idle");
         check(topo, state);
     }

@@ -398,6 +398,7 @@ pub struct KnobsInput {
     high: u8,
     fit: u8,
     raw: bool,
+    affine: bool,
 }
 
 #[derive(Clone, Debug, Arbitrary)]
@@ -433,6 +434,7 @@ impl KnobsInput {
             auto_low_busy_pct: low,
             auto_high_busy_pct: high,
             fit_margin_pct: fit,
+            wake_affine: self.affine,
         }
     }
 }

@@ -59,7 +59,9 @@
 #              4` for $BENCH_SWITCH_SECS s with the kernel's BPF run-time statistics on, under
 #              `perf record -a -e cpu-clock`: `VMPROF:` lines with each BPF program's calls and
 #              ns a call (bpftool), the whole guest's samples by command, then by command,
-#              object and symbol outside the idle task. cpu-clock samples land where interrupts
+#              object and symbol outside the idle task, and counts over the same window
+#              (`count` lines: wake-ups, migrations, context switches, rescheduling and
+#              function-call IPIs from perf stat; the scheduler's CPU ms). Samples land where interrupts
 #              come back on, so code that runs with them off (the BPF callbacks under the run
 #              queue lock) shows as finish_task_switch and _raw_spin_unlock_irqrestore: read
 #              the BPF lines for that
@@ -275,6 +277,7 @@ cost() {
 }
 
 # profile SCHED: where the time goes under the switch test (see the header).
+PROF_EVENTS=sched:sched_wakeup,sched:sched_migrate_task,sched:sched_switch,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
 profile() {
   [ -n "$SCHED_PID" ] || return 0
   bstats=/proc/sys/kernel/bpf_stats_enabled
@@ -283,11 +286,17 @@ profile() {
   "$HL/stress-ng" --switch 4 -t $((BENCH_SWITCH_SECS + 2)) --metrics-brief < /dev/null > /run/switch.out 2>&1 &
   load=$!
   sleep 1
+  c0=$(cpu_ticks "$SCHED_PID")
   if [ -x "$HL/perf" ]; then
+    # Counts beside the samples: how many wake-ups, migrations and IPIs a switch costs.
+    "$HL/perf" stat -a -x, -o /run/perf.counts -e "$PROF_EVENTS" -- sleep "$BENCH_SWITCH_SECS" > /dev/null 2>&1 &
+    counts=$!
     "$HL/perf" record -N -a -e cpu-clock -F 999 -o /run/perf.data -- sleep "$BENCH_SWITCH_SECS" > /run/perf.log 2>&1
+    wait "$counts"
   else
     sleep "$BENCH_SWITCH_SECS"
   fi
+  c1=$(cpu_ticks "$SCHED_PID")
   wait "$load"
   bpf_progs > /run/bpf.1
   if [ -x "$HL/bpftool" ]; then echo 0 > "$bstats"; fi
@@ -295,6 +304,11 @@ profile() {
   say "VMBENCH: $1 profile switch=${ops:-failed} $(sed -n 's/.*(\([0-9]*\) samples).*/samples=\1/p' /run/perf.log 2>/dev/null | head -n 1)"
   # The BPF programs over the whole switch run (its $BENCH_SWITCH_SECS + 2 s).
   bpf_deltas /run/bpf.0 /run/bpf.1 | sed "s/^/VMPROF: $1 bpf /"
+  # perf stat -x, lines: count,unit,event,...; the scheduler's own CPU time over the same window.
+  [ -s /run/perf.counts ] && awk -F, -v s="$1" -v ms=$(( (c1 - c0) * 10 )) '
+    $3 != "" && $1 ~ /^[0-9]+$/ { printf "VMPROF: %s count %s=%s\n", s, $3, $1 }
+    END { printf "VMPROF: %s count sched_cpu_ms=%d\n", s, ms }' /run/perf.counts
+  rm -f /run/perf.counts
   [ -s /run/perf.data ] || return 0
   # By command first (idle vCPUs show as swapper), then every symbol outside the idle task.
   "$HL/perf" report -i /run/perf.data --stdio --sort comm --percent-limit 0.5 2>/dev/null |

@@ -127,16 +127,23 @@ wait_state disabled 20
 # whose class moves (the wake probe, whose second half spins 40 ms after each 10 ms sleep: the
 # core's estimate takes it across a class boundary and the loop writes the new class into its
 # task storage): its placements must be checked at two classes or more, so the kernel's walk
-# followed the class as the policy's answer (which the simulator's model is) did. Passes with
-# at least 20 placed in each run, every one checked, none disagreeing; the controls place
-# none: --no-fast-wake (the counter counts the fast path and nothing else) and --fifo (no
-# table).
+# followed the class as the policy's answer (which the simulator's model is) did. Then a pipe
+# pair (pipe-pair.c: two processes handing a byte back and forth, each write a synchronous
+# wake-up of a reader on an idle machine): at least 200 of its 1,000 wake-ups checked as
+# placed on the writer's CPU (the wake-affine rule; a burst this fast may outrun the audit's
+# ring, so not every one need be checked), none disagreeing, and none on the writer's CPU with
+# --no-wake-affine. The other runs pass with at least 20 placed, every one checked, none
+# disagreeing; the controls place none: --no-fast-wake (the counter counts the fast path and
+# nothing else) and --fifo (no table).
 fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler (on the CPUs in
-  # $FAST_CPUS; the wake probe instead with FAST_PROBE=1); sets FAST, AUDIT
+  # $FAST_CPUS; the wake probe instead with FAST_PROBE=1, 500 pipe round trips with
+  # FAST_PIPE=1); sets FAST, AUDIT
   FAST=-1; AUDIT=""
   if start_sched "$@"; then
     if [ -n "${FAST_PROBE:-}" ]; then
       "$HL/wake-probe" 60 10000 f0 40000 > /dev/null
+    elif [ -n "${FAST_PIPE:-}" ]; then
+      "$HL/pipe-pair" 500 > /dev/null
     else
       taskset -c "${FAST_CPUS:-0-7}" "$HL/frame-task" 30 "$LIGHT_ITERS" 3 f0 > /dev/null 2>&1
     fi
@@ -158,6 +165,11 @@ FAST_PROBE=1 fast_run --audit-fast-wake; cls_fast=$FAST; cls_audit=$AUDIT
 say "fast-wake: class moving, policy placed $cls_fast; audit: ${cls_audit:-none}"
 classes=$(echo "$cls_audit" | sed -n 's/.* at classes \([0-9,]*\).*/\1/p')
 pinned=$(echo "$pin_audit" | sed -n 's/.*, \([0-9]*\) of tasks allowed on one CPU.*/\1/p')
+FAST_PIPE=1 fast_run --audit-fast-wake; pipe_fast=$FAST; pipe_audit=$AUDIT
+say "fast-wake: pipe pair, policy placed $pipe_fast; audit: ${pipe_audit:-none}"
+FAST_PIPE=1 fast_run --audit-fast-wake --no-wake-affine; unaff_audit=$AUDIT
+affine_of() { echo "$1" | sed -n "s/.*, \([0-9]*\) on a synchronous waker's CPU.*/\1/p"; }
+affine=$(affine_of "$pipe_audit"); unaffine=$(affine_of "$unaff_audit")
 fast_run --no-fast-wake; off_fast=$FAST
 fast_run --fifo; fifo_fast=$FAST
 audit_ok() {  # audit_ok PLACED AUDIT: every placement checked, none disagreeing
@@ -165,9 +177,11 @@ audit_ok() {  # audit_ok PLACED AUDIT: every placement checked, none disagreeing
   disagreed=$(echo "$2" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
   [ "$1" -ge 20 ] && [ "${checked:-0}" -ge "$1" ] && [ "$disagreed" = 0 ]
 }
-detail="placed $hl_fast (audit: ${hl_audit:-none}), pinned $pin_fast (audit: ${pin_audit:-none}), class moving $cls_fast (audit: ${cls_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
+detail="placed $hl_fast (audit: ${hl_audit:-none}), pinned $pin_fast (audit: ${pin_audit:-none}), class moving $cls_fast (audit: ${cls_audit:-none}), pipe pair $pipe_fast (audit: ${pipe_audit:-none}; --no-wake-affine: ${unaff_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
 if audit_ok "$hl_fast" "$hl_audit" && audit_ok "$pin_fast" "$pin_audit" && [ "${pinned:-0}" -ge 20 ] &&
    audit_ok "$cls_fast" "$cls_audit" && [ "${classes#*,}" != "$classes" ] &&
+   [ "$(echo "$pipe_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')" = 0 ] &&
+   [ "${affine:-0}" -ge 200 ] && [ "${unaffine:--1}" = 0 ] &&
    [ "$off_fast" = 0 ] && [ "$fifo_fast" = 0 ]; then
   pass fast-wake "$detail"
 else

@@ -44,7 +44,7 @@ fn replay_compares_policies_side_by_side() {
         .find(|l| l.starts_with("render: fps mean"))
         .expect("fps row");
     assert!(fps.contains("(x"), "ratios to the first policy: {fps}");
-    assert!(text.contains("placements by step: idle-p-core"), "{text}");
+    assert!(text.contains("placements by step: waker-cpu"), "{text}");
 }
 
 #[test]

@@ -188,6 +188,12 @@ pub struct PolicyConfig {
     /// A task fits a CPU when its utilisation is at most this percentage of the CPU's capacity
     /// (the kernel's `fits_capacity` uses 80). Default 80.
     pub fit_margin_pct: u8,
+    /// Wake-affine: a task woken synchronously (its waker sleeps right after the wake-up, as
+    /// a pipe or socket writer that then reads does) goes to the waker's CPU when that CPU
+    /// fits it, is in the primary domain and has nothing else waiting, and an allowed CPU is
+    /// idle (the machine has room). The pair then takes turns on one CPU instead of waking an
+    /// idle one each time. Default on.
+    pub wake_affine: bool,
 }
 
 impl Default for PolicyConfig {
@@ -204,6 +210,7 @@ impl PolicyConfig {
         auto_low_busy_pct: 0,
         auto_high_busy_pct: 75,
         fit_margin_pct: 80,
+        wake_affine: true,
     };
 
     /// Checks the numeric knobs against each other.
@@ -311,6 +318,7 @@ mod serde_impls {
         auto_low_busy_pct: u8,
         auto_high_busy_pct: u8,
         fit_margin_pct: u8,
+        wake_affine: bool,
     }
 
     impl Default for Repr {
@@ -322,6 +330,7 @@ mod serde_impls {
                 auto_low_busy_pct: c.auto_low_busy_pct,
                 auto_high_busy_pct: c.auto_high_busy_pct,
                 fit_margin_pct: c.fit_margin_pct,
+                wake_affine: c.wake_affine,
             }
         }
     }
@@ -334,6 +343,7 @@ mod serde_impls {
                 auto_low_busy_pct: self.auto_low_busy_pct,
                 auto_high_busy_pct: self.auto_high_busy_pct,
                 fit_margin_pct: self.fit_margin_pct,
+                wake_affine: self.wake_affine,
             }
             .serialize(s)
         }
@@ -348,6 +358,7 @@ mod serde_impls {
                 auto_low_busy_pct: r.auto_low_busy_pct,
                 auto_high_busy_pct: r.auto_high_busy_pct,
                 fit_margin_pct: r.fit_margin_pct,
+                wake_affine: r.wake_affine,
             };
             c.validate().map_err(de::Error::custom)?;
             Ok(c)

@@ -79,6 +79,8 @@ pub struct WakeTable {
     pub nr_levels: u8,
     /// When cluster balance is active.
     pub balance: BalanceRange,
+    /// Whether the wake-affine rule is on ([`PolicyConfig::wake_affine`](crate::PolicyConfig::wake_affine)).
+    pub wake_affine: bool,
 }
 
 /// A wake-up as the fast path sees it.
@@ -94,6 +96,9 @@ pub struct WakeQuestion<'a> {
     pub class: TaskClass,
     /// CPUs whose core is some task's home ([`CpuState::homes`]).
     pub homes: &'a CpuSet,
+    /// For a synchronous wake-up whose waker's CPU has nothing else waiting: that CPU
+    /// ([`TaskHints::sync_waker`]).
+    pub sync_waker: Option<CpuId>,
 }
 
 impl WakeTable {
@@ -129,6 +134,21 @@ impl WakeTable {
         }
         if !any {
             return Placement::NO_IDLE;
+        }
+        // Wake-affine: the synchronous waker's CPU, when it may take the task.
+        if let Some(w) = q.sync_waker.filter(|_| self.wake_affine)
+            && let Some(c) = self.cpus.get(w.index()).filter(|c| c.present)
+            && w.index() < n
+            && q.allowed.contains(w)
+            && c.primary
+            && (self.fits(c, q.class)
+                || (q.class.0 >= self.nr_levels && c.level + 1 == self.nr_levels))
+        {
+            return Placement {
+                cpu: Some(w),
+                step: Step::WakerCpu,
+                reach: Reach::Primary,
+            };
         }
         let candidate = |i: usize| {
             let cpu = CpuId(i as u16);
@@ -271,6 +291,7 @@ impl Policy {
             cluster_size: [0; MAX_CPUS],
             nr_levels: topo.capacity_levels().len() as u8,
             balance: self.balance_range(topo),
+            wake_affine: self.config().wake_affine,
         };
         let levels = topo.capacity_levels();
         for cpu in topo.cpus().iter() {
@@ -324,6 +345,7 @@ impl Policy {
             allowed: q.allowed,
             prev_cpu: q.prev,
             util: self.class_util(topo, q.class),
+            sync_waker: q.sync_waker,
         };
         let answer = self.select_cpu(topo, &state, &task);
         if answer.cpu == Some(cpu) {

@@ -63,6 +63,7 @@ fn fill(
             util,
             weight: NICE_0_WEIGHT,
             waker_cpu: None,
+            sync_waker: None,
             now_ns: 0,
             contended: false,
             task: crate::TaskKey::default(),

@@ -17,6 +17,10 @@ pub struct TaskHints<'a> {
     /// Recent utilisation on the kernel's 0..=1024 scale (1024 = always running on the
     /// biggest CPU).
     pub util: u16,
+    /// For a synchronous wake-up (the waker sleeps right after it) whose waker's CPU has
+    /// nothing else waiting: that CPU. The caller vouches for both; the policy's wake-affine
+    /// rule ([`PolicyConfig::wake_affine`]) may take it.
+    pub sync_waker: Option<CpuId>,
 }
 
 impl<'a> TaskHints<'a> {
@@ -26,6 +30,7 @@ impl<'a> TaskHints<'a> {
             allowed,
             prev_cpu: None,
             util: 0,
+            sync_waker: None,
         }
     }
 }
@@ -33,6 +38,9 @@ impl<'a> TaskHints<'a> {
 /// Which rule of the idle order chose the CPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
+    /// The CPU of a waker that sleeps right after the wake-up ([`PolicyConfig::wake_affine`]):
+    /// busy at the question, free once the waker sleeps.
+    WakerCpu,
     /// A CPU of a fully idle performance core.
     IdlePCore,
     /// An idle efficiency (or low-power efficiency) core.
@@ -45,7 +53,8 @@ pub enum Step {
 
 impl Step {
     /// Every step, in the order the policy tries them.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
+        Self::WakerCpu,
         Self::IdlePCore,
         Self::IdleECore,
         Self::BusySibling,
@@ -60,6 +69,7 @@ impl Step {
     /// Short name for stats and logs.
     pub const fn name(self) -> &'static str {
         match self {
+            Self::WakerCpu => "waker-cpu",
             Self::IdlePCore => "idle-p-core",
             Self::IdleECore => "idle-e-core",
             Self::BusySibling => "busy-sibling",
@@ -118,6 +128,9 @@ impl Placement {
 /// and a live loop reading the kernel's idle masks.
 ///
 /// Decision order, restricted at every step to the task's allowed CPUs:
+/// 0. wake-affine ([`PolicyConfig::wake_affine`]): a synchronous wake-up's waker's CPU
+///    ([`TaskHints::sync_waker`]) when it is in the primary domain, fits the task (or the
+///    task fits no CPU and it has the machine's top capacity) and some allowed CPU is idle;
 /// 1. the primary domain's idle CPUs, or when none is idle the rest (an *overflow*);
 /// 2. among those, the ones the task's utilisation fits, if any;
 /// 3. then by [`Step`]: a fully idle P-core (the previous CPU's core first), an idle E-core,
@@ -206,6 +219,13 @@ impl Policy {
         if candidates.is_empty() {
             return Placement::NO_IDLE;
         }
+        if let Some(cpu) = self.waker_target(topo, task) {
+            return Placement {
+                cpu: Some(cpu),
+                step: Step::WakerCpu,
+                reach: Reach::Primary,
+            };
+        }
         let in_primary = candidates.and(&self.primary.head());
         let (pool, reach) = if in_primary.is_empty() {
             (candidates, Reach::Overflow)
@@ -232,6 +252,24 @@ impl Policy {
             step,
             reach,
         }
+    }
+}
+
+impl Policy {
+    /// The wake-affine rule's CPU for `task`, once some allowed CPU is known idle: its
+    /// synchronous waker's CPU when the rule is on and that CPU is allowed, in the primary
+    /// domain and fits the task (or the task fits no CPU and it has the top capacity).
+    #[inline]
+    fn waker_target(&self, topo: &Topology, task: &TaskHints<'_>) -> Option<CpuId> {
+        let cpu = task.sync_waker.filter(|_| self.config.wake_affine)?;
+        let info = topo.info(cpu)?;
+        if !task.allowed.contains(cpu) || !self.primary.contains(cpu) {
+            return None;
+        }
+        let margin = u32::from(self.config.fit_margin_pct);
+        let fits = |cap: u16| u32::from(task.util) * 100 <= u32::from(cap) * margin;
+        let top = topo.capacity_levels().last().copied().unwrap_or(0);
+        (fits(info.capacity) || (!fits(top) && info.capacity == top)).then_some(cpu)
     }
 }
 

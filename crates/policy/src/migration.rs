@@ -93,8 +93,10 @@ impl Policy {
         if own_step == Step::IdlePCore && in_primary && !self.balance_active(topo, state) {
             return None;
         }
+        // A move follows no waker.
         let hints = TaskHints {
             prev_cpu: Some(cpu),
+            sync_waker: None,
             ..*task
         };
         let p = self.select_cpu(topo, state, &hints);
@@ -125,6 +127,11 @@ impl Policy {
         task: &TaskHints<'_>,
         contended: bool,
     ) -> SliceEnd {
+        // A slice end follows no waker.
+        let task = &TaskHints {
+            sync_waker: None,
+            ..*task
+        };
         let own = task
             .prev_cpu
             .filter(|c| topo.info(*c).is_some() && task.allowed.contains(*c));

@@ -17,7 +17,7 @@
 //! fn ask(p: &mut dyn PlacementPolicy, topo: &Topology, state: &CpuState, all: &CpuSet) -> Placement {
 //!     let memo = core::cell::Cell::new(0);
 //!     let view = View { topo, state, allowed: all, prev_cpu: None, util: 0, weight: 100,
-//!                       waker_cpu: None, now_ns: 0, contended: false,
+//!                       waker_cpu: None, sync_waker: None, now_ns: 0, contended: false,
 //!                       task: TaskKey::default(), memo: &memo };
 //!     p.wakeup(&view)
 //! }
@@ -59,6 +59,7 @@ pub struct View<'a> {
     pub(crate) util: u16,
     pub(crate) weight: u32,
     pub(crate) waker_cpu: Option<CpuId>,
+    pub(crate) sync_waker: Option<CpuId>,
     pub(crate) now_ns: u64,
     pub(crate) contended: bool,
     pub(crate) task: TaskKey,
@@ -128,6 +129,15 @@ impl<'a> View<'a> {
         self.waker_cpu
     }
 
+    /// For a synchronous wake-up (the waker said it sleeps right after: live, the kernel's
+    /// sync flag, known only to the fast path; simulated, a waker that blocked right after
+    /// its wake step) whose waker's CPU has nothing else waiting (nothing in its queue, not
+    /// given to an earlier task of the batch): the waker's CPU. `None` otherwise, at a slice
+    /// end and for up-migration.
+    pub fn sync_waker(&self) -> Option<CpuId> {
+        self.sync_waker
+    }
+
     /// The caller's time of the question: when the task was handed over (wake-up, slice
     /// end), or the tick's time (up-migration).
     pub fn now_ns(&self) -> u64 {
@@ -183,6 +193,7 @@ impl<'a> View<'a> {
             allowed: self.allowed,
             prev_cpu: self.prev_cpu,
             util: self.util,
+            sync_waker: self.sync_waker,
         }
     }
 }

@@ -46,6 +46,7 @@ fn place(topo: &Topology, config: &PolicyConfig, n: usize) -> (Vec<Placement>, C
             allowed: &allowed,
             prev_cpu: None,
             util: 1024,
+            sync_waker: None,
         };
         let p = rules::select_cpu(&policy, topo, &state, &task);
         check_placement(topo, &policy, &state, &task, &p).unwrap();
@@ -239,6 +240,7 @@ fn previous_core_is_preferred_while_it_is_idle() {
         allowed: &allowed,
         prev_cpu: Some(CpuId(7)),
         util: 300,
+        sync_waker: None,
     };
     assert_eq!(
         rules::select_cpu(&policy, &topo, &state, &task).cpu,
@@ -249,6 +251,7 @@ fn previous_core_is_preferred_while_it_is_idle() {
         allowed: &allowed,
         prev_cpu: Some(CpuId(13)),
         util: 300,
+        sync_waker: None,
     };
     assert_eq!(
         rules::select_cpu(&policy, &topo, &state, &task).step,

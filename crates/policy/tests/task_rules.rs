@@ -108,6 +108,7 @@ fn a_lone_task_stuck_on_an_e_core_goes_back_to_a_p_core() {
         allowed: &all,
         prev_cpu: Some(e),
         util: 600,
+        sync_waker: None,
     };
     assert_eq!(
         rules::slice_end(&policy, &topo, &state, &task, false),

@@ -107,12 +107,13 @@ pub(crate) fn report(
             let c = h.config();
             let _ = writeln!(
                 s,
-                "knobs: primary-domain={} ({}) cluster-balance={} auto-high-busy-pct={} fit-margin-pct={} slice-us={slice_us}",
+                "knobs: primary-domain={} ({}) cluster-balance={} auto-high-busy-pct={} fit-margin-pct={} wake-affine={} slice-us={slice_us}",
                 c.primary_domain,
                 list(h.primary()),
                 c.cluster_balance,
                 c.auto_high_busy_pct,
                 c.fit_margin_pct,
+                if c.wake_affine { "on" } else { "off" },
             );
         }
         None => {

@@ -31,6 +31,8 @@ pub(crate) struct Placed {
     pub(crate) free: CpuSet,
     pub(crate) allowed: CpuSet,
     pub(crate) homes: CpuSet,
+    /// The CPU of a synchronous waker with nothing else waiting there, if any.
+    pub(crate) sync_waker: Option<CpuId>,
 }
 
 /// The audit's running totals.
@@ -43,6 +45,8 @@ pub(crate) struct AuditCounts {
     /// Of them, placements of a task allowed on one CPU (the kernel asks no select_cpu about
     /// those: the framework's enqueue asks the fast path).
     pub(crate) pinned: u64,
+    /// Of them, placements on a synchronous waker's CPU (the wake-affine rule).
+    pub(crate) affine: u64,
     /// Of them, ones the idle order would have placed elsewhere.
     pub(crate) disagreed: u64,
     /// Records overwritten before they were read, or malformed.
@@ -82,6 +86,7 @@ impl AuditCounts {
         self.checked += 1;
         self.moved += u64::from(k.prev != Some(k.cpu));
         self.pinned += u64::from(k.allowed.count() == 1);
+        self.affine += u64::from(k.sync_waker == Some(k.cpu));
         self.classes |= 1 << k.class.0.min(63);
         let q = WakeQuestion {
             free: &k.free,
@@ -89,6 +94,7 @@ impl AuditCounts {
             prev: k.prev,
             class: k.class,
             homes: &k.homes,
+            sync_waker: k.sync_waker,
         };
         let answer = policy.check_fast_wake(topo, &q, k.cpu).err()?;
         self.disagreed += 1;
@@ -109,6 +115,7 @@ fn placed(rec: &hl_fast_audit_rec) -> Option<Placed> {
         cpu: CpuId(u16::try_from(rec.cpu).ok()?),
         prev: u16::try_from(rec.prev).ok().map(CpuId),
         class: TaskClass(u8::try_from(rec.class).ok()?),
+        sync_waker: u16::try_from(rec.sync_waker).ok().map(CpuId),
         free: set(&rec.free),
         allowed: set(&rec.allowed),
         homes: set(&rec.homes),
@@ -156,6 +163,8 @@ mod tests {
             free: words(&set),
             allowed: words(&crate::test_machines::vm().cpus().clone()),
             homes: [0; 16],
+            sync_waker: -1,
+            pad: 0,
         }
     }
 
@@ -179,16 +188,26 @@ mod tests {
         assert!(counts.check(&topo, &policy, Some(heavy)).is_none());
         let light = placed(&record(5, 5, 0, &[0, 2, 5])).unwrap();
         assert!(counts.check(&topo, &policy, Some(light)).is_some());
+        // A synchronous waker's busy CPU is the answer while a CPU is free; without the sync
+        // flag it is wrong.
+        let affine = hl_fast_audit_rec {
+            sync_waker: 1,
+            ..record(1, 3, 0, &[3, 4, 5])
+        };
+        assert!(counts.check(&topo, &policy, placed(&affine)).is_none());
+        let unsynced = placed(&record(1, 3, 0, &[3, 4, 5])).unwrap();
+        assert!(counts.check(&topo, &policy, Some(unsynced)).is_some());
         assert!(placed(&record(-1, 0, 0, &[])).is_none());
         assert_eq!(placed(&record(3, -1, 0, &[3])).unwrap().prev, None);
         counts.check(&topo, &policy, None);
         assert_eq!(
             counts,
             AuditCounts {
-                checked: 4,
-                moved: 0,
+                checked: 6,
+                moved: 2,
                 pinned: 0,
-                disagreed: 2,
+                affine: 1,
+                disagreed: 3,
                 lost: 1,
                 classes: 0b11,
             }

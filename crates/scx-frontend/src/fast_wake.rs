@@ -84,6 +84,7 @@ impl FastWakeTable {
         bss.hl_nr_ranked = u32::from(w.nr_cpus);
         bss.hl_nr_levels = u32::from(w.nr_levels);
         (bss.hl_balance_from, bss.hl_balance_until) = (w.balance.from, w.balance.until);
+        bss.hl_wake_affine = u32::from(w.wake_affine);
         bss.hl_helper_pid = t.helper.unwrap_or(0);
         bss.hl_fast_slice_ns = t.slice_ns;
         fence(Ordering::SeqCst);
@@ -161,6 +162,7 @@ mod tests {
                     prev: Some(CpuId(5)),
                     class,
                     homes: &CpuSet::EMPTY,
+                    sync_waker: None,
                 })
                 .cpu
         };

@@ -121,6 +121,7 @@ fn policy_config(opts: &opts::Opts) -> PolicyConfig {
         cluster_balance: opts.cluster_balance,
         auto_high_busy_pct: opts.auto_high_busy_pct,
         fit_margin_pct: opts.fit_margin_pct,
+        wake_affine: !opts.no_wake_affine,
         ..PolicyConfig::default()
     }
 }
@@ -325,6 +326,10 @@ fn with_recording<'a, 'b>(
             format!("cluster_balance={}", config.cluster_balance),
             format!("auto_high_busy_pct={}", config.auto_high_busy_pct),
             format!("fit_margin_pct={}", config.fit_margin_pct),
+            format!(
+                "wake_affine={}",
+                if config.wake_affine { "on" } else { "off" }
+            ),
             format!("slice_us={}", opts.slice_us),
         ]
         .into_iter()

@@ -13,7 +13,7 @@ use crate::idle_snapshot::{IdleCpus, IdleSnapshot};
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
-use hybridland_policy::{CpuId, CpuSet, Policy, TaskClass, Topology};
+use hybridland_policy::{CpuId, CpuSet, Policy, Step, TaskClass, Topology};
 use libbpf_rs::{MapCore, MapFlags, ProgramInput};
 
 /// What the loop asks of the framework.
@@ -150,7 +150,9 @@ impl SchedOps for Live<'_, '_> {
             congested: *self.bpf.nr_sched_congested_mut(),
             running: *self.bpf.nr_running_mut(),
             queued: *self.bpf.nr_queued_mut(),
-            fast: self.fast().map_or([0; 4], |b| b.hl_nr_fast_step),
+            fast: self
+                .fast()
+                .map_or([0; Step::ALL.len()], |b| b.hl_nr_fast_step),
             fast_asked: self.fast().map_or(0, |b| b.hl_nr_fast_asked),
             fast_no_free: self.fast().map_or(0, |b| b.hl_nr_fast_no_free),
             fast_declined: self.fast().map_or([0; 2], |b| b.hl_nr_fast_declined),

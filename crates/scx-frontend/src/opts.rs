@@ -44,6 +44,12 @@ pub(crate) struct Opts {
     #[arg(long, default_value_t = PolicyConfig::DEFAULT.fit_margin_pct, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub(crate) fit_margin_pct: u8,
 
+    /// Turn off wake-affine: without it, a task woken synchronously (its waker sleeps right
+    /// after, as a pipe writer that then reads) goes where the idle order puts it instead of
+    /// to the waker's CPU, and each such wake-up wakes an idle CPU.
+    #[arg(long)]
+    pub(crate) no_wake_affine: bool,
+
     /// A knob of the policy's own, `KEY=VALUE` (repeatable): a policy registered by a
     /// program that runs this crate as a library declares them (`hybrid-sim policies` lists
     /// them); hybridland's knobs are the flags above.

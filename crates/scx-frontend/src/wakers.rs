@@ -63,6 +63,8 @@ impl Wakers {
         (now_ns.saturating_sub(e.at_ns) <= MAX_AGE_NS).then(|| Waker {
             task: u32::try_from(e.waker_pid).ok().map(TaskId),
             cpu: e.cpu,
+            // The kernel's sync flag reaches only the fast path.
+            sync: false,
         })
     }
 }
@@ -80,7 +82,8 @@ mod tests {
             w.take(10, 2_000),
             Some(Waker {
                 task: Some(TaskId(3)),
-                cpu: CpuId(4)
+                cpu: CpuId(4),
+                sync: false,
             })
         );
         assert_eq!(w.take(10, 2_000), None, "taken");

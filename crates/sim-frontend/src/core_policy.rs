@@ -52,7 +52,7 @@ pub struct CoreDriven {
     /// The ids the core knows the tasks by, reused as pids are.
     pids: Pids,
     /// Per step of the idle order: placements, and overflows among them.
-    steps: [[u64; 2]; 4],
+    steps: [[u64; 2]; Step::ALL.len()],
     /// A copy of the core's state before the last decision, when decisions are watched (the
     /// decision changes the core's state; the checkers test it against the one it was made
     /// on).
@@ -66,12 +66,13 @@ impl CoreDriven {
             Builtin::Hybridland => {
                 let c = &config;
                 format!(
-                    "primary_domain={} cluster_balance={} auto_low_busy_pct={} auto_high_busy_pct={} fit_margin_pct={}",
+                    "primary_domain={} cluster_balance={} auto_low_busy_pct={} auto_high_busy_pct={} fit_margin_pct={} wake_affine={}",
                     c.primary_domain,
                     c.cluster_balance,
                     c.auto_low_busy_pct,
                     c.auto_high_busy_pct,
-                    c.fit_margin_pct
+                    c.fit_margin_pct,
+                    if c.wake_affine { "on" } else { "off" }
                 )
             }
             other => other.description().to_owned(),
@@ -118,7 +119,7 @@ impl CoreDriven {
             classed: 0,
             final_util: Vec::new(),
             pids: Pids::default(),
-            steps: [[0; 2]; 4],
+            steps: [[0; 2]; Step::ALL.len()],
             seen: None,
         }
     }
@@ -179,9 +180,11 @@ impl CoreDriven {
         }
         let arrival = match task.reason {
             Reason::Wakeup => Arrival::Wakeup {
-                waker: task
-                    .waker_cpu
-                    .map(|cpu| hybridland_policy::Waker { task: None, cpu }),
+                waker: task.waker_cpu.map(|cpu| hybridland_policy::Waker {
+                    task: None,
+                    cpu,
+                    sync: task.sync_waker == Some(cpu),
+                }),
             },
             // Nothing of a core-driven policy waits in a CPU's own queue: a waiter is in the
             // shared one.
@@ -357,12 +360,7 @@ impl PolicyDriver for CoreDriven {
     fn place(&mut self, machine: &EngineView<'_>, task: &TaskView<'_>) -> Decision {
         let decision = self.decide(machine, task);
         if let Some(p) = decision.placement {
-            let i = match p.step {
-                Step::IdlePCore => 0,
-                Step::IdleECore => 1,
-                Step::BusySibling => 2,
-                Step::NoIdle => 3,
-            };
+            let i = p.step.index();
             self.steps[i][0] += 1;
             self.steps[i][1] += u64::from(p.is_overflow());
         }
@@ -463,7 +461,7 @@ impl PolicyDriver for CoreDriven {
             .unwrap_or(0)
     }
 
-    fn step_counts(&self) -> Option<[[u64; 2]; 4]> {
+    fn step_counts(&self) -> Option<[[u64; 2]; Step::ALL.len()]> {
         Some(self.steps)
     }
 }

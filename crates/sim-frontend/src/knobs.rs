@@ -21,6 +21,7 @@ pub const POLICY_KEYS: &[&str] = &[
     "auto_low_busy_pct",
     "auto_high_busy_pct",
     "fit_margin_pct",
+    "wake_affine",
 ];
 
 /// Keys for the baselines.
@@ -49,6 +50,10 @@ pub const KNOB_HELP: &[(&str, &str)] = &[
     ("auto_low_busy_pct", "0..=100, at most auto_high_busy_pct"),
     ("auto_high_busy_pct", "0..=100"),
     ("fit_margin_pct", "1..=100"),
+    (
+        "wake_affine",
+        "on, off: a synchronous wake-up (its waker sleeps right after) goes to the waker's CPU when that fits the task",
+    ),
     ("slice_us", "1..=1000000000"),
     ("balance_interval_us", "1..=1000000000"),
     ("fps_window_ms", "1..=1000000000"),
@@ -85,6 +90,7 @@ pub fn knob_default(key: &str) -> Option<String> {
         "auto_low_busy_pct" => c.auto_low_busy_pct.to_string(),
         "auto_high_busy_pct" => c.auto_high_busy_pct.to_string(),
         "fit_margin_pct" => c.fit_margin_pct.to_string(),
+        "wake_affine" => on_off(c.wake_affine),
         "slice_us" => (o.slice_ns / 1_000).to_string(),
         "balance_interval_us" => (o.balance_interval_ns / 1_000).to_string(),
         "fps_window_ms" => (o.fps_window_ns / 1_000_000).to_string(),
@@ -313,6 +319,7 @@ impl Knobs {
                 "auto_low_busy_pct" => c.auto_low_busy_pct = pct(key, value)?,
                 "auto_high_busy_pct" => c.auto_high_busy_pct = pct(key, value)?,
                 "fit_margin_pct" => c.fit_margin_pct = pct(key, value)?,
+                "wake_affine" => c.wake_affine = self.on_off(key, c.wake_affine)?,
                 _ => {}
             }
         }

@@ -118,6 +118,10 @@ pub struct TaskView<'a> {
     /// For a wake-up by another task (the trace's `wake` relation): the CPU the waker runs
     /// on (or last ran on). `None` for a timer, a frame release, an arrival or a slice end.
     pub waker_cpu: Option<CpuId>,
+    /// For a synchronous wake-up: the waker's CPU when the waker left it right after its wake
+    /// step (it blocked or slept; live, a pipe writer that then reads) and the CPU is idle
+    /// with nothing queued. `None` otherwise.
+    pub sync_waker: Option<CpuId>,
 }
 
 /// Where a task goes.
@@ -300,7 +304,7 @@ pub trait PolicyDriver {
 
     /// Per [`Step`](hybridland_policy::Step) of the idle order (in its order): how many
     /// placements it made, and how many of them overflowed, when the policy places by steps.
-    fn step_counts(&self) -> Option<[[u64; 2]; 4]>;
+    fn step_counts(&self) -> Option<[[u64; 2]; hybridland_policy::Step::ALL.len()]>;
 }
 
 /// A policy that cannot be built or bound to a machine.

@@ -332,7 +332,7 @@ mod test {
         let e = LiveStats::from_json_str(&s.to_json_string(), "l.json").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "l.json: `steps[0].step` `idle-x` is not a step (idle-p-core, idle-e-core, busy-sibling, no-idle)"
+            "l.json: `steps[0].step` `idle-x` is not a step (waker-cpu, idle-p-core, idle-e-core, busy-sibling, no-idle)"
         );
         let mut s = sample();
         s.kinds[0].busy_ns = 4_000_000_001;

@@ -1,18 +1,22 @@
 //! `my-policy-sim` replays a bundled trace under the example policy beside hybridland: light
 //! threads land on E-cores under little-first, on P-cores under hybridland.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-/// A replay's placements by step for `policy`: [idle-p-core, idle-e-core, busy-sibling,
-/// no-idle].
-fn steps(text: &str, policy: &str) -> Vec<u64> {
+/// A replay's placements by step for `policy`, by the step's name (`idle-p-core`...).
+fn steps(text: &str, policy: &str) -> BTreeMap<String, u64> {
+    let prefix = format!("{policy} placements by step: ");
     let line = text
         .lines()
-        .find(|l| l.starts_with(&format!("{policy} placements by step:")))
+        .find_map(|l| l.strip_prefix(&prefix))
         .unwrap_or_else(|| panic!("no steps for {policy} in:\n{text}"));
     line.split(", ")
-        .map(|part| part.rsplit(' ').next().unwrap().parse().unwrap())
+        .map(|part| {
+            let (name, count) = part.rsplit_once(' ').unwrap();
+            (name.to_owned(), count.parse().unwrap())
+        })
         .collect()
 }
 
@@ -37,9 +41,11 @@ fn the_example_policy_replays_beside_hybridland() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (little, hybrid) = (steps(&text, "little-first"), steps(&text, "hybridland"));
-    // [idle-p-core, idle-e-core, busy-sibling, no-idle]
-    assert!(little[1] > little[0], "little-first: {little:?}");
-    assert_eq!(hybrid[1], 0, "hybridland: {hybrid:?}");
+    assert!(
+        little["idle-e-core"] > little["idle-p-core"],
+        "little-first: {little:?}"
+    );
+    assert_eq!(hybrid["idle-e-core"], 0, "hybridland: {hybrid:?}");
     // The built-in command does not know it.
     let listed = Command::new(env!("CARGO_BIN_EXE_my-policy-sim"))
         .arg("policies")
@@ -63,7 +69,7 @@ fn graduate_counts_each_tasks_placements_in_its_value() {
         ]}"#,
     )
     .unwrap();
-    let replay = |set: &[&str]| -> Vec<u64> {
+    let replay = |set: &[&str]| -> BTreeMap<String, u64> {
         let out = Command::new(env!("CARGO_BIN_EXE_my-policy-sim"))
             .arg("replay")
             .arg(&trace)
@@ -80,10 +86,10 @@ fn graduate_counts_each_tasks_placements_in_its_value() {
         );
         steps(&text, "graduate")
     };
-    // [idle-p-core, idle-e-core, busy-sibling, no-idle]
+    let p_and_e = |s: &BTreeMap<String, u64>| (s["idle-p-core"], s["idle-e-core"]);
     let default = replay(&[]);
-    assert_eq!((default[0], default[1]), (12, 8), "{default:?}");
+    assert_eq!(p_and_e(&default), (12, 8), "{default:?}");
     let never = replay(&["--set", "after=1000"]);
-    assert_eq!((never[0], never[1]), (0, 20), "{never:?}");
+    assert_eq!(p_and_e(&never), (0, 20), "{never:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -119,6 +119,7 @@ pub(crate) fn random_round<
                     waker: (rng.below(2) == 0).then_some(Waker {
                         task: None,
                         cpu: CpuId(rng.below(nr_cpus) as u16),
+                        sync: rng.below(2) == 0,
                     }),
                 }
             },

@@ -20,6 +20,7 @@ proptest! {
             prev: s.prev_cpu,
             class: policy.class_of(&s.topology, s.util),
             homes: state.homes(),
+            sync_waker: s.sync_waker,
         };
         let walked = table.decide(&q);
         let ordered = policy.select_cpu(&s.topology, &state, &s.task());
@@ -96,6 +97,7 @@ fn the_vm_machine_walks_to_what_the_core_would_choose() {
                 prev: Some(CpuId(prev)),
                 class,
                 homes,
+                sync_waker: None,
             })
             .cpu
             .map(|c| c.0)
@@ -128,6 +130,7 @@ fn the_vm_machine_walks_to_what_the_core_would_choose() {
         prev: Some(CpuId(5)),
         class: light,
         homes: &none,
+        sync_waker: None,
     };
     assert!(policy.check_fast_wake(&topo, &q, CpuId(0)).is_ok());
     assert_eq!(
@@ -162,12 +165,14 @@ fn a_previous_cpu_outside_the_machine_is_no_ones_sibling() {
         prev: Some(CpuId(5)),
         class: TaskClass(0),
         homes: &CpuSet::EMPTY,
+        sync_waker: None,
     };
     let state = CpuState::from_idle(&topo, &all);
     let task = TaskHints {
         allowed: &all,
         prev_cpu: Some(CpuId(5)),
         util: 0,
+        sync_waker: None,
     };
     let walked = policy.wake_table(&topo).decide(&q);
     assert_eq!(walked, policy.select_cpu(&topo, &state, &task));
@@ -194,6 +199,7 @@ fn balance_off_and_the_primary_domain() {
             prev: Some(CpuId(prev)),
             class: TaskClass(0),
             homes: &CpuSet::EMPTY,
+            sync_waker: None,
         })
     };
     let p = ask(&[0, 3, 5], 3);

@@ -6,7 +6,7 @@ use super::{
     Slot, Target, TaskKey, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
-use crate::idle_order::Placement;
+use crate::idle_order::{Placement, Step};
 use crate::migration::SliceEnd;
 use crate::placement_policy::{PlacementPolicy, View};
 use crate::task_state::{Run, slice_ns};
@@ -164,10 +164,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         let own = p
             .cpu
             .filter(|_| matches!(p.arrival, Arrival::SliceEnd { .. }));
-        let waker_cpu = match p.arrival {
-            Arrival::Wakeup { waker } => waker.map(|w| w.cpu),
+        let waker = match p.arrival {
+            Arrival::Wakeup { waker } => waker,
             Arrival::SliceEnd { .. } => None,
         };
+        let waker_cpu = waker.map(|w| w.cpu);
+        // A synchronous waker's CPU, when nothing else waits there: nothing in its queue and
+        // not given to an earlier task of this batch.
+        let sync_waker = waker
+            .filter(|w| w.sync)
+            .map(|w| w.cpu)
+            .filter(|&c| !taken.contains(c) && !self.queued_cpus.contains(c));
         let view = |state, contended| View {
             topo: &self.topo,
             state,
@@ -176,6 +183,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             util,
             weight: p.weight,
             waker_cpu,
+            sync_waker,
             now_ns: p.now_ns,
             contended,
             task: key,
@@ -186,6 +194,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             allowed,
             prev_cpu: p.cpu,
             util,
+            sync_waker,
         };
         let (Arrival::SliceEnd { waiting }, Some(own)) = (p.arrival, own) else {
             let placement = self.policy.wakeup(&view(&self.state, false));
@@ -273,7 +282,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         taken.insert(cpu);
         d.target = Target::Cpu(cpu);
         self.mark_sent(cpu, p, &d, restricted);
-        let check = (Some(cpu) != self.caller_cpu).then_some(cpu);
+        // A waker's CPU is busy when asked and frees up as the waker sleeps: no second look.
+        let check =
+            (Some(cpu) != self.caller_cpu && placement.step != Step::WakerCpu).then_some(cpu);
         self.send(d, check);
     }
 

@@ -37,6 +37,14 @@ pub struct Waker {
     pub task: Option<TaskId>,
     /// The CPU it ran on when it woke the other.
     pub cpu: CpuId,
+    /// It sleeps right after the wake-up (a synchronous wake-up: live, the kernel's sync
+    /// flag; simulated, a waker that blocked right after its wake step), so its CPU is about
+    /// to free up. Read by the wake-affine rule ([`PolicyConfig::wake_affine`](crate::PolicyConfig::wake_affine)).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "core::ops::Not::not")
+    )]
+    pub sync: bool,
 }
 
 /// Who waits for the CPU of a task whose slice ended: the typed account the slice-end rule

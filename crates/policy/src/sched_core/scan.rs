@@ -54,6 +54,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 util,
                 weight,
                 waker_cpu: None,
+                sync_waker: None,
                 now_ns,
                 contended: false,
                 task: key,

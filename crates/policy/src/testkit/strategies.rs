@@ -148,20 +148,29 @@ pub fn arb_config(topo: &Topology) -> impl Strategy<Value = PolicyConfig> + use<
         Just(ClusterBalance::On),
         Just(ClusterBalance::Auto)
     ];
-    (domain, balance, 0u8..=50, 50u8..=100, 50u8..=100).prop_map(move |(d, cb, lo, hi, fit)| {
-        let primary_domain = if d.resolve(&topo_for_resolve).is_ok() {
-            d
-        } else {
-            PrimaryDomain::All
-        };
-        PolicyConfig {
-            primary_domain,
-            cluster_balance: cb,
-            auto_low_busy_pct: lo,
-            auto_high_busy_pct: hi,
-            fit_margin_pct: fit,
-        }
-    })
+    (
+        domain,
+        balance,
+        0u8..=50,
+        50u8..=100,
+        50u8..=100,
+        any::<bool>(),
+    )
+        .prop_map(move |(d, cb, lo, hi, fit, affine)| {
+            let primary_domain = if d.resolve(&topo_for_resolve).is_ok() {
+                d
+            } else {
+                PrimaryDomain::All
+            };
+            PolicyConfig {
+                primary_domain,
+                cluster_balance: cb,
+                auto_low_busy_pct: lo,
+                auto_high_busy_pct: hi,
+                fit_margin_pct: fit,
+                wake_affine: affine,
+            }
+        })
 }
 
 /// One placement question: a machine, its idle CPUs, a task and the knobs.
@@ -181,6 +190,8 @@ pub struct Scenario {
     pub config: PolicyConfig,
     /// CPUs that are other tasks' homes.
     pub homes: CpuSet,
+    /// The CPU of a synchronous waker with nothing else waiting there, if any.
+    pub sync_waker: Option<CpuId>,
 }
 
 impl Scenario {
@@ -207,6 +218,7 @@ impl Scenario {
             allowed: &self.allowed,
             prev_cpu: self.prev_cpu,
             util: self.util,
+            sync_waker: self.sync_waker,
         }
     }
 }
@@ -238,19 +250,31 @@ pub fn arb_scenario() -> impl Strategy<Value = Scenario> {
             1 => Just(CpuSet::EMPTY),
             2 => subset(cpus.clone(), any::<u8>()),
         ];
-        let prev = proptest::option::of(proptest::sample::select(cpus));
+        let prev = proptest::option::of(proptest::sample::select(cpus.clone()));
+        let sync_waker = proptest::option::of(proptest::sample::select(cpus));
         let util = prop_oneof![Just(0u16), 0u16..=1024, Just(1024u16)];
         let config = arb_config(&topo);
-        (Just(topo), idle, allowed, prev, util, config, homes).prop_map(
-            |(topology, idle, allowed, prev_cpu, util, config, homes)| Scenario {
-                topology,
-                idle,
-                allowed,
-                prev_cpu,
-                util,
-                config,
-                homes,
-            },
+        (
+            Just(topo),
+            idle,
+            allowed,
+            prev,
+            util,
+            config,
+            homes,
+            sync_waker,
         )
+            .prop_map(
+                |(topology, idle, allowed, prev_cpu, util, config, homes, sync_waker)| Scenario {
+                    topology,
+                    idle,
+                    allowed,
+                    prev_cpu,
+                    util,
+                    config,
+                    homes,
+                    sync_waker,
+                },
+            )
     })
 }

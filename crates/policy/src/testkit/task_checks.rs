@@ -26,8 +26,15 @@ fn class_ignoring_self(topo: &Topology, state: &CpuState, cpu: CpuId) -> usize {
     }
 }
 
+/// A step's place among the idle classes above (a move follows no waker: never the waker's
+/// CPU).
 fn step_rank(step: Step) -> usize {
-    step.index()
+    match step {
+        Step::IdlePCore => 0,
+        Step::IdleECore => 1,
+        Step::BusySibling => 2,
+        Step::WakerCpu | Step::NoIdle => 3,
+    }
 }
 
 /// Checks an up-migration answer for the task running on `cpu` (busy in `state`):
@@ -52,6 +59,7 @@ pub fn check_up_migration(
     let own_class = class_ignoring_self(topo, state, cpu);
     let hints = TaskHints {
         prev_cpu: Some(cpu),
+        sync_waker: None,
         ..*task
     };
     if let Some(p) = answer {
@@ -192,6 +200,11 @@ pub fn check_slice_end(
     contended: bool,
     answer: SliceEnd,
 ) -> Result<(), Violation> {
+    // A slice end follows no waker.
+    let task = &TaskHints {
+        sync_waker: None,
+        ..*task
+    };
     let own = task
         .prev_cpu
         .filter(|c| topo.info(*c).is_some() && task.allowed.contains(*c));

@@ -8,7 +8,8 @@
  * own idle selection is on (--fifo).
  *
  * A wake-up that finds an allowed CPU free is placed here, on the CPU the policy's idle order
- * chooses, without the round trip. The order comes from user space as tables
+ * chooses (a synchronous wake-up's waker's CPU first, by the wake-affine rule), without the
+ * round trip. The order comes from user space as tables
  * (hybridland_policy::WakeTable, written by src/fast_wake.rs): per CPU its capacity level,
  * kind, primary-domain bit, core and cluster; the CPUs in rank order; the cluster sizes; the
  * busy counts at which cluster balance is active. What the core knows and the kernel does
@@ -57,6 +58,8 @@ u64 hl_homes[HL_MAX_WORDS] HL_GLOBAL;
 volatile u32 hl_fast_on HL_GLOBAL;
 u32 hl_nr_ids HL_GLOBAL, hl_nr_ranked HL_GLOBAL, hl_nr_levels HL_GLOBAL;
 u32 hl_balance_from HL_GLOBAL, hl_balance_until HL_GLOBAL;
+/* The wake-affine rule is on (PolicyConfig::wake_affine). */
+u32 hl_wake_affine HL_GLOBAL;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
 volatile u32 hl_helper_pid HL_GLOBAL;
 u64 hl_fast_slice_ns HL_GLOBAL;
@@ -69,8 +72,9 @@ u64 hl_fast_slice_ns HL_GLOBAL;
 #define HL_DECLINE_SHARED_QUEUE 0
 #define HL_DECLINE_RACE 1
 #define HL_DECLINES 2
+#define HL_STEPS 5
 volatile u64 hl_nr_fast_asked HL_GLOBAL, hl_nr_fast_no_free HL_GLOBAL;
-volatile u64 hl_nr_fast_step[4] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
+volatile u64 hl_nr_fast_step[HL_STEPS] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
 
 /* The task's class, written by user space through its pidfd; none: class 0. */
 struct hl_task {
@@ -124,6 +128,7 @@ static __always_inline bool hl_fits(const struct hl_cpu *c, u32 class)
 struct hl_walk_ctx {
 	struct hl_scratch *s;
 	u32 class;
+	s32 sync_waker;
 	bool any_primary;
 	bool any_fit;
 	u32 step;
@@ -151,9 +156,10 @@ static __always_inline bool hl_whole(const struct hl_walk_ctx *w, u32 i)
 }
 
 /* Steps, as hybridland_policy::Step numbers them. */
-#define HL_STEP_P 0
-#define HL_STEP_E 1
-#define HL_STEP_SIBLING 2
+#define HL_STEP_WAKER 0
+#define HL_STEP_P 1
+#define HL_STEP_E 2
+#define HL_STEP_SIBLING 3
 
 static __always_inline bool hl_in_set(const struct hl_walk_ctx *w, u32 i)
 {
@@ -195,11 +201,12 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	struct hl_scratch *s = w->s;
 	const struct cpumask *idle;
 	u32 nr = hl_nr_ids, busy = 0, i, r;
-	bool any = false, p_whole = false, e_whole = false;
+	bool any = false, all, p_whole = false, e_whole = false;
 
 	if (nr > HL_MAX_CPUS)
 		return -1;
-	bpf_for(i, 0, HL_MAX_WORDS) {
+	/* Only the words that can hold the machine's CPUs are ever set. */
+	bpf_for(i, 0, (nr + 63) / 64) {
 		s->free[i & (HL_MAX_WORDS - 1)] = 0;
 		s->allowed[i & (HL_MAX_WORDS - 1)] = 0;
 		s->core_busy[i & (HL_MAX_WORDS - 1)] = 0;
@@ -208,13 +215,15 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 		s->cluster_busy[i & (HL_MAX_CPUS - 1)] = 0;
 
 	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
+	all = nr_cpu_ids && p->nr_cpus_allowed >= nr_cpu_ids;
 	idle = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr) {
 		const struct hl_cpu *c = hl_cpu_at(i);
 
 		if (!c->present)
 			continue;
-		if (bpf_cpumask_test_cpu(i, p->cpus_ptr))
+		/* A task allowed on every possible CPU may use each of them. */
+		if (all || bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			hl_set(s->allowed, i);
 		if (bpf_cpumask_test_cpu(i, idle) && !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
 			hl_set(s->free, i);
@@ -231,6 +240,18 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	scx_bpf_put_idle_cpumask(idle);
 	if (!any)
 		return -1;
+
+	/* Wake-affine: the synchronous waker's CPU, when it may take the task. */
+	if (hl_wake_affine && w->sync_waker >= 0 && w->sync_waker < (s32)nr) {
+		const struct hl_cpu *c = hl_cpu_at(w->sync_waker);
+
+		if (c->present && hl_bit(s->allowed, w->sync_waker) && c->primary &&
+		    (hl_fits(c, w->class) ||
+		     (w->class >= hl_nr_levels && c->level + 1 == hl_nr_levels))) {
+			w->step = HL_STEP_WAKER;
+			return w->sync_waker;
+		}
+	}
 
 	/* Pass 2: whether a candidate fits; the step. */
 	bpf_for(i, 0, nr) {
@@ -313,45 +334,17 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 
 #include "fast_wake_rings.bpf.h"
 
-/* The shared queue's tasks the fast path looks at before it calls the CPU theirs. */
-#define HL_SHARED_LOOK 8
-
-/*
- * Whether a task waiting in the shared queue may run on @cpu: one of its first
- * HL_SHARED_LOOK tasks may, or more wait than that. A task pinned elsewhere (each of
- * cyclictest's threads waiting for its own busy CPU) leaves @cpu to the woken task.
- */
-static bool hl_shared_wants(s32 cpu)
-{
-	struct bpf_iter_scx_dsq it;
-	struct task_struct *q;
-	u32 seen = 0;
-	bool wants = false;
-
-	if (!scx_bpf_dsq_nr_queued(SHARED_DSQ))
-		return false;
-	if (bpf_iter_scx_dsq_new(&it, SHARED_DSQ, 0)) {
-		wants = true;
-	} else {
-		while ((q = bpf_iter_scx_dsq_next(&it))) {
-			if (++seen > HL_SHARED_LOOK || bpf_cpumask_test_cpu(cpu, q->cpus_ptr)) {
-				wants = true;
-				break;
-			}
-		}
-	}
-	bpf_iter_scx_dsq_destroy(&it);
-	return wants;
-}
+#include "fast_wake_queues.bpf.h"
 
 /*
  * The CPU woken @p is placed on here, or -1: user space decides. @in_enqueue: asked from the
  * framework's enqueue (the kernel asked no select_cpu), where the task goes into the chosen
- * CPU's local queue by its number and with the enqueue's @enq_flags.
+ * CPU's local queue by its number and with the enqueue's @enq_flags; else @wake_flags are
+ * select_cpu's.
  */
-static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
+static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 {
-	struct hl_walk_ctx w = {};
+	struct hl_walk_ctx w = { .sync_waker = -1 };
 	struct hl_task *t;
 	u32 zero = 0;
 	s32 cpu, prev = scx_bpf_task_cpu(p);
@@ -364,6 +357,8 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
 	__sync_fetch_and_add(&hl_nr_fast_asked, 1);
 	t = bpf_task_storage_get(&hl_task_stor, p, 0, 0);
 	w.class = t ? t->class : 0;
+	if (!in_enqueue)
+		w.sync_waker = hl_sync_waker(flags);
 	cpu = hl_walk(p, prev, &w);
 	if (cpu < 0) {
 		__sync_fetch_and_add(&hl_nr_fast_no_free, 1);
@@ -374,7 +369,8 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
 		__sync_fetch_and_add(&hl_nr_fast_declined[HL_DECLINE_SHARED_QUEUE], 1);
 		return -1;
 	}
-	if (!scx_bpf_test_and_clear_cpu_idle(cpu)) {
+	/* The waker's CPU is busy (its waker runs there) until the waker sleeps. */
+	if (w.step != HL_STEP_WAKER && !scx_bpf_test_and_clear_cpu_idle(cpu)) {
 		__sync_fetch_and_add(&hl_nr_fast_declined[HL_DECLINE_RACE], 1);
 		return -1;
 	}
@@ -384,10 +380,11 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 enq_flags)
 	 * wait behind it.
 	 */
 	if (in_enqueue)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, enq_flags);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, flags);
 	else
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
-	__sync_fetch_and_add(&hl_nr_fast_step[w.step & 3], 1);
+	if (w.step < HL_STEPS)
+		__sync_fetch_and_add(&hl_nr_fast_step[w.step], 1);
 	hl_report_ran(p, prev);
 	if (hl_fast_audit_on)
 		hl_audit(p, cpu, prev, &w);
@@ -399,7 +396,7 @@ static s32 hl_fast_wake(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	if (!(wake_flags & SCX_WAKE_TTWU))
 		return -1;
-	return hl_fast_place(p, false, 0);
+	return hl_fast_place(p, false, wake_flags);
 }
 
 /*
@@ -415,32 +412,4 @@ static s32 hl_fast_wake_queued(struct task_struct *p, bool queued, u64 enq_flags
 	if (!queued || !(enq_flags & SCX_ENQ_WAKEUP))
 		return -1;
 	return hl_fast_place(p, true, enq_flags);
-}
-
-/*
- * The nudge helper as user space sent it to a CPU (true), or another dispatch (false). It goes
- * into the local queue of that CPU (its previous CPU when it may not use that one). A CPU runs
- * its local queue before it asks the framework's dispatch for work, so the helper runs at that
- * CPU's next slice end: in the CPU's own queue, the user-space scheduler, which the
- * framework's dispatch runs first whenever it has work, could keep it waiting until the
- * kernel's watchdog ejected the scheduler. Sent to no CPU, it takes the shared queue, where
- * the core's vtime 0 puts it first and any CPU may take it.
- */
-static bool hl_dispatch_helper(const struct dispatched_task_ctx *task, struct task_struct *p,
-			       s32 prev_cpu)
-{
-	struct task_ctx *tctx;
-	s32 cpu = task->cpu;
-
-	if (!hl_helper_pid || task->pid != (s32)hl_helper_pid || cpu < 0)
-		return false;
-	/* Dequeued since user space took it: its next enqueue reaches user space again. */
-	tctx = try_lookup_task_ctx(p);
-	if (!tctx || tctx->enq_cnt > task->enq_cnt)
-		return true;
-	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-		cpu = prev_cpu;
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task->slice_ns, task->flags);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	return true;
 }

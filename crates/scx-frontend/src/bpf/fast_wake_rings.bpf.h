@@ -32,6 +32,8 @@ struct hl_fast_audit_rec {
 	s32 cpu;
 	s32 prev;
 	u32 class;
+	s32 sync_waker;
+	u32 pad;
 	u64 free[HL_MAX_WORDS];
 	u64 allowed[HL_MAX_WORDS];
 	u64 homes[HL_MAX_WORDS];
@@ -77,6 +79,7 @@ static void hl_audit(struct task_struct *p, s32 cpu, s32 prev, const struct hl_w
 	rec->cpu = cpu;
 	rec->prev = prev;
 	rec->class = w->class;
+	rec->sync_waker = w->sync_waker;
 	bpf_for(i, 0, HL_MAX_WORDS) {
 		u32 k = i & (HL_MAX_WORDS - 1);
 

@@ -51,7 +51,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     now.counters.preempts = 2;
     // Ten wake-ups asked, four with nothing free: four of the six placed, one declined per
     // reason.
-    now.fw.fast = [3, 1, 0, 0];
+    now.fw.fast = [0, 3, 1, 0, 0];
     now.fw.fast_asked = 10;
     now.fw.fast_no_free = 4;
     now.fw.fast_declined = [1, 1];
@@ -66,7 +66,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     assert_eq!((m.stale, m.fw_user, m.fw_running), (1, 7, 1));
     assert_eq!(
         m.line(),
-        "stats: placed idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
+        "stats: placed waker-cpu=0 idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
          nudge=0 kept=0 preempt=2 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
          busy \
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \

@@ -56,7 +56,7 @@ fn laptop_6p_8e() {
             "  0-1 2-3 4-5 6-7 8-9 10-11",
             "  6: 12-15 efficiency",
             "  7: 16-19 efficiency",
-            "knobs: primary-domain=all (0-19) cluster-balance=auto auto-high-busy-pct=75 fit-margin-pct=80 slice-us=5000",
+            "knobs: primary-domain=all (0-19) cluster-balance=auto auto-high-busy-pct=75 fit-margin-pct=80 wake-affine=on slice-us=5000",
             // Favoured P-cores (CPPC highest_perf 70) first, then the E clusters alternately,
             // SMT siblings last.
             "  idle-p-core               4 6 0 2 8 10",
@@ -79,7 +79,7 @@ fn laptop_knobs_change_the_order() {
     assert_lines(
         &out,
         &[
-            "knobs: primary-domain=powersave (12-19) cluster-balance=off auto-high-busy-pct=75 fit-margin-pct=80 slice-us=5000",
+            "knobs: primary-domain=powersave (12-19) cluster-balance=off auto-high-busy-pct=75 fit-margin-pct=80 wake-affine=on slice-us=5000",
             "  idle-e-core               12 13 14 15 16 17 18 19",
             "  idle-p-core (overflow)    4 6 0 2 8 10",
             "  busy-sibling (overflow)   5 7 1 3 9 11",

@@ -32,9 +32,16 @@ impl FastTable {
             prev: task.prev_cpu,
             class,
             homes,
+            sync_waker: task.sync_waker,
         });
+        let cpu = placement.cpu?;
         Some(Decision {
-            target: Destination::Run(placement.cpu?),
+            // The waker's CPU is busy live when asked; here it is idle (the waker has left).
+            target: if machine.idle.contains(cpu) {
+                Destination::Run(cpu)
+            } else {
+                Destination::QueueOn(cpu)
+            },
             placement: Some(placement),
             slice_end: None,
             slice_ns: Some(self.slice_ns),

@@ -38,6 +38,7 @@ impl<'a> Simulation<'a> {
             weight: self.tasks[t].weight,
             reason,
             waker_cpu: self.tasks[t].waker_cpu,
+            sync_waker: self.tasks[t].sync_waker,
         };
         let decision = self.policy.place(&view, &task_view);
         let util = decision.util.unwrap_or(util);
@@ -53,6 +54,7 @@ impl<'a> Simulation<'a> {
                 state,
                 allowed: &allowed,
                 prev_cpu: prev,
+                sync_waker: task_view.sync_waker,
                 util,
                 decision: &decision,
                 core: self.policy.core(),

@@ -54,10 +54,12 @@ impl<'a> Simulation<'a> {
             }
             match event {
                 Event::Arrive(t) | Event::Wake(t) => self.wake(t, observer)?,
-                Event::Woken(t, waker_cpu) => {
+                Event::Woken(t, waker, waker_cpu) => {
                     self.tasks[t].waker_cpu = waker_cpu;
+                    self.tasks[t].sync_waker = self.sync_waker(waker, waker_cpu);
                     let placed = self.wake(t, observer);
                     self.tasks[t].waker_cpu = None;
+                    self.tasks[t].sync_waker = None;
                     placed?;
                 }
                 Event::WorkDone(cpu) => self.work_done(cpu)?,

@@ -64,9 +64,9 @@ enum Event {
     Arrive(usize),
     /// A task's sleep ends (or its next frame is released).
     Wake(usize),
-    /// A task blocked in a `wait_for` is woken by another, running on this CPU (its last
-    /// one, when it is not on a CPU).
-    Woken(usize, Option<CpuId>),
+    /// A task blocked in a `wait_for` is woken by another (the second), running on this CPU
+    /// (its last one, when it is not on a CPU).
+    Woken(usize, usize, Option<CpuId>),
     /// The work of the task on this CPU is done (timer [`work_done_key`]).
     WorkDone(CpuId),
     /// The slice of the task on this CPU ends (timer [`slice_end_key`]).
@@ -135,6 +135,8 @@ struct Task<'t> {
     pending: Vec<(usize, u64)>,
     /// The waker's CPU for the wake-up being placed (a wake-up by another task).
     waker_cpu: Option<CpuId>,
+    /// That CPU when the wake-up is synchronous ([`TaskView::sync_waker`](crate::sim_policy::TaskView::sync_waker)).
+    sync_waker: Option<CpuId>,
     /// The task that woke it from its `wait_for` while running, until its next run starts;
     /// `run_woken_by` keeps it for that run (for run records).
     woken_by: Option<WokenBy>,

@@ -25,6 +25,8 @@ pub struct DecisionRecord<'a> {
     pub allowed: &'a CpuSet,
     /// Its previous CPU.
     pub prev_cpu: Option<CpuId>,
+    /// For a synchronous wake-up: the waker's CPU ([`TaskView::sync_waker`](crate::sim_policy::TaskView::sync_waker)).
+    pub sync_waker: Option<CpuId>,
     /// The utilisation the policy was given.
     pub util: u16,
     /// The answer.

@@ -8,6 +8,7 @@
 
 use super::{Event, Simulation, Status, WokenBy};
 use crate::trace::{FrameSpec, Phase};
+use hybridland_policy::CpuId;
 
 /// Where a task's behaviour stands.
 #[derive(Clone, Debug)]
@@ -93,7 +94,7 @@ impl<'a> Simulation<'a> {
             if waiting {
                 task.waiting_for = None;
                 task.woken_by = running;
-                self.events.push(self.now, Event::Woken(i, waker_cpu));
+                self.events.push(self.now, Event::Woken(i, t, waker_cpu));
             } else if kept {
                 match task.pending.iter_mut().find(|(s, _)| *s == waker_spec) {
                     Some((_, n)) => *n = n.saturating_add(1),
@@ -101,6 +102,16 @@ impl<'a> Simulation<'a> {
                 }
             }
         }
+    }
+
+    /// The waker's CPU when the wake-up of a task by task `waker` (on `cpu`) is synchronous:
+    /// the waker slept, blocked or ended right after its wake step (a wake-up is placed after
+    /// the waker's program has gone on to its next action), leaving the CPU idle with nothing
+    /// queued. Live, the kernel's sync flag says the same before the waker sleeps.
+    pub(super) fn sync_waker(&self, waker: usize, cpu: Option<CpuId>) -> Option<CpuId> {
+        let cpu = cpu?;
+        let left = matches!(self.tasks[waker].status, Status::Sleeping | Status::Done);
+        (left && self.idle.contains(cpu) && self.cpus[cpu.index()].local.is_empty()).then_some(cpu)
     }
 
     /// Takes one kept wake-up from any of `wakers` for task `t`, if it has one.

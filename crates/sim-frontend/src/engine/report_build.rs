@@ -78,20 +78,15 @@ impl<'a> Simulation<'a> {
             })
             .collect();
         let steps = match self.policy.step_counts() {
-            Some(counts) => [
-                Step::IdlePCore,
-                Step::IdleECore,
-                Step::BusySibling,
-                Step::NoIdle,
-            ]
-            .iter()
-            .zip(counts)
-            .map(|(s, [count, overflow])| StepCount {
-                step: s.name().to_owned(),
-                count,
-                overflow,
-            })
-            .collect(),
+            Some(counts) => Step::ALL
+                .iter()
+                .zip(counts)
+                .map(|(s, [count, overflow])| StepCount {
+                    step: s.name().to_owned(),
+                    count,
+                    overflow,
+                })
+                .collect(),
             None => Vec::new(),
         };
 

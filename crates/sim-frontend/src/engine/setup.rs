@@ -132,6 +132,7 @@ impl<'a> Simulation<'a> {
                     waiting_for: None,
                     pending: Vec::new(),
                     waker_cpu: None,
+                    sync_waker: None,
                     woken_by: None,
                     run_woken_by: None,
                 });

@@ -156,7 +156,7 @@ impl<P: SimPolicy + ?Sized> PolicyDriver for Accounted<P> {
         self.estimate(task)
     }
 
-    fn step_counts(&self) -> Option<[[u64; 2]; 4]> {
+    fn step_counts(&self) -> Option<[[u64; 2]; hybridland_policy::Step::ALL.len()]> {
         None
     }
 }

@@ -93,6 +93,7 @@ pub fn check_record(r: &DecisionRecord<'_>) -> Result<(), hybridland_policy::tes
         allowed: r.allowed,
         prev_cpu: r.prev_cpu,
         util: r.util,
+        sync_waker: r.sync_waker,
     };
     match (r.decision.slice_end, r.decision.placement) {
         (Some(answer), _) => {

@@ -188,7 +188,8 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             w.num(u64::from(q.task.0));
             w.num(u64::from(q.weight));
             if let Some(wk) = waker {
-                w.num(u64::from(wk.cpu.0));
+                // The sync bit rides below the CPU.
+                w.num(u64::from(wk.cpu.0) << 1 | u64::from(wk.sync));
                 w.opt(wk.task.map(|t| u64::from(t.0)));
             }
             w.opt(q.cpu.map(|c| u64::from(c.0)));
@@ -387,9 +388,14 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             let task = TaskId(r.small()?);
             let weight = r.small()?;
             let waker = if flags & Q_WAKER != 0 {
-                let cpu = cpu(&mut r)?;
+                let at = r.num()?;
+                let cpu = CpuId(u16::try_from(at >> 1).ok()?);
                 let task = r.opt(flags & Q_WAKER_TASK != 0, |r| r.small().map(TaskId))?;
-                Some(Waker { task, cpu })
+                Some(Waker {
+                    task,
+                    cpu,
+                    sync: at & 1 != 0,
+                })
             } else {
                 None
             };

@@ -39,6 +39,7 @@ fn every_kind() -> Vec<Entry> {
             waker: Some(Waker {
                 task: Some(TaskId(8)),
                 cpu: CpuId(3),
+                sync: true,
             }),
         },
         cpu: Some(CpuId(1023)),
@@ -73,6 +74,7 @@ fn every_kind() -> Vec<Entry> {
                     waker: Some(Waker {
                         task: None,
                         cpu: CpuId(1),
+                        sync: false,
                     }),
                 },
                 ..queued

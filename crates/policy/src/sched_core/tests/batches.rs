@@ -116,6 +116,7 @@ fn the_audit_checks_each_decision_and_names_a_violation() {
         allowed: &all,
         prev_cpu: None,
         util: 0,
+        sync_waker: None,
     };
     let wrong = Placement {
         cpu: Some(busy),

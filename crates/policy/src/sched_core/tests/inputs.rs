@@ -111,6 +111,7 @@ fn every_input_survives_its_owned_form_and_json() {
             waker: Some(Waker {
                 task: Some(TaskId(3)),
                 cpu: CpuId(2),
+                sync: false,
             }),
         },
         last_run: Some(LastRun {

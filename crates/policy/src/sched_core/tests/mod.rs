@@ -152,7 +152,12 @@ fn a_wakeup_follows_the_idle_order() {
             let before = c.state().clone();
             let want = s.state();
             prop_assert_eq!(before.homes(), want.homes());
-            let q = Queued { util: UtilSource::Hint(s.util), ..wakeup(1, s.prev_cpu, &s.allowed) };
+            let waker = s.sync_waker.map(|cpu| Waker { task: None, cpu, sync: true });
+            let q = Queued {
+                util: UtilSource::Hint(s.util),
+                arrival: Arrival::Wakeup { waker },
+                ..wakeup(1, s.prev_cpu, &s.allowed)
+            };
             feed(&mut c, 2_000, Input::Queued(q));
             let d = c.poll_dispatch().unwrap();
             let Why::Placed(p) = d.why else { return Err(TestCaseError::fail("not placed")) };

@@ -5,8 +5,54 @@ use super::{Recount, Violation, balance_active, cap, fail, idle_candidates};
 use crate::{CoreKind, CpuId, CpuState, Placement, Policy, Step, TaskHints, Topology};
 use std::{format, string::String, vec::Vec};
 
+/// The wake-affine rule's verdict on a placement that named a CPU, when it decides: the
+/// synchronous waker's CPU is the only right answer when the rule is on, some allowed CPU is
+/// idle, and that CPU is allowed, in the primary domain and fits the task (or the task fits no
+/// CPU and it has the top capacity); otherwise no placement may claim the waker's step.
+fn check_wake_affine(
+    topo: &Topology,
+    policy: &Policy,
+    task: &TaskHints<'_>,
+    placement: &Placement,
+    any_idle: bool,
+) -> Option<Result<(), Violation>> {
+    let margin = u32::from(policy.config().fit_margin_pct);
+    let fits = |capacity: u16| u32::from(task.util) * 100 <= u32::from(capacity) * margin;
+    let top = topo.cpus().iter().map(|c| cap(topo, c)).max().unwrap_or(0);
+    let due = task.sync_waker.filter(|w| {
+        policy.config().wake_affine
+            && any_idle
+            && topo.info(*w).is_some()
+            && task.allowed.contains(*w)
+            && policy.primary().contains(*w)
+            && (fits(cap(topo, *w)) || (!fits(top) && cap(topo, *w) == top))
+    });
+    match due {
+        Some(w)
+            if placement.cpu == Some(w)
+                && placement.step == Step::WakerCpu
+                && !placement.is_overflow() =>
+        {
+            Some(Ok(()))
+        }
+        Some(w) => Some(fail(
+            "wake-affine",
+            format!("the synchronous waker's cpu {w} qualifies but got {placement:?}"),
+        )),
+        None if placement.step == Step::WakerCpu => Some(fail(
+            "wake-affine",
+            format!(
+                "labelled {} with waker {:?}, which does not qualify",
+                placement.step, task.sync_waker
+            ),
+        )),
+        None => None,
+    }
+}
+
 /// Checks one decision against every rule of the idle order, recomputing the single right
 /// answer from first principles:
+/// - wake-affine: the synchronous waker's CPU when it qualifies (`check_wake_affine`);
 /// - the CPU is allowed and idle; none is returned only when no allowed CPU is idle;
 /// - no overflow while an allowed primary CPU is idle, and the overflow flag is truthful;
 /// - a CPU the task's utilisation does not fit only while no fitting CPU is idle;
@@ -34,6 +80,9 @@ pub fn check_placement(
         }
         return Ok(());
     };
+    if let Some(v) = check_wake_affine(topo, policy, task, placement, !candidates.is_empty()) {
+        return v;
+    }
     if !task.allowed.contains(cpu) {
         return fail(
             "allowed",

@@ -89,7 +89,7 @@ fn runs_become_reference_work_by_capacity_and_the_files_read_back() {
     r.decision(99, Some(Step::IdlePCore), false, false);
     // The kernel's fast path kept 5 wake-ups on idle P-cores and 2 on E-cores meanwhile.
     let at_stop = Counters {
-        fast: [5, 2, 0, 0],
+        fast: [0, 5, 2, 0, 0],
         ..Counters::default()
     };
     r.stop_and_read(70 * MS, &at_stop, &nothing_running);
@@ -132,7 +132,7 @@ fn runs_become_reference_work_by_capacity_and_the_files_read_back() {
     );
     assert_eq!(live.migrations, 1);
     let steps: Vec<(u64, u64)> = live.steps.iter().map(|s| (s.count, s.overflow)).collect();
-    assert_eq!(steps, [(7, 1), (3, 0), (0, 0), (0, 0)]);
+    assert_eq!(steps, [(0, 0), (7, 1), (3, 0), (0, 0), (0, 0)]);
     assert_eq!(live.settings, ["cluster_balance=auto"]);
 }
 
