@@ -35,17 +35,29 @@ fi
 # task-events: the scheduler's own BPF event source (src/bpf/task_events.bpf.c) reports what
 # scx_rustland_core does not. 300 short-lived processes: each exit is reported and takes the task
 # out of the loop's table at once (the `tasks=` gauge ends where it began, where the age-based
-# prune alone would hold them for 30 s); hackbench's pipes give task-to-task wake-ups with their
-# waker, and those reach the scheduler core with their waker's CPU (`to-core`: the wake-up event
-# is read before the woken task is handed over); a lone spinner, which nobody else wants the
-# CPU from, has its slice refilled by the
-# framework, reported where the kernel lets the fentry probe attach (the log says which). The
-# figures come from the `--stats 1` lines, summed over the run.
+# prune alone would hold them for 30 s); a lone spinner, which nobody else wants the CPU from,
+# has its slice refilled by the framework, reported where the kernel lets the fentry probe
+# attach (the log says which). With the wake-up fast path on, wakers are not reported (no
+# probe on every wake-up: `waking` stays 0); a second run with --no-fast-wake, where every
+# wake-up reaches user space, has hackbench's pipes give task-to-task wake-ups with their
+# waker, and those reach the scheduler core with their waker's CPU (`to-core`: the wake-up
+# event is read before the woken task is handed over). The figures come from the `--stats 1`
+# lines, summed over each run.
 ev_sum() {  # ev_sum FIELD: the sum of FIELD=N over the --stats lines in $LOG
   grep "stats: placed " "$LOG" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" | awk '{s += $1} END {print s + 0}'
 }
 ev_last() {  # ev_last FIELD: FIELD=N of the last --stats line
   grep "stats: placed " "$LOG" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" | tail -n 1
+}
+wakers_run() {  # wakers_run: hackbench under --no-fast-wake; sets by_task, to_core
+  by_task=-1; to_core=-1
+  if start_sched --no-fast-wake; then
+    sleep 1
+    "$HL/hackbench" -g 2 -l 50 > /dev/null 2>&1
+    sleep 1.2
+    by_task=$(ev_sum by-task); to_core=$(ev_sum to-core)
+    stop_sched INT
+  fi
 }
 if start_sched; then
   sleep 2
@@ -58,16 +70,17 @@ if start_sched; then
   spin_stop
   sleep 2
   tasks_after=$(ev_last tasks)
-  exits=$(ev_sum exit); tracked=$(ev_sum exit-tracked); wakings=$(ev_sum waking)
-  by_task=$(ev_sum by-task); to_core=$(ev_sum to-core); refills=$(ev_sum refill)
+  exits=$(ev_sum exit); tracked=$(ev_sum exit-tracked); wakings=$(ev_sum waking); refills=$(ev_sum refill)
   refill_seen=1
   grep "slice refills unseen" "$LOG" > /dev/null && refill_seen=0
   stop_sched INT
-  detail="exits $exits (of tracked tasks $tracked), tasks gauge $tasks_before -> $tasks_after, wakings $wakings ($by_task by a task, $to_core to the core with their waker), refills $refills"
+  wakers_run
+  detail="exits $exits (of tracked tasks $tracked), tasks gauge $tasks_before -> $tasks_after, wakings $wakings; --no-fast-wake: $by_task by a task, $to_core to the core with their waker; refills $refills"
   ok=1
   [ "$exits" -ge 300 ] || ok=0
   [ "$tracked" -ge 250 ] || ok=0
   [ -n "$tasks_before" ] && [ -n "$tasks_after" ] && [ "$tasks_after" -le $((tasks_before + 30)) ] || ok=0
+  [ "$wakings" = 0 ] || ok=0
   [ "$by_task" -ge 100 ] || ok=0
   [ "$to_core" -ge 50 ] || ok=0
   if [ "$refill_seen" = 1 ]; then
@@ -75,7 +88,7 @@ if start_sched; then
   else
     detail="$detail (refills unseen on this kernel)"
   fi
-  if [ "$ok" = 1 ]; then pass task-events "$detail"; else fail task-events "$detail; want exits >= 300, tracked >= 250, gauge back within 30, >= 100 by a task, >= 50 to the core with their waker, >= 10 refills where seen"; fi
+  if [ "$ok" = 1 ]; then pass task-events "$detail"; else fail task-events "$detail; want exits >= 300, tracked >= 250, gauge back within 30, no wakings with the fast path on, >= 100 by a task and >= 50 to the core with their waker under --no-fast-wake, >= 10 refills where seen"; fi
 else
   fail task-events "scheduler did not load"
 fi

@@ -170,6 +170,48 @@ mod tests {
         assert_eq!(ask(policy.class_of(&topo, 600)), Some(CpuId(5)));
     }
 
+    /// A synchronous wake-up goes to its waker's busy CPU while some allowed CPU is free and
+    /// that CPU fits the task; the knob turns the rule off.
+    #[test]
+    fn a_synchronous_wake_up_follows_its_waker() {
+        let topo = vm();
+        let table = |wake_affine| {
+            let config = PolicyConfig {
+                wake_affine,
+                ..PolicyConfig::default()
+            };
+            Policy::new(&topo, &config).unwrap().wake_table(&topo)
+        };
+        let (on, off) = (table(true), table(false));
+        assert_eq!((on.wake_affine, off.wake_affine), (true, false));
+        let free: CpuSet = [CpuId(0), CpuId(2), CpuId(5)].into_iter().collect();
+        let heavy = Policy::new(&topo, &PolicyConfig::default())
+            .unwrap()
+            .class_of(&topo, 600);
+        let ask = |t: &WakeTable, free: &CpuSet, class, waker| {
+            let p = t.decide(&WakeQuestion {
+                free,
+                allowed: topo.cpus(),
+                prev: Some(CpuId(5)),
+                class,
+                homes: &CpuSet::EMPTY,
+                sync_waker: Some(CpuId(waker)),
+            });
+            (
+                p.cpu.map(|c| c.0),
+                p.step == hybridland_policy::Step::WakerCpu,
+            )
+        };
+        // P-CPU 6 and E-CPU 1 are busy (their wakers run there).
+        assert_eq!(ask(&on, &free, TaskClass(0), 6), (Some(6), true));
+        assert_eq!(ask(&on, &free, TaskClass(0), 1), (Some(1), true));
+        // A task that needs a P-core does not follow its waker onto an E-core.
+        assert_eq!(ask(&on, &free, heavy, 1), (Some(5), false));
+        assert_eq!(ask(&off, &free, TaskClass(0), 6), (Some(0), false));
+        // Nothing free: the core decides.
+        assert_eq!(ask(&on, &CpuSet::EMPTY, TaskClass(0), 6), (None, false));
+    }
+
     #[test]
     fn a_refill_for_other_knobs_equals_a_new_table() {
         let topo = vm();

@@ -67,7 +67,8 @@ pub(crate) fn init(
     // forbids mmap afterwards.
     let helpers = Helpers::spawn(opts);
     let idle = idle_snapshot::IdleSnapshot::load(objects.idle, objects.idle_fallback)?;
-    let events = task_events(opts, objects.events, objects.events_fallback);
+    let fast_wake = !opts.no_fast_wake && placement.wake_table(&topo).is_some();
+    let events = task_events(opts, fast_wake, objects.events, objects.events_fallback);
     let slice_ns = opts.slice_us * 1000;
     let nr_possible = sys::nr_possible_cpus(&sysfs_root, topo.nr_cpus() as u64);
     watchdog::set_timeout_ms(opts.watchdog_timeout_ms);
@@ -170,9 +171,14 @@ fn check_online(sysfs_root: &Path, topo: &Topology) -> Result<()> {
 }
 
 /// The task-event source (exits, wakers, slice refills); none in FIFO mode, or when the kernel
-/// refuses it.
+/// refuses it. Wakers only for a recording or without the wake-up fast path (`fast_wake`): a
+/// probe on every wake-up in the kernel costs as much as the fast path's own walk, and with the
+/// fast path on almost every wake-up is placed in the kernel, where the waker is not used;
+/// hybridland's rules read no waker (the kernel's sync flag, which they do read, reaches only
+/// the fast path).
 fn task_events<'obj>(
     opts: &opts::Opts,
+    fast_wake: bool,
     object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
     fallback: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
 ) -> Option<task_events::TaskEventSource<'obj>> {
@@ -182,10 +188,16 @@ fn task_events<'obj>(
     if opts.fifo {
         return None;
     }
-    match task_events::TaskEventSource::load(object, fallback, own_tgid) {
+    let wakers = !fast_wake || opts.record.is_some();
+    match task_events::TaskEventSource::load(object, fallback, own_tgid, wakers) {
         Ok(events) => {
             info!(
-                "task events: exits, wakers{}",
+                "task events: exits{}{}",
+                if wakers {
+                    ", wakers"
+                } else {
+                    " (wakers only with --record or --no-fast-wake)"
+                },
                 if events.refills() {
                     ", slice refills"
                 } else {

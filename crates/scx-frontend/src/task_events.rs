@@ -167,20 +167,22 @@ pub(crate) struct TaskEventSource<'obj> {
 
 impl<'obj> TaskEventSource<'obj> {
     /// Opens, loads and attaches the programs; `own_tgid` (the scheduler's process) is left out
-    /// of wake-ups and refills. The refill probe is tried first; if the kernel refuses it, the
-    /// source is loaded without it (into `fallback`), and [`refills`](Self::refills) says so.
+    /// of wake-ups and refills; `wakers`: whether wake-ups are reported at all. The refill
+    /// probe is tried first; if the kernel refuses it, the source is loaded without it (into
+    /// `fallback`), and [`refills`](Self::refills) says so.
     pub(crate) fn load(
         object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
         fallback: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
         own_tgid: i32,
+        wakers: bool,
     ) -> Result<Self> {
-        match Self::load_with(object, own_tgid, true) {
+        match Self::load_with(object, own_tgid, true, wakers) {
             Ok(me) => Ok(me),
             Err(e) => {
                 tracing::warn!(
                     "slice refills unseen ({e:#}): the framework's silent refills are not reported"
                 );
-                Self::load_with(fallback, own_tgid, false)
+                Self::load_with(fallback, own_tgid, false, wakers)
             }
         }
     }
@@ -189,6 +191,7 @@ impl<'obj> TaskEventSource<'obj> {
         object: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
         own_tgid: i32,
         refills: bool,
+        wakers: bool,
     ) -> Result<Self> {
         let mut open = TaskEventsSkelBuilder::default()
             .open(object)
@@ -196,6 +199,7 @@ impl<'obj> TaskEventSource<'obj> {
         // common.bpf.h's prolog probe is for struct_ops schedulers; this object has none.
         open.progs.scx_lib_init_probe.set_autoload(false);
         open.progs.hl_slice_refill.set_autoload(refills);
+        open.progs.hl_task_waking.set_autoload(wakers);
         open.maps
             .rodata_data
             .as_deref_mut()

@@ -192,6 +192,55 @@ static __always_inline bool hl_equal(const struct hl_walk_ctx *w, u32 i)
 }
 
 /*
+ * Whether the wake-affine rule may put @p on its synchronous waker's CPU (w->sync_waker): the
+ * rule is on and that CPU is present, in the primary domain, allowed (@all: every CPU is)
+ * and fits the task's class (or the class fits none and the CPU has the top capacity). Marks
+ * it allowed for the audit.
+ */
+static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_walk_ctx *w,
+					      bool all)
+{
+	s32 cpu = w->sync_waker;
+	const struct hl_cpu *c;
+
+	if (!hl_wake_affine || cpu < 0 || cpu >= (s32)hl_nr_ids || cpu >= HL_MAX_CPUS)
+		return false;
+	c = hl_cpu_at(cpu);
+	if (!c->present || !c->primary ||
+	    !(hl_fits(c, w->class) || (w->class >= hl_nr_levels && c->level + 1 == hl_nr_levels)))
+		return false;
+	if (!all && !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	hl_set(w->s->allowed, cpu);
+	return true;
+}
+
+/*
+ * Whether some CPU @p may use is free (idle, nothing in its own queue): stops at the first,
+ * which it marks allowed and free for the audit.
+ */
+static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w, bool all)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool found = false;
+	u32 i;
+
+	bpf_for(i, 0, hl_nr_ids) {
+		if (i >= HL_MAX_CPUS || !hl_cpu_at(i)->present)
+			continue;
+		if ((all || bpf_cpumask_test_cpu(i, p->cpus_ptr)) && bpf_cpumask_test_cpu(i, idle) &&
+		    !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
+			hl_set(w->s->allowed, i);
+			hl_set(w->s->free, i);
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
+/*
  * The idle order's CPU for @p woken with @prev its previous CPU (-1: none), in the passes of
  * hybridland_policy::WakeTable::decide; -1 when nothing allowed is free. Fills w->s->free and
  * w->s->allowed for the audit.
@@ -214,8 +263,18 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	bpf_for(i, 0, nr)
 		s->cluster_busy[i & (HL_MAX_CPUS - 1)] = 0;
 
-	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
 	all = nr_cpu_ids && p->nr_cpus_allowed >= nr_cpu_ids;
+	/*
+	 * Wake-affine: the synchronous waker's CPU when it may take the task and some allowed CPU
+	 * is free, which the first such CPU answers: no pass over the rest of the machine. None
+	 * free: nothing allowed is free, as pass 1 would find.
+	 */
+	if (hl_waker_may_take(p, w, all)) {
+		w->step = HL_STEP_WAKER;
+		return hl_any_free(p, w, all) ? w->sync_waker : -1;
+	}
+
+	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
 	idle = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr) {
 		const struct hl_cpu *c = hl_cpu_at(i);
@@ -240,18 +299,6 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	scx_bpf_put_idle_cpumask(idle);
 	if (!any)
 		return -1;
-
-	/* Wake-affine: the synchronous waker's CPU, when it may take the task. */
-	if (hl_wake_affine && w->sync_waker >= 0 && w->sync_waker < (s32)nr) {
-		const struct hl_cpu *c = hl_cpu_at(w->sync_waker);
-
-		if (c->present && hl_bit(s->allowed, w->sync_waker) && c->primary &&
-		    (hl_fits(c, w->class) ||
-		     (w->class >= hl_nr_levels && c->level + 1 == hl_nr_levels))) {
-			w->step = HL_STEP_WAKER;
-			return w->sync_waker;
-		}
-	}
 
 	/* Pass 2: whether a candidate fits; the step. */
 	bpf_for(i, 0, nr) {

@@ -14,7 +14,9 @@
  *            sched_process_exit on, a thread still runs its exit path, can be preempted or
  *            block and be woken, and each of those would reach the loop after its exit);
  * - waking:  tp_btf/sched_waking, with the waker when the wake-up comes from a task (not from
- *            an interrupt, where `current` is whatever was interrupted): its pid and CPU;
+ *            an interrupt, where `current` is whatever was interrupted): its pid and CPU.
+ *            Loaded only when a recording or a scheduler without the wake-up fast path wants
+ *            the wakers (src/init.rs);
  * - refill:  fentry on the kfunc scx_bpf_task_set_slice when it is called for the task running
  *            on this CPU, which is the framework's dispatch refilling `prev` (its enable path
  *            sets the slice of a task that is not running). Optional: the loader goes on
