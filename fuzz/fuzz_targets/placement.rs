@@ -8,9 +8,7 @@
 use arbitrary::Arbitrary;
 use hybridland_fuzz::{CpuInput, KnobsInput, SetInput, TopologyInput, balance_mode};
 use hybridland_policy::testkit::{check_deterministic, check_placement, check_state};
-use hybridland_policy::{
-    ConfigError, CpuState, Policy, Step, TaskHints, Topology, WakeQuestion,
-};
+use hybridland_policy::{ConfigError, CpuState, Policy, Step, TaskHints, Topology, WakeQuestion};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]

@@ -3,7 +3,9 @@
 //! `waker-cpu` step), so a ping-pong pair takes turns on one CPU instead of waking an idle one
 //! each time; `wake_affine=off` and a waker that runs on after the wake-up do not.
 
-use hybridland_sim::{Knobs, Report, SimOptions, Simulation, Trace, policy_by_name, presets};
+mod util;
+
+use hybridland_sim::{Report, Trace};
 
 /// `pairs` ping-pong pairs on the i7-13800H, each hand-over after 20 us of work, 500 round
 /// trips; the waker runs `after_ns` more after its wake step before it waits (0: none).
@@ -33,20 +35,11 @@ fn ping_pong(pairs: usize, after_ns: u64) -> String {
     )
 }
 
+/// `trace` replayed under hybridland with `knobs`, every decision checked by the testkit (the
+/// wake-affine rule's among them).
 fn replay(trace: &str, knobs: &[&str]) -> Report {
     let trace = Trace::from_json_str(trace, "ping-pong.json").unwrap();
-    let machine = presets::lookup("i7-13800h").unwrap();
-    let policy = policy_by_name("hybridland", &Knobs::parse(knobs).unwrap()).unwrap();
-    Simulation::new(
-        &machine.topology,
-        &machine.model,
-        &trace,
-        policy,
-        SimOptions::default(),
-    )
-    .unwrap()
-    .run()
-    .unwrap()
+    util::replay(&trace, "hybridland", knobs, None)
 }
 
 fn step(report: &Report, name: &str) -> u64 {
