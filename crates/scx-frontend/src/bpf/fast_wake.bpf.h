@@ -193,12 +193,11 @@ static __always_inline bool hl_equal(const struct hl_walk_ctx *w, u32 i)
 
 /*
  * Whether the wake-affine rule may put @p on its synchronous waker's CPU (w->sync_waker): the
- * rule is on and that CPU is present, in the primary domain, allowed (@all: every CPU is)
- * and fits the task's class (or the class fits none and the CPU has the top capacity). Marks
- * it allowed for the audit.
+ * rule is on and that CPU is present, in the primary domain, allowed and fits the task's
+ * class (or the class fits none and the CPU has the top capacity). Marks it allowed for the
+ * audit.
  */
-static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_walk_ctx *w,
-					      bool all)
+static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_walk_ctx *w)
 {
 	s32 cpu = w->sync_waker;
 	const struct hl_cpu *c;
@@ -209,7 +208,7 @@ static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_w
 	if (!c->present || !c->primary ||
 	    !(hl_fits(c, w->class) || (w->class >= hl_nr_levels && c->level + 1 == hl_nr_levels)))
 		return false;
-	if (!all && !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return false;
 	hl_set(w->s->allowed, cpu);
 	return true;
@@ -219,7 +218,7 @@ static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_w
  * Whether some CPU @p may use is free (idle, nothing in its own queue): stops at the first,
  * which it marks allowed and free for the audit.
  */
-static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w, bool all)
+static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	bool found = false;
@@ -228,7 +227,7 @@ static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w, bool all)
 	bpf_for(i, 0, hl_nr_ids) {
 		if (i >= HL_MAX_CPUS || !hl_cpu_at(i)->present)
 			continue;
-		if ((all || bpf_cpumask_test_cpu(i, p->cpus_ptr)) && bpf_cpumask_test_cpu(i, idle) &&
+		if (bpf_cpumask_test_cpu(i, p->cpus_ptr) && bpf_cpumask_test_cpu(i, idle) &&
 		    !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
 			hl_set(w->s->allowed, i);
 			hl_set(w->s->free, i);
@@ -250,7 +249,7 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	struct hl_scratch *s = w->s;
 	const struct cpumask *idle;
 	u32 nr = hl_nr_ids, busy = 0, i, r;
-	bool any = false, all, p_whole = false, e_whole = false;
+	bool any = false, p_whole = false, e_whole = false;
 
 	if (nr > HL_MAX_CPUS)
 		return -1;
@@ -263,15 +262,14 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	bpf_for(i, 0, nr)
 		s->cluster_busy[i & (HL_MAX_CPUS - 1)] = 0;
 
-	all = nr_cpu_ids && p->nr_cpus_allowed >= nr_cpu_ids;
 	/*
 	 * Wake-affine: the synchronous waker's CPU when it may take the task and some allowed CPU
 	 * is free, which the first such CPU answers: no pass over the rest of the machine. None
 	 * free: nothing allowed is free, as pass 1 would find.
 	 */
-	if (hl_waker_may_take(p, w, all)) {
+	if (hl_waker_may_take(p, w)) {
 		w->step = HL_STEP_WAKER;
-		return hl_any_free(p, w, all) ? w->sync_waker : -1;
+		return hl_any_free(p, w) ? w->sync_waker : -1;
 	}
 
 	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
@@ -281,8 +279,11 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 
 		if (!c->present)
 			continue;
-		/* A task allowed on every possible CPU may use each of them. */
-		if (all || bpf_cpumask_test_cpu(i, p->cpus_ptr))
+		/*
+		 * cpus_ptr, not the task's CPU count: a task with migration disabled keeps its count
+		 * while cpus_ptr narrows to its CPU.
+		 */
+		if (bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			hl_set(s->allowed, i);
 		if (bpf_cpumask_test_cpu(i, idle) && !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
 			hl_set(s->free, i);
