@@ -242,7 +242,8 @@ static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w)
 /*
  * The idle order's CPU for @p woken with @prev its previous CPU (-1: none), in the passes of
  * hybridland_policy::WakeTable::decide; -1 when nothing allowed is free. Fills w->s->free and
- * w->s->allowed for the audit.
+ * w->s->allowed for the audit (for a wake-affine placement, the inputs that decided it: the
+ * waker's CPU and the first free allowed CPU).
  */
 static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 {
