@@ -25,7 +25,10 @@
 #                               scx_cosmos@1.1.7 scx_lavd@1.1.4 scx_rlfifo@1.1.4; "" for none).
 #                               One that does not build is reported and left out. Each
 #                               runs with its defaults; HYBRIDLAND_BENCH_ARGS_<name> (e.g.
-#                               HYBRIDLAND_BENCH_ARGS_scx_bpfland="-P") adds arguments.
+#                               HYBRIDLAND_BENCH_ARGS_scx_bpfland="-P") adds arguments, as
+#                               it does for `hybridland` and each extra's label (every mode
+#                               of that binary), e.g. "--exit-dump-len 65536" to see the
+#                               kernel's state when it ejects the scheduler.
 #   HYBRIDLAND_BENCH_EXTRA      other scx_hybridland binaries to run in the same VM boot, each
 #                               as its own columns, as space-separated label=path (e.g.
 #                               "before=/work/before/target/release/scx_hybridland" to compare
@@ -276,7 +279,7 @@ BENCH_FRAME_SECS=${HYBRIDLAND_BENCH_FRAME_SECS:-8}
 BENCH_FRAME_HOGS=${HYBRIDLAND_BENCH_FRAME_HOGS:-6}
 BENCH_FRAME_MS=${HYBRIDLAND_BENCH_FRAME_MS:-10}
 EOF
-for name in "${PEER_NAMES[@]}"; do
+for name in hybridland "${EXTRA_LABELS[@]}" "${PEER_NAMES[@]}"; do
   var=HYBRIDLAND_BENCH_ARGS_$name
   echo "PEER_ARGS_$name=\"${!var:-}\"" >> "$IR/hl/bench.env"
 done

@@ -318,13 +318,14 @@ profile() {
   rm -f /run/perf.data
 }
 
-# extra_of SCHED: when SCHED is one of $BENCH_EXTRA, 0 and EXTRA_BIN, EXTRA_TOPO, EXTRA_MODE
-# (policy, fifo, fixed) and EXTRA_KIND (this build's scheduler of that mode) set.
+# extra_of SCHED: when SCHED is one of $BENCH_EXTRA, 0 and EXTRA_LABEL, EXTRA_BIN, EXTRA_TOPO,
+# EXTRA_MODE (policy, fifo, fixed) and EXTRA_KIND (this build's scheduler of that mode) set.
 extra_of() {
   for e in ${BENCH_EXTRA:-}; do
     [ "${e%%=*}" = "$1" ] || continue
     e=${e#*=}
-    EXTRA_BIN="$HL/scx_hybridland-${e%%:*}" EXTRA_TOPO="$HL/topology-${e%%:*}.toml" EXTRA_MODE=${e#*:}
+    EXTRA_LABEL=${e%%:*} EXTRA_MODE=${e#*:}
+    EXTRA_BIN="$HL/scx_hybridland-$EXTRA_LABEL" EXTRA_TOPO="$HL/topology-$EXTRA_LABEL.toml"
     case "$EXTRA_MODE" in fifo) EXTRA_KIND=fifo ;; fixed) EXTRA_KIND=hybridland-fixed ;; *) EXTRA_KIND=hybridland ;; esac
     return 0
   done
@@ -336,15 +337,20 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
   SCHED_PID=""
   case "$1" in
     default) return 0 ;;
-    fifo) "$SCX" --topology "$TOPO" --fifo >> "$LOG" 2>&1 & ;;
-    hybridland) "$SCX" --topology "$TOPO" >> "$LOG" 2>&1 & ;;
-    hybridland-fixed) "$SCX" --topology "$TOPO" --fixed-slice >> "$LOG" 2>&1 & ;;
-    hybridland-balance) "$SCX" --topology "$TOPO" --cluster-balance on >> "$LOG" 2>&1 & ;;
+    # shellcheck disable=SC2086
+    fifo) "$SCX" --topology "$TOPO" --fifo $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
+    # shellcheck disable=SC2086
+    hybridland) "$SCX" --topology "$TOPO" $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
+    # shellcheck disable=SC2086
+    hybridland-fixed) "$SCX" --topology "$TOPO" --fixed-slice $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
+    # shellcheck disable=SC2086
+    hybridland-balance) "$SCX" --topology "$TOPO" --cluster-balance on $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
     *)
       if extra_of "$1"; then
         case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
+        eval "args=\${PEER_ARGS_$EXTRA_LABEL}"
         # shellcheck disable=SC2086
-        "$EXTRA_BIN" --topology "$EXTRA_TOPO" $flag >> "$LOG" 2>&1 &
+        "$EXTRA_BIN" --topology "$EXTRA_TOPO" $flag $args >> "$LOG" 2>&1 &
       else
         [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
         eval "args=\${PEER_ARGS_$1}"
@@ -370,6 +376,9 @@ stop_sched() {  # stop_sched SCHED
   [ -n "$SCHED_PID" ] || return 0
   if [ "$(state)" != enabled ]; then
     say "VMBENCH: $1 error no longer loaded (state $(state)): $(grep -i "error\|eject\|stall" "$LOG" | head -n 3 | tr '\n' ' ')"
+    ejected=1
+  else
+    ejected=0
   fi
   kill -INT "$SCHED_PID" 2>/dev/null
   i=0
@@ -377,6 +386,12 @@ stop_sched() {  # stop_sched SCHED
   kill -9 "$SCHED_PID" 2>/dev/null
   wait "$SCHED_PID"
   SCHED_PID=""
+  # The kernel's dump of its state at the ejection (with --exit-dump-len), as the scheduler
+  # printed it on its way out.
+  if [ "$ejected" = 1 ] && grep -q "^DEBUG DUMP" "$LOG"; then
+    say "--- $1: the kernel's dump at the ejection:"
+    sed -n '/^DEBUG DUMP/,$p' "$LOG" | head -n 400 | sed 's/^/    /'
+  fi
   wait_state disabled 20 || say "VMBENCH: $1 error sched_ext state $(state) after stopping it"
 }
 
