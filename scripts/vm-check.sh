@@ -11,10 +11,7 @@
 # with cluster balance switched on at run time a task leaves the loaded E cluster, and with it off it stays) run under the policy, under `scx_hybridland --fifo`
 # and under the kernel's default scheduler in the same VM: each must pass with the policy and
 # fail with both controls (`<check>-discriminates`). Then: `scx_hybridland --monitor 1` beside
-# the scheduler prints live figures (and none with no scheduler loaded); beside 10 spinners the
-# scheduler's own threads preempted at a slice end are dispatched in the kernel, never queued
-# for the loop (own-threads);
-# SIGINT unloads; a kernel ejection
+# the scheduler prints live figures (and none with no scheduler loaded); SIGINT unloads; a kernel ejection
 # (sysrq-S) is reported with exit status 2; a hackbench + short-task stress; SIGKILL mid-load
 # (workers shown running at the kill) leaves a working system. Prints the placements, a check x
 # scheduler table and stats, and exits non-zero if any check fails or does not report.
@@ -100,7 +97,7 @@ EXPECTED=(loaded watchdog-timeout fast-wake)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)
-EXPECTED+=(monitor own-threads task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
+EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo
 echo "==== vm-check summary ===="

@@ -1,8 +1,8 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` six,
-//! the wake-up fast path in select_cpu, the fast path and the scheduler's own threads in
-//! enqueue, the helper's dispatch and the preempting kick, see [`patch_scheduler`]) and the
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` five,
+//! the wake-up fast path in select_cpu and in enqueue, the helper's dispatch and the
+//! preempting kick, see [`patch_scheduler`]) and the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -57,16 +57,6 @@ const FAST_WAKE_CALL: &str = "\tif (is_usersched_task(p))\n\t\treturn prev_cpu;\
 const ENQUEUE_ANCHOR: &str = "\tif (!(builtin_idle && is_wakeup)) {\n\t\tqueue_task_to_userspace(p, prev_cpu, enq_flags);\n\t\tgoto out_kick;\n\t}\n";
 const ENQUEUE_CALL: &str = "\t/* scx_hybridland: a wake-up select_cpu was not asked about (src/bpf/fast_wake.bpf.h). */\n\tif (!builtin_idle) {\n\t\ts32 hl_cpu = hl_fast_wake_queued(p, is_wakeup, enq_flags);\n\n\t\tif (hl_cpu >= 0) {\n\t\t\tprev_cpu = hl_cpu;\n\t\t\tgoto out_kick;\n\t\t}\n\t}\n";
 
-/// The lines of that enqueue before which the scheduler's own threads other than the loop and
-/// the nudge helper (the stats server's, the knob watcher, the event reader), when put back in
-/// line rather than woken, are dispatched in the kernel (`hl_dispatch_own`), in both modes:
-/// sent to user space, such a thread preempted while it held a lock the loop then waited for
-/// (the standard error stream's, a channel's) waited for the loop, which waited for it, until
-/// the kernel ejected the scheduler.
-const OWN_THREADS_ANCHOR: &str =
-    "\t/*\n\t * Always dispatch per-CPU kthreads directly on their target CPU.\n";
-const OWN_THREADS_CALL: &str = "\t/* scx_hybridland: the scheduler's own threads (src/bpf/fast_wake_queues.bpf.h). */\n\tif (hl_dispatch_own(p, enq_flags))\n\t\tgoto out_kick;\n\n";
-
 /// The kick that ends scx_rustland_core 2.4.15's `dispatch_task` (a task user space sent to a
 /// CPU): it wakes the CPU if idle. A dispatch the core marks preempting (`Target::Preempt`,
 /// sent with the kernel's `SCX_ENQ_PREEMPT` bit, which the kernel honours only for a local
@@ -85,9 +75,8 @@ fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
     text.replace(anchor, with)
 }
 
-/// Adds the fast path (in select_cpu and in enqueue), the own threads' dispatch, the helper's
-/// dispatch and the preempting kick to the framework's BPF scheduler `RustLandBuilder` just
-/// wrote.
+/// Adds the fast path (in select_cpu and in enqueue), the helper's dispatch and the preempting
+/// kick to the framework's BPF scheduler `RustLandBuilder` just wrote.
 fn patch_scheduler(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
     let text = replace_once(
@@ -105,12 +94,6 @@ fn patch_scheduler(path: &str) {
         &format!("{ENQUEUE_CALL}{ENQUEUE_ANCHOR}"),
     );
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
-    let text = replace_once(
-        path,
-        &text,
-        OWN_THREADS_ANCHOR,
-        &format!("{OWN_THREADS_CALL}{OWN_THREADS_ANCHOR}"),
-    );
     std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }
 

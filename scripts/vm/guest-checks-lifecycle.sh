@@ -32,30 +32,6 @@ else
   fail monitor "scheduler did not load"
 fi
 
-# own-threads: a thread of the scheduler's other than the loop and the nudge helper (here
-# the stats server's, answering `--monitor 1`, and the `--stats 1` client's) preempted at
-# its slice end never waits in the loop's queue. Beside 10 spinners, with 100 us slices, they
-# are preempted while they answer, and the framework's enqueue dispatches them in the kernel
-# (`own` in the stats) instead of sending them to user space, where one preempted while it
-# held a lock the loop then needed left every task waiting for the loop until the kernel
-# ejected the scheduler. Fails when the patch is gone (`own` stays 0) or the scheduler did
-# not stay loaded.
-if start_sched --slice-us 100; then
-  spin_start 10 0
-  monitor_run 4
-  spin_stop
-  own=$(stat_sum own)
-  own_state=$(state)
-  stop_sched INT
-  if [ "$own" -ge 3 ] && [ "$own_state" = enabled ]; then
-    pass own-threads "$own slice ends of the scheduler's own threads dispatched in the kernel beside 10 spinners and a monitor; $MON_ALL monitor lines"
-  else
-    fail own-threads "$own slice ends of the scheduler's own threads dispatched in the kernel (want >= 3), state $own_state; $MON_ALL monitor lines"
-  fi
-else
-  fail own-threads "scheduler did not load"
-fi
-
 # task-events: the scheduler's own BPF event source (src/bpf/task_events.bpf.c) reports what
 # scx_rustland_core does not. 300 short-lived processes: each exit is reported and takes the task
 # out of the loop's table at once (the `tasks=` gauge ends where it began, where the age-based

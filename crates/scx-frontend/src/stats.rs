@@ -10,7 +10,7 @@
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 fast-no-free=38 fast-cover=95% fast-shared-queue=1 fast-race=0
-//!   class-writes=2 fast-runs=21 own=4 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
+//!   class-writes=2 fast-runs=21 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
@@ -41,8 +41,7 @@
 //!   among them the wake-up fast path's: `fast`, wake-ups it placed in the kernel (never seen
 //!   by the loop, so not in `placed`), of `fast-asked`; `fast-no-free` of those found no
 //!   allowed CPU free; `fast-cover`, the share of the others placed; the others by reason
-//!   (`fast-shared-queue`, `fast-race`); `class-writes` and `fast-runs`, the loop's side;
-//!   `own`, slice ends of the scheduler's other threads dispatched in the kernel.
+//!   (`fast-shared-queue`, `fast-race`); `class-writes` and `fast-runs`, the loop's side.
 
 #![forbid(unsafe_code)]
 

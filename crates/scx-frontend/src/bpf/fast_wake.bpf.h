@@ -75,8 +75,6 @@ u64 hl_fast_slice_ns HL_GLOBAL;
 #define HL_STEPS 5
 volatile u64 hl_nr_fast_asked HL_GLOBAL, hl_nr_fast_no_free HL_GLOBAL;
 volatile u64 hl_nr_fast_step[HL_STEPS] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
-/* The scheduler's own other threads dispatched in the kernel (hl_dispatch_own). */
-volatile u64 hl_nr_own HL_GLOBAL;
 
 /* The task's class, written by user space through its pidfd; none: class 0. */
 struct hl_task {

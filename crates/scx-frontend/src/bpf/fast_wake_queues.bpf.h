@@ -2,8 +2,7 @@
 /*
  * The wake-up fast path's view of the kernel's queues (part of src/bpf/fast_wake.bpf.h, which
  * includes this file after its walk): who waits in the shared queue, whether this CPU is a
- * synchronous waker's with nothing else waiting, and where the nudge helper and the
- * scheduler's other threads go.
+ * synchronous waker's with nothing else waiting, and where the nudge helper goes.
  */
 
 /* The shared queue's tasks the fast path looks at before it calls the CPU theirs. */
@@ -82,35 +81,5 @@ static bool hl_dispatch_helper(const struct dispatched_task_ctx *task, struct ta
 		cpu = prev_cpu;
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, task->slice_ns, task->flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	return true;
-}
-
-/*
- * A thread of the scheduler's own process other than the loop and the nudge helper (the
- * stats server's, the knob watcher, the event reader) put back in line while it could run
- * on (preempted at its slice end, or yielding; not a wake-up): into the shared queue, an idle
- * CPU kicked to take it, never to user space (true); any other task or enqueue: false. Their
- * wake-ups go the usual way, and the core places the helper, whose trips through the loop
- * carry the nudges and the core's timer. The loop is still told to run a round, which the
- * thread's trip through its queue made it do (the exits it drains, the core's scan). Sent to
- * user space, such a thread preempted while it held a lock the loop then waited for (the
- * standard error stream's, a channel's) waited for the loop, which waited for it: every CPU
- * went idle with every task held for the loop until the kernel ejected the scheduler (a
- * runnable task stall, or an RCU stall).
- */
-static bool hl_dispatch_own(struct task_struct *p, u64 enq_flags)
-{
-	s32 cpu;
-
-	if (p->tgid != usersched_pid || (enq_flags & SCX_ENQ_WAKEUP) ||
-	    (hl_helper_pid && p->pid == (s32)hl_helper_pid))
-		return false;
-	scx_bpf_dsq_insert_vtime(p, SHARED_DSQ, slice_ns, p->scx.dsq_vtime, enq_flags);
-	__sync_fetch_and_add(&hl_nr_own, 1);
-	/* The loop still runs a round for it, as the trip through its queue made it do. */
-	set_usersched_needed();
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
 }

@@ -173,9 +173,6 @@ pub(crate) struct Framework {
     /// Of the rest, wake-ups it left to the loop, by reason
     /// ([`DECLINES`](crate::fast_wake::DECLINES)).
     pub(crate) fast_declined: [u64; 2],
-    /// Enqueues of the scheduler's own threads (not the loop, not the nudge helper) at a
-    /// slice end or a yield, dispatched in the kernel: they never wait for the loop.
-    pub(crate) own: u64,
 }
 
 /// answering costs the loop a channel send and no allocation; the server side turns two

@@ -137,10 +137,6 @@ pub(crate) struct Metrics {
     pub(crate) loop_class_writes: u64,
     #[stat(desc = "Runs the fast path reported that the loop handed to the core")]
     pub(crate) loop_fast_runs: u64,
-    #[stat(
-        desc = "Enqueues of the scheduler's own threads (not the loop, not the nudge helper) at a slice end or a yield, dispatched in the kernel"
-    )]
-    pub(crate) fw_own: u64,
     #[stat(desc = "scx_rustland_core: dispatches cancelled")]
     pub(crate) fw_cancel: u64,
     #[stat(desc = "scx_rustland_core: dispatches bounced to the task's previous CPU")]
@@ -222,7 +218,6 @@ impl Metrics {
             },
             fw_fast_declined_shared_queue: f.fast_declined[0].saturating_sub(p.fast_declined[0]),
             fw_fast_declined_race: f.fast_declined[1].saturating_sub(p.fast_declined[1]),
-            fw_own: f.own.saturating_sub(p.own),
             loop_class_writes: d.fast_path.class_writes,
             loop_fast_runs: d.fast_path.runs,
             fw_cancel: f.cancel.saturating_sub(p.cancel),
@@ -300,7 +295,7 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} own={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
@@ -312,7 +307,6 @@ impl Metrics {
             self.fw_fast_declined_race,
             self.loop_class_writes,
             self.loop_fast_runs,
-            self.fw_own,
             self.fw_cancel,
             self.fw_bounce,
             self.fw_failed,

@@ -57,7 +57,6 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     now.fw.fast_declined = [1, 1];
     now.counters.fast_path.class_writes = 2;
     now.counters.fast_path.runs = 4;
-    now.fw.own = 5;
     let m = Metrics::between(
         &prev,
         &now,
@@ -73,7 +72,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
          snapshot-us=2500 decide-us=40 timer-wakes=3 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
          fast=4 fast-asked=10 fast-no-free=4 fast-cover=66% fast-shared-queue=1 fast-race=1 \
-         class-writes=2 fast-runs=4 own=5 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
+         class-writes=2 fast-runs=4 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
     );
     // The error figures appear only when there is something to say.
     let mut errs = now;
@@ -118,7 +117,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 49);
+    assert_eq!(meta.fields.len(), 48);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and
