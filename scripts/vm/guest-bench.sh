@@ -337,14 +337,16 @@ start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the def
   SCHED_PID=""
   case "$1" in
     default) return 0 ;;
-    # shellcheck disable=SC2086
-    fifo) "$SCX" --topology "$TOPO" --fifo $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
-    # shellcheck disable=SC2086
-    hybridland) "$SCX" --topology "$TOPO" $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
-    # shellcheck disable=SC2086
-    hybridland-fixed) "$SCX" --topology "$TOPO" --fixed-slice $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
-    # shellcheck disable=SC2086
-    hybridland-balance) "$SCX" --topology "$TOPO" --cluster-balance on $PEER_ARGS_hybridland >> "$LOG" 2>&1 & ;;
+    fifo | hybridland | hybridland-fixed | hybridland-balance)
+      case "$1" in
+        fifo) flag=--fifo ;;
+        hybridland-fixed) flag=--fixed-slice ;;
+        hybridland-balance) flag="--cluster-balance on" ;;
+        *) flag="" ;;
+      esac
+      # shellcheck disable=SC2086
+      "$SCX" --topology "$TOPO" $flag $PEER_ARGS_hybridland >> "$LOG" 2>&1 &
+      ;;
     *)
       if extra_of "$1"; then
         case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
