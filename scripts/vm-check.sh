@@ -97,7 +97,7 @@ EXPECTED=(loaded watchdog-timeout fast-wake)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)
-EXPECTED+=(monitor task-events sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
+EXPECTED+=(monitor task-events own-rescue sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo
 echo "==== vm-check summary ===="

@@ -1,8 +1,9 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c` five,
-//! the wake-up fast path in select_cpu and in enqueue, the helper's dispatch and the
-//! preempting kick, see [`patch_scheduler`]) and the
+//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c`
+//! seven, the wake-up fast path in select_cpu and in enqueue, the helper's dispatch, the
+//! preempting kick and the rescue of the scheduler's own threads, see [`patch_scheduler`]) and
+//! the
 //! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
 //! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
@@ -36,11 +37,12 @@ const DISPATCH_TASK_ANCHOR: &str =
     "/*\n * Dispatch a task to a target per-CPU DSQ, waking up the corresponding CPU, if\n";
 const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
 
-/// The lines of that `dispatch_task` after which the nudge helper is dispatched our way
+/// The lines of that `dispatch_task` after which a thread of the scheduler's own is noted as
+/// dispatched (`hl_own_dispatched`) and the nudge helper is dispatched our way
 /// (`hl_dispatch_helper`: into the local queue of its CPU, which no other work or order in the
 /// framework's queues can keep it out of).
 const HELPER_ANCHOR: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
-const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridland: the nudge helper (src/bpf/fast_wake.bpf.h). */\n\tif (hl_dispatch_helper(task, p, prev_cpu))\n\t\tgoto out_release;\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
+const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridland: an own thread no longer waits (src/bpf/own_threads.bpf.h). */\n\thl_own_dispatched(p);\n\n\t/* scx_hybridland: the nudge helper (src/bpf/fast_wake.bpf.h). */\n\tif (hl_dispatch_helper(task, p, prev_cpu))\n\t\tgoto out_release;\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
 /// The first lines of that select_cpu's body after which the fast path is asked: the task
 /// is not the user-space scheduler. The CPU it places the task on is select_cpu's answer. Only when the framework's own idle selection is off
 /// (`builtin_idle` is on in `--fifo` alone, and the framework then dispatches to an idle CPU
@@ -64,6 +66,19 @@ const ENQUEUE_CALL: &str = "\t/* scx_hybridland: a wake-up select_cpu was not as
 const DISPATCH_KICK_ANCHOR: &str = "\t */\n\tscx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);\n\nout_release:";
 const DISPATCH_KICK: &str = "\t */\n\t/* scx_hybridland: a preempting dispatch (build.rs). */\n\tscx_bpf_kick_cpu(cpu, (task->flags & SCX_ENQ_PREEMPT) ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);\n\nout_release:";
 
+/// The lines of that scheduler's `queue_task_to_userspace` that hand a task to user space:
+/// after them, a thread of the scheduler's own is noted as waiting on the loop
+/// (`hl_own_queued`, src/bpf/own_threads.bpf.h).
+const QUEUED_ANCHOR: &str =
+    "\tget_task_info(task, p, tctx, enq_flags, prev_cpu);\n\tbpf_ringbuf_submit(task, 0);\n";
+const QUEUED_CALL: &str = "\t/* scx_hybridland: an own thread waits on the loop (src/bpf/own_threads.bpf.h). */\n\thl_own_queued(p);\n";
+
+/// The comment in that scheduler's dispatch before which a CPU asking for work hands the
+/// scheduler's own threads to the kernel while the loop is blocked (`hl_own_rescue`).
+const RESCUE_ANCHOR: &str =
+    "\t/*\n\t * Dispatch the user-space scheduler if there's any pending action\n";
+const RESCUE_CALL: &str = "\t/* scx_hybridland: the loop is blocked (src/bpf/own_threads.bpf.h). */\n\thl_own_rescue();\n\n";
+
 /// Replaces `anchor` in `text` by `with`, failing the build unless it is there exactly once:
 /// a framework upgrade must revisit the patch.
 fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
@@ -75,8 +90,9 @@ fn replace_once(path: &str, text: &str, anchor: &str, with: &str) -> String {
     text.replace(anchor, with)
 }
 
-/// Adds the fast path (in select_cpu and in enqueue), the helper's dispatch and the preempting
-/// kick to the framework's BPF scheduler `RustLandBuilder` just wrote.
+/// Adds the fast path (in select_cpu and in enqueue), the helper's dispatch, the preempting
+/// kick and the own threads' rescue to the framework's BPF scheduler `RustLandBuilder` just
+/// wrote.
 fn patch_scheduler(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated main.bpf.c");
     let text = replace_once(
@@ -94,6 +110,18 @@ fn patch_scheduler(path: &str) {
         &format!("{ENQUEUE_CALL}{ENQUEUE_ANCHOR}"),
     );
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
+    let text = replace_once(
+        path,
+        &text,
+        QUEUED_ANCHOR,
+        &format!("{QUEUED_ANCHOR}{QUEUED_CALL}"),
+    );
+    let text = replace_once(
+        path,
+        &text,
+        RESCUE_ANCHOR,
+        &format!("{RESCUE_CALL}{RESCUE_ANCHOR}"),
+    );
     std::fs::write(path, text).expect("writing the patched main.bpf.c");
 }
 
@@ -128,6 +156,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/bpf/fast_wake.bpf.h");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake_rings.bpf.h");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake_queues.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/own_threads.bpf.h");
     let mut idle = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     idle.enable_skel("src/bpf/idle_snapshot.bpf.c", "idle");
     idle.build().expect("building src/bpf/idle_snapshot.bpf.c");

@@ -106,6 +106,10 @@ pub(crate) fn init(
         ),
         None => sched,
     };
+    let sched = match helpers.own_lock {
+        Some(lock) => sched.with_own_lock(lock),
+        None => sched,
+    };
     let outcome = run(sched, helpers.restarter);
     // The `--stats` thread stops asking before the server goes.
     stop_stats.store(true, Ordering::Relaxed);

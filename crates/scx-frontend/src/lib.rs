@@ -34,6 +34,7 @@ mod idle_snapshot;
 mod init;
 mod ops;
 mod opts;
+mod own_lock;
 mod policy_choice;
 mod preflight;
 mod record;

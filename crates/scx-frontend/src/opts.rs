@@ -191,6 +191,11 @@ pub(crate) struct Opts {
           value_parser = clap::value_parser!(u32).range(1000..=30000))]
     pub(crate) watchdog_timeout_ms: u32,
 
+    /// For testing the kernel's rescue of the scheduler's own threads (vm-check): a thread of
+    /// ours holds a lock the loop takes each round, 30 ms at a time.
+    #[arg(long, hide = true)]
+    pub(crate) test_own_lock: bool,
+
     /// Size of the kernel's exit dump buffer, in bytes (0: none).
     #[arg(long, default_value_t = 0)]
     pub(crate) exit_dump_len: u32,

@@ -49,6 +49,7 @@ use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
 use crate::idle_snapshot::IdleCpus;
 use crate::ops::SchedOps;
+use crate::own_lock::OwnLock;
 pub(crate) use crate::policy_choice::LivePolicy;
 use crate::record::{Event, Recorder, TailReader};
 use crate::stats::{Counters, Sample, StatsLink};
@@ -136,6 +137,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     tails_pending: bool,
     /// The wake-up fast path's table, built at start and refilled in place on a knob change.
     fast_table: Option<FastWakeTable>,
+    /// `--test-own-lock`: taken at the start of each round.
+    own_lock: Option<OwnLock>,
 }
 
 impl<O: SchedOps> Scheduler<O> {
@@ -177,6 +180,7 @@ impl<O: SchedOps> Scheduler<O> {
             tail_reader: None,
             tails_pending: false,
             fast_table: None,
+            own_lock: None,
         };
         sched.install_fast_wake(true);
         Ok(sched)
@@ -198,6 +202,9 @@ impl<O: SchedOps> Scheduler<O> {
     pub(crate) fn run(&mut self) -> Result<()> {
         let mut audit = None;
         while !self.ops.exited() {
+            if let Some(lock) = &self.own_lock {
+                lock.touch();
+            }
             self.schedule_batch()?;
             if let Some(policy) = self.core.policy().hybridland() {
                 audit = self

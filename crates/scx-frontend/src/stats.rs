@@ -41,7 +41,10 @@
 //!   among them the wake-up fast path's: `fast`, wake-ups it placed in the kernel (never seen
 //!   by the loop, so not in `placed`), of `fast-asked`; `fast-no-free` of those found no
 //!   allowed CPU free; `fast-cover`, the share of the others placed; the others by reason
-//!   (`fast-shared-queue`, `fast-race`); `class-writes` and `fast-runs`, the loop's side.
+//!   (`fast-shared-queue`, `fast-race`); `class-writes` and `fast-runs`, the loop's side;
+//!   only when non-zero, `own-rescued`, threads of the scheduler's own the kernel ran from the
+//!   loop's queue because the loop was blocked (`src/bpf/own_threads.bpf.h`), and
+//!   `own-untracked`, those its table had no room to note.
 
 #![forbid(unsafe_code)]
 

@@ -384,6 +384,7 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 #include "fast_wake_rings.bpf.h"
 
 #include "fast_wake_queues.bpf.h"
+#include "own_threads.bpf.h"
 
 /*
  * The CPU woken @p is placed on here, or -1: user space decides. @in_enqueue: asked from the

@@ -2,7 +2,7 @@
 //! filter forbids starting more: the control file's watcher, the stats server and `--stats`'s
 //! reader, and the helpers (nudges, `--record`'s /proc reader, restarts).
 
-use crate::{control_file, opts, record, restart, scheduler, stats};
+use crate::{control_file, opts, own_lock, record, restart, scheduler, stats};
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 use hybridland_policy::{KnobSpec, KnobValues, PolicyConfig, Topology};
@@ -144,6 +144,8 @@ pub(super) struct Helpers {
     pub(super) tail_reader: Option<record::TailReader>,
     /// Re-executes the scheduler on a restart request (see `restart`).
     pub(super) restarter: Option<restart::Restarter>,
+    /// `--test-own-lock`'s thread.
+    pub(super) own_lock: Option<own_lock::OwnLock>,
 }
 
 impl Helpers {
@@ -173,10 +175,19 @@ impl Helpers {
                 warn!("no restart helper ({e:#}): a restart request ends the scheduler")
             })
             .ok();
+        let own_lock = opts
+            .test_own_lock
+            .then(|| {
+                own_lock::OwnLock::spawn()
+                    .inspect_err(|e| warn!("no --test-own-lock thread ({e})"))
+                    .ok()
+            })
+            .flatten();
         Self {
             nudger,
             tail_reader,
             restarter,
+            own_lock,
         }
     }
 }

@@ -21,6 +21,12 @@ impl<O: SchedOps> Scheduler<O> {
         self
     }
 
+    /// Takes `lock` at the start of each round (`--test-own-lock`).
+    pub(crate) fn with_own_lock(mut self, lock: OwnLock) -> Self {
+        self.own_lock = Some(lock);
+        self
+    }
+
     /// Answers each pending stats request with the counters as they stand (a copy and a
     /// channel send; the server side does the arithmetic and the formatting). A server that
     /// went away is not the loop's concern.

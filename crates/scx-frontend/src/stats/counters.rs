@@ -173,6 +173,10 @@ pub(crate) struct Framework {
     /// Of the rest, wake-ups it left to the loop, by reason
     /// ([`DECLINES`](crate::fast_wake::DECLINES)).
     pub(crate) fast_declined: [u64; 2],
+    /// Threads of the scheduler's own the kernel took from the loop's queue because the loop
+    /// was blocked (src/bpf/own_threads.bpf.h), and those its full table could not note.
+    pub(crate) own_rescued: u64,
+    pub(crate) own_untracked: u64,
 }
 
 /// answering costs the loop a channel send and no allocation; the server side turns two

@@ -133,6 +133,14 @@ pub(crate) struct Metrics {
         desc = "Wake-ups with an allowed CPU free the fast path left to the loop because another CPU took the chosen one first"
     )]
     pub(crate) fw_fast_declined_race: u64,
+    #[stat(
+        desc = "Threads of the scheduler's own that the kernel ran from the loop's queue because the loop was blocked (a lock they held kept it waiting)"
+    )]
+    pub(crate) fw_own_rescued: u64,
+    #[stat(
+        desc = "Threads of the scheduler's own queued to the loop that the kernel's table of them had no room to note (a blocked loop cannot hand these over)"
+    )]
+    pub(crate) fw_own_untracked: u64,
     #[stat(desc = "Task classes the loop wrote into the kernel for the fast path")]
     pub(crate) loop_class_writes: u64,
     #[stat(desc = "Runs the fast path reported that the loop handed to the core")]
@@ -218,6 +226,8 @@ impl Metrics {
             },
             fw_fast_declined_shared_queue: f.fast_declined[0].saturating_sub(p.fast_declined[0]),
             fw_fast_declined_race: f.fast_declined[1].saturating_sub(p.fast_declined[1]),
+            fw_own_rescued: f.own_rescued.saturating_sub(p.own_rescued),
+            fw_own_untracked: f.own_untracked.saturating_sub(p.own_untracked),
             loop_class_writes: d.fast_path.class_writes,
             loop_fast_runs: d.fast_path.runs,
             fw_cancel: f.cancel.saturating_sub(p.cancel),
@@ -314,6 +324,13 @@ impl Metrics {
             self.fw_running,
             self.fw_queued,
         );
+        if self.fw_own_rescued > 0 || self.fw_own_untracked > 0 {
+            let _ = write!(
+                s,
+                " own-rescued={} own-untracked={}",
+                self.fw_own_rescued, self.fw_own_untracked
+            );
+        }
         s
     }
 }

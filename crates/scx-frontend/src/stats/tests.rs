@@ -90,6 +90,14 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
         line.contains(" refill=0 events-dropped=5 event-errors=0 untracked=0 | busy"),
         "{line}"
     );
+    // Own threads the kernel took from a blocked loop's queue: only when there were some.
+    let mut rescued = now;
+    rescued.fw.own_rescued = 2;
+    let line = Metrics::between(&prev, &rescued, &[]).line();
+    assert!(
+        line.ends_with(" running=1 queued=0 own-rescued=2 own-untracked=0"),
+        "{line}"
+    );
     // A framework reload restarts its counters: the interval shows zero, not a wrap.
     let mut reloaded = now;
     reloaded.fw.user = 2;
@@ -117,7 +125,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 48);
+    assert_eq!(meta.fields.len(), 50);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and
