@@ -67,11 +67,11 @@ const DISPATCH_KICK_ANCHOR: &str = "\t */\n\tscx_bpf_kick_cpu(cpu, SCX_KICK_IDLE
 const DISPATCH_KICK: &str = "\t */\n\t/* scx_hybridland: a preempting dispatch (build.rs). */\n\tscx_bpf_kick_cpu(cpu, (task->flags & SCX_ENQ_PREEMPT) ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);\n\nout_release:";
 
 /// The lines of that scheduler's `queue_task_to_userspace` that hand a task to user space:
-/// after them, a thread of the scheduler's own is noted as waiting on the loop
-/// (`hl_own_queued`, src/bpf/own_threads.bpf.h).
+/// between them, a thread of the scheduler's own is noted as waiting on the loop
+/// (`hl_own_queued`, src/bpf/own_threads.bpf.h), before the loop can see it and send it.
 const QUEUED_ANCHOR: &str =
     "\tget_task_info(task, p, tctx, enq_flags, prev_cpu);\n\tbpf_ringbuf_submit(task, 0);\n";
-const QUEUED_CALL: &str = "\t/* scx_hybridland: an own thread waits on the loop (src/bpf/own_threads.bpf.h). */\n\thl_own_queued(p);\n";
+const QUEUED_CALL: &str = "\tget_task_info(task, p, tctx, enq_flags, prev_cpu);\n\t/* scx_hybridland: an own thread waits on the loop (src/bpf/own_threads.bpf.h). */\n\thl_own_queued(p);\n\tbpf_ringbuf_submit(task, 0);\n";
 
 /// The comment in that scheduler's dispatch before which a CPU asking for work hands the
 /// scheduler's own threads to the kernel while the loop is blocked (`hl_own_rescue`).
@@ -110,12 +110,7 @@ fn patch_scheduler(path: &str) {
         &format!("{ENQUEUE_CALL}{ENQUEUE_ANCHOR}"),
     );
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
-    let text = replace_once(
-        path,
-        &text,
-        QUEUED_ANCHOR,
-        &format!("{QUEUED_ANCHOR}{QUEUED_CALL}"),
-    );
+    let text = replace_once(path, &text, QUEUED_ANCHOR, QUEUED_CALL);
     let text = replace_once(
         path,
         &text,
