@@ -134,11 +134,11 @@ pub(crate) struct Metrics {
     )]
     pub(crate) fw_fast_declined_race: u64,
     #[stat(
-        desc = "Threads of the scheduler's own that the kernel ran from the loop's queue because the loop was blocked (a lock they held kept it waiting)"
+        desc = "Threads of the scheduler's own that the kernel ran from the loop's queue because the loop was blocked (perhaps on a lock one of them held)"
     )]
     pub(crate) fw_own_rescued: u64,
     #[stat(
-        desc = "Threads of the scheduler's own queued to the loop that the kernel's table of them had no room to note (a blocked loop cannot hand these over)"
+        desc = "Threads of the scheduler's own queued to the loop that the kernel's table of them had no room to note (the kernel cannot run these while the loop is blocked)"
     )]
     pub(crate) fw_own_untracked: u64,
     #[stat(desc = "Task classes the loop wrote into the kernel for the fast path")]
