@@ -34,7 +34,7 @@ fi
 
 # task-events: the scheduler's own BPF event source (src/bpf/task_events.bpf.c) reports what
 # scx_rustland_core does not. 300 short-lived processes: each exit is reported and takes the task
-# out of the loop's table at once (the `tasks=` gauge ends where it began, where the age-based
+# out of the loop's table at once (the table's `| tasks=` gauge ends where it began, where the age-based
 # prune alone would hold them for 30 s); a lone spinner, which nobody else wants the CPU from,
 # has its slice refilled by the framework, reported where the kernel lets the fentry probe
 # attach (the log says which). With the wake-up fast path on, wakers are not reported (no
@@ -46,8 +46,8 @@ fi
 ev_sum() {  # ev_sum FIELD: the sum of FIELD=N over the --stats lines in $LOG
   grep "stats: placed " "$LOG" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" | awk '{s += $1} END {print s + 0}'
 }
-ev_last() {  # ev_last FIELD: FIELD=N of the last --stats line
-  grep "stats: placed " "$LOG" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" | tail -n 1
+ev_gauge() {  # ev_gauge: the loop's task table (`| tasks=N`, not the loop's `tasks=` decided) in the last --stats line
+  grep "stats: placed " "$LOG" | sed -n 's/.*| tasks=\([0-9]*\) .*/\1/p' | tail -n 1
 }
 wakers_run() {  # wakers_run: hackbench under --no-fast-wake; sets by_task, to_core
   by_task=-1; to_core=-1
@@ -61,7 +61,7 @@ wakers_run() {  # wakers_run: hackbench under --no-fast-wake; sets by_task, to_c
 }
 if start_sched; then
   sleep 2
-  tasks_before=$(ev_last tasks)
+  tasks_before=$(ev_gauge)
   i=0
   while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done
   "$HL/hackbench" -g 2 -l 50 > /dev/null 2>&1
@@ -69,7 +69,7 @@ if start_sched; then
   sleep 2
   spin_stop
   sleep 2
-  tasks_after=$(ev_last tasks)
+  tasks_after=$(ev_gauge)
   exits=$(ev_sum exit); tracked=$(ev_sum exit-tracked); wakings=$(ev_sum waking); refills=$(ev_sum refill)
   refill_seen=1
   grep "slice refills unseen" "$LOG" > /dev/null && refill_seen=0
