@@ -220,7 +220,7 @@ latency() {  # latency SCHED
 
 fw_user_sum() { awk '/stats:/ { for (i = 1; i <= NF; i++) if ($i ~ /^user=/) { sub("user=", "", $i); s += $i } } END { print s + 0 }' "$LOG"; }
 cpu_ticks() {  # utime + stime of the whole process, in clock ticks
-  read -r line < "/proc/$1/stat" 2>/dev/null || { echo 0; return; }
+  { read -r line < "/proc/$1/stat"; } 2>/dev/null || { echo 0; return; }
   set -- $line
   echo $(( ${14} + ${15} ))
 }

@@ -41,7 +41,7 @@ start_sched() {  # start_sched ARGS...; runs the scheduler on the CPUs of $SCHED
 }
 
 alive() {  # alive PID: running and not a zombie
-  read -r line < "/proc/$1/stat" 2>/dev/null || return 1
+  { read -r line < "/proc/$1/stat"; } 2>/dev/null || return 1
   set -- $line
   [ "$3" != Z ]
 }

@@ -28,7 +28,7 @@ in_charge() {  # in_charge PID SEQ: whether scheduler PID, loaded as enable_seq 
 }
 
 cpu_of() {  # cpu_of PID: the CPU it last ran on (/proc/PID/stat field 39; comm has no spaces here), -1 if gone
-  read -r line < "/proc/$1/stat" 2>/dev/null || { echo -1; return; }
+  { read -r line < "/proc/$1/stat"; } 2>/dev/null || { echo -1; return; }
   set -- $line
   echo "${39}"
 }
