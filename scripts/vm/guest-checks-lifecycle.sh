@@ -95,13 +95,13 @@ fi
 
 # own-rescue: the scheduler's other threads wait in the loop's queue like any task, and share
 # locks with the loop (the framework's allocator is one mutex for the process). With
-# --test-own-lock a thread of ours holds a lock the loop takes each round, 30 ms at a time;
+# --test-own-lock a thread of ours holds a lock the loop takes each round, 10 ms out of every 30;
 # beside 8 hogs it is preempted at slice ends while it holds the lock, waits in the loop's
 # queue, and the loop blocks on it. The kernel then hands the thread over itself
 # (src/bpf/own_threads.bpf.h, `own-rescued` in the --stats lines): the scheduler is still
 # loaded after 10 s. Without that, every task (this script too) waits on the blocked loop
 # until the kernel's watchdog ejects the scheduler.
-if start_sched --test-own-lock; then
+if start_sched --test-own-lock --exit-dump-len 65536; then
   spin_start 8 0.05
   sleep 10
   spin_stop
@@ -112,6 +112,7 @@ if start_sched --test-own-lock; then
     pass own-rescue "$detail"
   else
     fail own-rescue "$detail; want enabled, >= 1 handed over, 0 not noted; log: $(grep "EXIT\|ejected" "$LOG" | head -n 2 | tr '\n' ' ')"
+    sed -n '/DEBUG DUMP/,$p' "$LOG" | head -n 80
   fi
   stop_sched INT
 else

@@ -192,7 +192,7 @@ pub(crate) struct Opts {
     pub(crate) watchdog_timeout_ms: u32,
 
     /// For testing the kernel's rescue of the scheduler's own threads (vm-check): a thread of
-    /// ours holds a lock the loop takes each round, 30 ms at a time.
+    /// ours holds a lock the loop takes each round, 10 ms out of every 30.
     #[arg(long, hide = true)]
     pub(crate) test_own_lock: bool,
 
