@@ -3,9 +3,8 @@
 //! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c`
 //! seven, the wake-up fast path in select_cpu and in enqueue, the helper's dispatch, the
 //! preempting kick and the rescue of the scheduler's own threads, see [`patch_scheduler`]) and
-//! the
-//! project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton `idle`)
-//! and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
+//! the project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton
+//! `idle`) and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
 
 /// The line of scx_rustland_core 2.4.15's connector after which the watchdog line goes: the
 /// connector sets the struct_ops fields there, before the scheduler is loaded.
