@@ -34,19 +34,25 @@ static bool hl_is_own(const struct task_struct *p)
 	return usersched_pid && p->tgid == (s32)usersched_pid && p->pid != (s32)usersched_pid;
 }
 
-/* Takes @pid's slot out of the table, if it has one; true when it did. */
-static bool hl_own_forget(s32 pid)
+/* Frees slot @i when it holds @pid; true when this call freed it. */
+static __always_inline bool hl_own_clear(u32 i, s32 pid)
+{
+	if (i >= HL_OWN_SLOTS || !pid || hl_own_waiting[i] != pid ||
+	    __sync_val_compare_and_swap(&hl_own_waiting[i], pid, 0) != pid)
+		return false;
+	__sync_fetch_and_sub(&hl_nr_own_waiting, 1);
+	return true;
+}
+
+/* Takes @pid's slot out of the table, if it has one. */
+static void hl_own_forget(s32 pid)
 {
 	u32 i;
 
 	bpf_for(i, 0, HL_OWN_SLOTS) {
-		if (hl_own_waiting[i] == pid &&
-		    __sync_val_compare_and_swap(&hl_own_waiting[i], pid, 0) == pid) {
-			__sync_fetch_and_sub(&hl_nr_own_waiting, 1);
-			return true;
-		}
+		if (hl_own_clear(i, pid))
+			return;
 	}
-	return false;
 }
 
 /* @p was queued to user space: note it when it is an own thread. */
@@ -103,9 +109,8 @@ static void hl_own_rescue(void)
 		struct task_struct *p;
 		s32 pid = hl_own_waiting[i];
 
-		if (!pid || __sync_val_compare_and_swap(&hl_own_waiting[i], pid, 0) != pid)
+		if (!hl_own_clear(i, pid))
 			continue;
-		__sync_fetch_and_sub(&hl_nr_own_waiting, 1);
 		p = bpf_task_from_pid(pid);
 		if (!p)
 			continue;
