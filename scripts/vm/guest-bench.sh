@@ -332,27 +332,28 @@ extra_of() {
   return 1
 }
 
+kind_flag() {  # kind_flag KIND: the flag that runs this build's scheduler as KIND (none for hybridland)
+  case "$1" in
+    fifo) echo --fifo ;;
+    hybridland-fixed) echo --fixed-slice ;;
+    hybridland-balance) echo "--cluster-balance on" ;;
+  esac
+}
+
 start_sched() {  # start_sched SCHED -> 0 when it is in charge (or it is the default)
   : > "$LOG"
   SCHED_PID=""
   case "$1" in
     default) return 0 ;;
     fifo | hybridland | hybridland-fixed | hybridland-balance)
-      case "$1" in
-        fifo) flag=--fifo ;;
-        hybridland-fixed) flag=--fixed-slice ;;
-        hybridland-balance) flag="--cluster-balance on" ;;
-        *) flag="" ;;
-      esac
-      # shellcheck disable=SC2086
-      "$SCX" --topology "$TOPO" $flag $PEER_ARGS_hybridland >> "$LOG" 2>&1 &
+      # shellcheck disable=SC2046,SC2086
+      "$SCX" --topology "$TOPO" $(kind_flag "$1") $PEER_ARGS_hybridland >> "$LOG" 2>&1 &
       ;;
     *)
       if extra_of "$1"; then
-        case "$EXTRA_MODE" in fifo) flag=--fifo ;; fixed) flag=--fixed-slice ;; *) flag="" ;; esac
         eval "args=\${PEER_ARGS_$EXTRA_LABEL}"
-        # shellcheck disable=SC2086
-        "$EXTRA_BIN" --topology "$EXTRA_TOPO" $flag $args >> "$LOG" 2>&1 &
+        # shellcheck disable=SC2046,SC2086
+        "$EXTRA_BIN" --topology "$EXTRA_TOPO" $(kind_flag "$EXTRA_KIND") $args >> "$LOG" 2>&1 &
       else
         [ -x "$HL/$1" ] || { say "VMBENCH: $1 error not built (see the host's build log)"; return 1; }
         eval "args=\${PEER_ARGS_$1}"
