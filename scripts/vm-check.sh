@@ -11,7 +11,8 @@
 # with cluster balance switched on at run time a task leaves the loaded E cluster, and with it off it stays) run under the policy, under `scx_hybridland --fifo`
 # and under the kernel's default scheduler in the same VM: each must pass with the policy and
 # fail with both controls (`<check>-discriminates`). Then: `scx_hybridland --monitor 1` beside
-# the scheduler prints live figures (and none with no scheduler loaded); a thread of ours that
+# the scheduler prints live figures (and none with no scheduler loaded); a task pinned to a busy
+# CPU is put first there in the kernel by the pinned rule, none under --fifo (pinned-busy); a thread of ours that
 # holds a lock the loop waits for is run by the kernel, not left in the loop's queue
 # (own-rescue); SIGINT unloads; a kernel ejection
 # (sysrq-S) is reported with exit status 2; a hackbench + short-task stress; SIGKILL mid-load
@@ -95,7 +96,7 @@ vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
 PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
-EXPECTED=(loaded watchdog-timeout fast-wake)
+EXPECTED=(loaded watchdog-timeout fast-wake pinned-busy)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)

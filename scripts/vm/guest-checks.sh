@@ -136,10 +136,12 @@ wait_state disabled 20
 # disagreeing; the controls place none: --no-fast-wake (the counter counts the fast path and
 # nothing else) and --fifo (no table).
 fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler (on the CPUs in
-  # $FAST_CPUS; the wake probe instead with FAST_PROBE=1, 500 pipe round trips with
-  # FAST_PIPE=1); sets FAST, AUDIT
-  FAST=-1; AUDIT=""
+  # $FAST_CPUS, beside a spinner pinned to CPU $FAST_HOG if set; the wake probe instead with
+  # FAST_PROBE=1, 500 pipe round trips with FAST_PIPE=1); sets FAST, PINNED, AUDIT
+  FAST=-1; PINNED=-1; AUDIT=""
   if start_sched "$@"; then
+    hog=""
+    if [ -n "${FAST_HOG:-}" ]; then taskset -c "$FAST_HOG" sh -c 'while :; do :; done' & hog=$!; fi
     if [ -n "${FAST_PROBE:-}" ]; then
       "$HL/wake-probe" 60 10000 f0 40000 > /dev/null
     elif [ -n "${FAST_PIPE:-}" ]; then
@@ -147,10 +149,11 @@ fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler (on
     else
       taskset -c "${FAST_CPUS:-0-7}" "$HL/frame-task" 30 "$LIGHT_ITERS" 3 f0 > /dev/null 2>&1
     fi
+    [ -z "$hog" ] || { kill "$hog"; wait "$hog" 2>/dev/null; }
     sleep 1.2  # the last interval's stats line
     stop_sched INT
     wait_state disabled 20
-    FAST=$(stat_sum fast)
+    FAST=$(stat_sum fast); PINNED=$(stat_sum fast-pinned)
     AUDIT=$(sed -n 's/.*fast-path audit: //p' "$LOG" | tail -n 1)
   fi
 }
@@ -186,6 +189,23 @@ if audit_ok "$hl_fast" "$hl_audit" && audit_ok "$pin_fast" "$pin_audit" && [ "${
   pass fast-wake "$detail"
 else
   fail fast-wake "$detail"
+fi
+
+# pinned-busy: the pinned rule (hybridland_policy::pinned_cpu). The frame task pinned to CPU 5
+# beside a spinner pinned there too: each wake-up finds the one CPU it may use busy, and the
+# fast path puts it first in that CPU's queue, the spinner ending its slice, instead of
+# leaving it to wait for that slice in the loop's queue. At least 20 such placements counted
+# (`fast-pinned`), as many checked by the audit as the rule's, none disagreeing; the control
+# --fifo (no table: the loop decides) counts none.
+FAST_CPUS=5 FAST_HOG=5 fast_run --audit-fast-wake; pb_fast=$PINNED; pb_audit=$AUDIT
+FAST_CPUS=5 FAST_HOG=5 fast_run --fifo; pb_fifo=$PINNED
+pb_rule=$(echo "$pb_audit" | sed -n 's/.*, \([0-9]*\) on a busy CPU by the pinned rule.*/\1/p')
+pb_dis=$(echo "$pb_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
+detail="fast-pinned $pb_fast (audit: ${pb_audit:-none}); --fifo $pb_fifo"
+if [ "$pb_fast" -ge 20 ] && [ "${pb_rule:-0}" -ge 20 ] && [ "$pb_dis" = 0 ] && [ "$pb_fifo" = 0 ]; then
+  pass pinned-busy "$detail"
+else
+  fail pinned-busy "$detail"
 fi
 
 . "$HL/guest-checks-placement.sh"

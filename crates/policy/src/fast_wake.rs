@@ -256,6 +256,28 @@ impl WakeTable {
             None => Placement::NO_IDLE,
         }
     }
+
+    /// The pinned rule for a wake-up [`Self::decide`] finds nothing free for: the one CPU of
+    /// the machine the task may use, when it is not free ([`pinned_cpu`]).
+    pub fn pinned(&self, q: &WakeQuestion<'_>) -> Option<CpuId> {
+        pinned_cpu(q.allowed)
+            .filter(|&c| !q.free.contains(c) && self.cpus.get(c.index()).is_some_and(|w| w.present))
+    }
+}
+
+/// The pinned rule: the CPU a woken task allowed on that CPU only takes when it finds it busy.
+/// The task can run nowhere else, so it goes first in that CPU's queue and the task running
+/// there ends its slice now ([`Target::Preempt`](crate::Target::Preempt)), as the kernel's own
+/// scheduler lets a woken task that is owed time preempt one that has run. Left in the shared
+/// queue, it waited for that task's slice to end, and beside CPU hogs that wait was the tail
+/// of every pinned wake-up (cyclictest's threads are pinned). The core decides such a wake-up
+/// so, and the live fast path decides it in the kernel ([`WakeTable::pinned`]).
+pub fn pinned_cpu(allowed: &CpuSet) -> Option<CpuId> {
+    if allowed.count() == 1 {
+        allowed.first()
+    } else {
+        None
+    }
 }
 
 impl Policy {

@@ -91,7 +91,7 @@ pub use config::{ClusterBalance, ConfigError, PolicyConfig, PrimaryDomain, Unkno
 pub use cpu_list::{CpuListError, parse_cpu_list, parse_cpu_mask};
 pub use cpu_set::{BitSet, CpuId, CpuSet, Iter as CpuSetIter, MAX_CPUS};
 pub use cpu_state::CpuState;
-pub use fast_wake::{BalanceRange, TaskClass, WakeCpu, WakeQuestion, WakeTable};
+pub use fast_wake::{BalanceRange, TaskClass, WakeCpu, WakeQuestion, WakeTable, pinned_cpu};
 pub use fill_order::fill_order_of;
 pub use idle_order::{Placement, Policy, Reach, Step, TaskHints};
 pub use knob::{

@@ -9,7 +9,7 @@
 use crate::bpf_skel::types::{bss_hl_fast, hl_fast_audit_rec};
 use crate::fast_wake::set;
 use crate::slot_ring::{Numbered, SlotReader};
-use hybridland_policy::{CpuId, CpuSet, Policy, TaskClass, Topology, WakeQuestion};
+use hybridland_policy::{CpuId, CpuSet, Policy, TaskClass, Topology, WakeQuestion, pinned_cpu};
 use tracing::warn;
 
 /// Disagreements logged in full; the rest are counted.
@@ -45,6 +45,8 @@ pub(crate) struct AuditCounts {
     /// Of them, placements of a task allowed on one CPU (the kernel asks no select_cpu about
     /// those: the framework's enqueue asks the fast path).
     pub(crate) pinned: u64,
+    /// Of them, placements on a busy CPU the task alone may use (the pinned rule).
+    pub(crate) busy_pinned: u64,
     /// Of them, placements on a synchronous waker's CPU (the wake-affine rule).
     pub(crate) affine: u64,
     /// Of them, ones the idle order would have placed elsewhere.
@@ -88,6 +90,21 @@ impl AuditCounts {
         self.pinned += u64::from(k.allowed.count() == 1);
         self.affine += u64::from(k.sync_waker == Some(k.cpu));
         self.classes |= 1 << k.class.0.min(63);
+        // A busy CPU other than a synchronous waker's: right only by the pinned rule.
+        if k.sync_waker != Some(k.cpu) && !k.free.contains(k.cpu) {
+            if pinned_cpu(&k.allowed) == Some(k.cpu) {
+                self.busy_pinned += 1;
+                return None;
+            }
+            self.disagreed += 1;
+            if self.disagreed <= LOG_MAX {
+                warn!(
+                    "fast-path audit: pid {} placed on busy CPU {} with allowed {} (free {}); the pinned rule applies only to a task allowed on that CPU alone",
+                    k.pid, k.cpu.0, k.allowed, k.free
+                );
+            }
+            return Some(hybridland_policy::Placement::NO_IDLE);
+        }
         let q = WakeQuestion {
             free: &k.free,
             allowed: &k.allowed,
@@ -197,17 +214,30 @@ mod tests {
         assert!(counts.check(&topo, &policy, placed(&affine)).is_none());
         let unsynced = placed(&record(1, 3, 0, &[3, 4, 5])).unwrap();
         assert!(counts.check(&topo, &policy, Some(unsynced)).is_some());
+        // A busy CPU is right for a task allowed on it alone (the pinned rule), and only then.
+        let only = |cpu: u16| words(&[CpuId(cpu)].into_iter().collect());
+        let pinned = hl_fast_audit_rec {
+            allowed: only(5),
+            ..record(5, 5, 0, &[0, 1])
+        };
+        assert!(counts.check(&topo, &policy, placed(&pinned)).is_none());
+        let elsewhere = hl_fast_audit_rec {
+            allowed: only(4),
+            ..record(5, 5, 0, &[0, 1])
+        };
+        assert!(counts.check(&topo, &policy, placed(&elsewhere)).is_some());
         assert!(placed(&record(-1, 0, 0, &[])).is_none());
         assert_eq!(placed(&record(3, -1, 0, &[3])).unwrap().prev, None);
         counts.check(&topo, &policy, None);
         assert_eq!(
             counts,
             AuditCounts {
-                checked: 6,
+                checked: 8,
                 moved: 2,
-                pinned: 0,
+                pinned: 2,
+                busy_pinned: 1,
                 affine: 1,
-                disagreed: 3,
+                disagreed: 4,
                 lost: 1,
                 classes: 0b11,
             }

@@ -155,6 +155,7 @@ impl SchedOps for Live<'_, '_> {
                 .map_or([0; Step::ALL.len()], |b| b.hl_nr_fast_step),
             fast_asked: self.fast().map_or(0, |b| b.hl_nr_fast_asked),
             fast_no_free: self.fast().map_or(0, |b| b.hl_nr_fast_no_free),
+            fast_pinned: self.fast().map_or(0, |b| b.hl_nr_fast_pinned),
             fast_declined: self.fast().map_or([0; 2], |b| b.hl_nr_fast_declined),
             own_rescued: self.fast().map_or(0, |b| b.hl_nr_own_rescued),
             own_untracked: self.fast().map_or(0, |b| b.hl_nr_own_untracked),

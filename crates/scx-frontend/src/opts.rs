@@ -137,7 +137,7 @@ pub(crate) struct Opts {
     /// at least a base slice ahead of it in vtime (its previous CPU when that qualifies); it
     /// goes first in that CPU's queue and the task there ends its slice at once (the `preempt`
     /// stats counter). Without it, such a task waits in the shared queue for some CPU's slice
-    /// to end. Off by default: in the VM it moved no latency figure beyond the spread between
+    /// to end; one allowed on a single CPU takes that CPU all the same (the pinned rule). Off by default: in the VM it moved no latency figure beyond the spread between
     /// boots and cost hackbench about 10% (BENCHMARKS.md).
     #[arg(long, conflicts_with = "fifo")]
     pub(crate) wake_preempt: bool,

@@ -226,10 +226,11 @@ impl<O: SchedOps> Scheduler<O> {
         }
         if let Some(a) = audit {
             info!(
-                "fast-path audit: {} placed wake-ups checked against the policy ({} on another CPU than the previous one, {} of tasks allowed on one CPU, {} on a synchronous waker's CPU), {} disagreed, {} lost, at classes {}",
+                "fast-path audit: {} placed wake-ups checked against the policy ({} on another CPU than the previous one, {} of tasks allowed on one CPU, {} on a busy CPU by the pinned rule, {} on a synchronous waker's CPU), {} disagreed, {} lost, at classes {}",
                 a.checked,
                 a.moved,
                 a.pinned,
+                a.busy_pinned,
                 a.affine,
                 a.disagreed,
                 a.lost,

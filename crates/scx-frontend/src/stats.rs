@@ -9,7 +9,7 @@
 //!   nudge=0 kept=40 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
-//!   fast-asked=60 fast-no-free=38 fast-cover=95% fast-shared-queue=1 fast-race=0
+//!   fast-asked=60 fast-no-free=38 fast-pinned=0 fast-cover=95% fast-shared-queue=1 fast-race=0
 //!   class-writes=2 fast-runs=21 cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
@@ -40,7 +40,8 @@
 //!   bounced to the previous CPU, failed, ring-buffer congestion) and its current gauges;
 //!   among them the wake-up fast path's: `fast`, wake-ups it placed in the kernel (never seen
 //!   by the loop, so not in `placed`), of `fast-asked`; `fast-no-free` of those found no
-//!   allowed CPU free; `fast-cover`, the share of the others placed; the others by reason
+//!   allowed CPU free, of which `fast-pinned` were placed by the pinned rule (a task allowed
+//!   on one busy CPU goes first there); `fast-cover`, the share of the others placed; the others by reason
 //!   (`fast-shared-queue`, `fast-race`); `class-writes` and `fast-runs`, the loop's side;
 //!   only when non-zero, `own-rescued`, threads of the scheduler's own the kernel ran from the
 //!   loop's queue because the loop was blocked (`src/bpf/own_threads.bpf.h`), and

@@ -185,3 +185,52 @@ fn a_woken_task_preempts_a_hog_a_slice_ahead() {
         l_off.mean_ns
     );
 }
+
+/// The same hogs, and a light task pinned to CPU 3 (`allowed_cpus`) that wakes every 2 ms.
+const PINNED_AMONG_HOGS: &str = r#"{"version": 1, "name": "pinned-among-hogs", "machine": "i7-13800h", "tasks": [
+  {"name": "hog", "copies": 20, "util": 1024, "phases": [{"run_ns": 300000000}]},
+  {"name": "pinned", "start_ns": 20000000, "allowed_cpus": "3", "phases": [{"loop": {"times": 50, "phases": [{"run_ns": 200000}, {"sleep_ns": 2000000}]}}]}
+]}"#;
+
+/// With preemption off (the default), a task allowed on one busy CPU takes it at every
+/// wake-up by the pinned rule, in the fast path's model and through the core alike, instead of
+/// waiting for the hog there to end its slice.
+#[test]
+fn a_pinned_task_takes_its_busy_cpu() {
+    for fast_wake in ["on", "off"] {
+        let knob = format!("fast_wake={fast_wake}");
+        let mut preempting = 0;
+        let report = simulate(PINNED_AMONG_HOGS, "hybridland", &[&knob], |sim| {
+            sim.run_observed(&mut |r: &DecisionRecord<'_>| {
+                if matches!(r.decision.target, Destination::Preempt(_)) {
+                    preempting += 1;
+                    assert_eq!(
+                        r.decision.target,
+                        Destination::Preempt(hybridland_policy::CpuId(3))
+                    );
+                }
+                if let Err(v) = util::check_record(r) {
+                    panic!("{v:?}");
+                }
+            })
+            .unwrap()
+        });
+        assert!(
+            preempting >= 49,
+            "fast_wake={fast_wake}: {preempting} of 50 wake-ups"
+        );
+        let l = &report.wake_latency;
+        assert!(
+            l.mean_ns < 1_000_000,
+            "fast_wake={fast_wake}: mean {} ns",
+            l.mean_ns
+        );
+    }
+    // A spreading baseline through the core takes it too: the rule is the core's.
+    let report = simulate(PINNED_AMONG_HOGS, "spread", &[], |sim| sim.run().unwrap());
+    assert!(
+        report.wake_latency.mean_ns < 1_000_000,
+        "{}",
+        report.wake_latency.mean_ns
+    );
+}

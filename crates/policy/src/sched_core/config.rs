@@ -23,7 +23,8 @@ pub enum SliceMode {
 /// owed time; this is that rule in vtime terms.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WakePreempt {
-    /// Never: the task waits in the shared queue. The default, because in the VM benchmarks
+    /// Never: the task waits in the shared queue (a task allowed on one CPU only takes it all
+    /// the same, by the pinned rule: [`pinned_cpu`](crate::pinned_cpu)). The default, because in the VM benchmarks
     /// preemption moved no latency figure beyond the spread between boots and cost hackbench
     /// about 10%.
     Off,
@@ -129,7 +130,8 @@ pub struct CoreStats {
     /// Policy answers refused: a CPU that does not exist or that the task may not use (the
     /// task went to the shared queue instead).
     pub refused: u64,
-    /// Woken tasks that took a busy CPU ([`WakePreempt`]).
+    /// Woken tasks that took a busy CPU ([`WakePreempt`], and the pinned rule:
+    /// [`pinned_cpu`](crate::pinned_cpu)).
     pub preempts: u64,
 }
 

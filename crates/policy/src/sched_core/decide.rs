@@ -6,6 +6,7 @@ use super::{
     Slot, Target, TaskKey, UtilSource, WakePreempt, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
+use crate::fast_wake::pinned_cpu;
 use crate::idle_order::{Placement, Step};
 use crate::migration::SliceEnd;
 use crate::placement_policy::{PlacementPolicy, View};
@@ -203,7 +204,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             let placement = self.checked(placement, allowed);
             d.why = Why::Placed(placement);
             if placement.cpu.is_none()
-                && let Some(cpu) = self.preempt_victim(p, vtime, allowed, taken)
+                && let Some(cpu) = self
+                    .pinned_victim(allowed, taken)
+                    .or_else(|| self.preempt_victim(p, vtime, allowed, taken))
             {
                 self.stats.preempts += 1;
                 taken.insert(cpu);
@@ -286,6 +289,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         let check =
             (Some(cpu) != self.caller_cpu && placement.step != Step::WakerCpu).then_some(cpu);
         self.send(d, check);
+    }
+
+    /// The busy CPU a woken task allowed on it alone takes ([`pinned_cpu`]), unless an
+    /// earlier task of this batch was given it or it is the caller's own (it frees that one
+    /// right after the batch).
+    fn pinned_victim(&self, allowed: &CpuSet, taken: &CpuSet) -> Option<CpuId> {
+        pinned_cpu(allowed).filter(|&cpu| {
+            !taken.contains(cpu) && self.caller_cpu != Some(cpu) && self.topo.info(cpu).is_some()
+        })
     }
 
     /// The busy CPU a woken task with `vtime` that found nothing idle takes, if

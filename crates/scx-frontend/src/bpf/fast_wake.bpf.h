@@ -74,6 +74,8 @@ u64 hl_fast_slice_ns HL_GLOBAL;
 #define HL_DECLINES 2
 #define HL_STEPS 5
 volatile u64 hl_nr_fast_asked HL_GLOBAL, hl_nr_fast_no_free HL_GLOBAL;
+/* Of no_free, wake-ups the pinned rule placed (hl_pinned()). */
+volatile u64 hl_nr_fast_pinned HL_GLOBAL;
 volatile u64 hl_nr_fast_step[HL_STEPS] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
 
 /* The task's class, written by user space through its pidfd; none: class 0. */
@@ -381,6 +383,23 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	return -1;
 }
 
+/*
+ * The pinned rule (hybridland_policy::pinned_cpu, WakeTable::pinned), for a wake-up the walk
+ * found nothing allowed free for: a task whose allowed CPUs are its previous CPU alone takes
+ * that CPU, which the core would answer too (Target::Preempt). Asked from the framework's
+ * enqueue only: the kernel asks select_cpu about no such task. Reads the walk's allowed and
+ * free words, which pass 1 filled; -1 when the rule does not apply.
+ */
+static s32 hl_pinned(struct task_struct *p, s32 prev, const struct hl_walk_ctx *w)
+{
+	if (prev < 0 || prev >= (s32)hl_nr_ids || prev >= HL_MAX_CPUS || !hl_cpu_at(prev)->present)
+		return -1;
+	if (!hl_bit(w->s->allowed, prev) || hl_bit(w->s->free, prev) ||
+	    bpf_cpumask_weight(p->cpus_ptr) != 1)
+		return -1;
+	return prev;
+}
+
 #include "fast_wake_rings.bpf.h"
 
 #include "fast_wake_queues.bpf.h"
@@ -412,7 +431,16 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 	cpu = hl_walk(p, prev, &w);
 	if (cpu < 0) {
 		__sync_fetch_and_add(&hl_nr_fast_no_free, 1);
-		return -1;
+		cpu = in_enqueue ? hl_pinned(p, prev, &w) : -1;
+		if (cpu < 0)
+			return -1;
+		/* First in its CPU's local queue; the task running there ends its slice now. */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, flags | SCX_ENQ_PREEMPT);
+		__sync_fetch_and_add(&hl_nr_fast_pinned, 1);
+		hl_report_ran(p, prev);
+		if (hl_fast_audit_on)
+			hl_audit(p, cpu, prev, &w);
+		return cpu;
 	}
 	if (hl_shared_wants(cpu)) {
 		/* A task waits in the shared queue that may run there: the CPU is its; the core sees it. */

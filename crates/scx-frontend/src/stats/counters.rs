@@ -170,6 +170,8 @@ pub(crate) struct Framework {
     pub(crate) fast_asked: u64,
     /// Of those asked, wake-ups with nothing allowed free (the loop decides them, as it must).
     pub(crate) fast_no_free: u64,
+    /// Of those, wake-ups the pinned rule placed on the one CPU the task may use.
+    pub(crate) fast_pinned: u64,
     /// Of the rest, wake-ups it left to the loop, by reason
     /// ([`DECLINES`](crate::fast_wake::DECLINES)).
     pub(crate) fast_declined: [u64; 2],

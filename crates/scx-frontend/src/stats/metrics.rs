@@ -34,7 +34,7 @@ pub(crate) struct Metrics {
     #[stat(desc = "Slice ends where the task kept its CPU (nothing strictly better idle)")]
     pub(crate) kept: u64,
     #[stat(
-        desc = "Woken tasks that found no CPU idle and took a busy one from a task far ahead in vtime"
+        desc = "Woken tasks that found no CPU idle and took a busy one: from a task far ahead in vtime (--wake-preempt), or the one CPU they may use (the pinned rule)"
     )]
     pub(crate) preempt: u64,
     #[stat(
@@ -121,6 +121,10 @@ pub(crate) struct Metrics {
         desc = "Of the wake-ups the fast path was asked about, those with no allowed CPU free (the loop decides them)"
     )]
     pub(crate) fw_fast_no_free: u64,
+    #[stat(
+        desc = "Of those, wake-ups of a task allowed on one CPU only that took it in the kernel, the task there ending its slice (the pinned rule)"
+    )]
+    pub(crate) fw_fast_pinned: u64,
     #[stat(
         desc = "Wake-ups with an allowed CPU free that the fast path placed, percent (100 when there were none)"
     )]
@@ -212,6 +216,7 @@ impl Metrics {
                 .saturating_sub(p.fast.iter().sum()),
             fw_fast_asked: f.fast_asked.saturating_sub(p.fast_asked),
             fw_fast_no_free: f.fast_no_free.saturating_sub(p.fast_no_free),
+            fw_fast_pinned: f.fast_pinned.saturating_sub(p.fast_pinned),
             fw_fast_cover_pct: {
                 let placed = f
                     .fast
@@ -305,13 +310,14 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-pinned={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
             self.fw_fast,
             self.fw_fast_asked,
             self.fw_fast_no_free,
+            self.fw_fast_pinned,
             self.fw_fast_cover_pct,
             self.fw_fast_declined_shared_queue,
             self.fw_fast_declined_race,

@@ -49,11 +49,12 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     };
     now.loop_cpu_ns = 3_000_000;
     now.counters.preempts = 2;
-    // Ten wake-ups asked, four with nothing free: four of the six placed, one declined per
-    // reason.
+    // Ten wake-ups asked, four with nothing free (one of them pinned, taken in the kernel):
+    // four of the six placed, one declined per reason.
     now.fw.fast = [0, 3, 1, 0, 0];
     now.fw.fast_asked = 10;
     now.fw.fast_no_free = 4;
+    now.fw.fast_pinned = 1;
     now.fw.fast_declined = [1, 1];
     now.counters.fast_path.class_writes = 2;
     now.counters.fast_path.runs = 4;
@@ -71,7 +72,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
          busy \
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
          snapshot-us=2500 decide-us=40 timer-wakes=3 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
-         fast=4 fast-asked=10 fast-no-free=4 fast-cover=66% fast-shared-queue=1 fast-race=1 \
+         fast=4 fast-asked=10 fast-no-free=4 fast-pinned=1 fast-cover=66% fast-shared-queue=1 fast-race=1 \
          class-writes=2 fast-runs=4 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
     );
     // The error figures appear only when there is something to say.
@@ -125,7 +126,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 50);
+    assert_eq!(meta.fields.len(), 51);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and

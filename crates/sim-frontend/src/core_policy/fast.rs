@@ -6,7 +6,8 @@ use hybridland_policy::{CpuSet, Nudge, Output, TaskClass, WakeQuestion, WakeTabl
 
 /// The live fast path (`scx_hybridland`'s `src/bpf/fast_wake.bpf.h` walks the same table):
 /// a wake-up that finds an allowed CPU free is placed by [`WakeTable::decide`] with the class
-/// the core last gave the task and the core's homes, with the base slice, without the core.
+/// the core last gave the task and the core's homes, with the base slice, without the core;
+/// one allowed on a single busy CPU takes it ([`WakeTable::pinned`]).
 /// Built once: the table depends only on the machine and the knobs, which a replay does not
 /// change.
 #[derive(Clone, Debug)]
@@ -26,15 +27,26 @@ impl FastTable {
         (class, class_util): (TaskClass, Option<u16>),
         homes: &CpuSet,
     ) -> Option<Decision> {
-        let placement = self.table.decide(&WakeQuestion {
+        let q = WakeQuestion {
             free: machine.idle,
             allowed: task.allowed,
             prev: task.prev_cpu,
             class,
             homes,
             sync_waker: task.sync_waker,
-        });
-        let cpu = placement.cpu?;
+        };
+        let placement = self.table.decide(&q);
+        let Some(cpu) = placement.cpu else {
+            // The pinned rule: the one CPU the task may use, busy, taken in the kernel too.
+            return self.table.pinned(&q).map(|cpu| Decision {
+                target: Destination::Preempt(cpu),
+                placement: Some(placement),
+                slice_end: None,
+                slice_ns: Some(self.slice_ns),
+                vtime: None,
+                util: class_util,
+            });
+        };
         Some(Decision {
             // The waker's CPU is busy live when asked; here it is idle (the waker has left).
             target: if machine.idle.contains(cpu) {

@@ -169,7 +169,12 @@ fn a_wakeup_follows_the_idle_order() {
                     prop_assert!(!c.state().is_idle(cpu));
                 }
                 Target::Shared => prop_assert_eq!(p.step, Step::NoIdle),
-                Target::Preempt(_) => return Err(TestCaseError::fail("a new core knows of no task to preempt")),
+                // Nothing idle, and the task may use one CPU only: it takes that one (a new
+                // core knows of no other task to preempt).
+                Target::Preempt(cpu) => {
+                    prop_assert_eq!(p.step, Step::NoIdle);
+                    prop_assert_eq!(crate::pinned_cpu(&s.allowed), Some(cpu));
+                }
             }
             testkit::check_state(&s.topology, c.state()).map_err(|v| TestCaseError::fail(v.to_string()))?;
             prop_assert!(c.poll_dispatch().is_none());

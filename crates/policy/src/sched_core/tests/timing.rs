@@ -247,3 +247,64 @@ fn a_wakeup_with_nothing_idle_preempts_a_task_far_ahead() {
     let mut c = all_busy(CoreConfig::DEFAULT);
     assert_eq!(decide(&mut c, later, &[Some(5)], &none), [Target::Shared]);
 }
+
+/// The pinned rule: a woken task allowed on one busy CPU takes it, with preemption off (the
+/// default), and the table the kernel walks gives the same CPU on the same inputs; the caller's
+/// CPU it is placed on (that frees after the batch), and one given to an earlier task of the
+/// batch it does not take again. A
+/// task allowed on two busy CPUs waits in the shared queue, and the table leaves it to the core.
+#[test]
+fn a_pinned_wakeup_takes_its_busy_cpu() {
+    let topo = vm_machine();
+    let decide = |c: &mut Core, tasks: &[(u32, &CpuSet)], caller: Option<CpuId>| {
+        for &(id, allowed) in tasks {
+            let q = wakeup(id, allowed.first(), allowed);
+            c.handle(TimeNs::from(10_000_000), Input::Queued(q))
+                .unwrap();
+        }
+        let snap = Snapshot {
+            idle: &CpuSet::EMPTY,
+            queued: None,
+            caller_cpu: caller,
+        };
+        c.handle(TimeNs::from(10_000_000), Input::Snapshot(snap))
+            .unwrap();
+        poll_all(c).iter().map(|d| d.target).collect::<Vec<_>>()
+    };
+    let (five, two) = (cpus(&[5]), cpus(&[4, 5]));
+    let table = crate::Policy::new(&topo, &PolicyConfig::default())
+        .unwrap()
+        .wake_table(&topo);
+    let q = |allowed, free| crate::WakeQuestion {
+        free,
+        allowed,
+        prev: Some(CpuId(5)),
+        class: crate::TaskClass(0),
+        homes: &CpuSet::EMPTY,
+        sync_waker: None,
+    };
+
+    let mut c = all_busy(CoreConfig::DEFAULT);
+    assert_eq!(
+        decide(&mut c, &[(100, &five)], None),
+        [Target::Preempt(CpuId(5))]
+    );
+    assert_eq!(c.stats().preempts, 1);
+    assert_eq!(table.decide(&q(&five, &CpuSet::EMPTY)).cpu, None);
+    assert_eq!(table.pinned(&q(&five, &CpuSet::EMPTY)), Some(CpuId(5)));
+    // Free, it is the walk's to place; on two CPUs, nobody's to take.
+    assert_eq!(table.pinned(&q(&five, &five)), None);
+    assert_eq!(table.pinned(&q(&two, &CpuSet::EMPTY)), None);
+    let mut c = all_busy(CoreConfig::DEFAULT);
+    assert_eq!(decide(&mut c, &[(100, &two)], None), [Target::Shared]);
+    let mut c = all_busy(CoreConfig::DEFAULT);
+    assert_eq!(
+        decide(&mut c, &[(100, &five)], Some(CpuId(5))),
+        [Target::Cpu(CpuId(5))]
+    );
+    let mut c = all_busy(CoreConfig::DEFAULT);
+    assert_eq!(
+        decide(&mut c, &[(100, &five), (101, &five)], None),
+        [Target::Preempt(CpuId(5)), Target::Shared]
+    );
+}
