@@ -136,8 +136,8 @@ OUT=$WORK/out.log
   printf 'VMBENCH: fifo cost dispatched=800 cpu_ms=390 wall_s=5.4 syscalls: sys_sched_yield=886 sys_read=32\r\n'
   # The fast path's counts of two switch runs: summed per load.
   printf 'VMBENCH: hybridland coverage switch placed=90 asked=120 no_free=20 shared_queue=6 race=4 class_writes=3\r\n'
-  printf 'VMBENCH: hybridland coverage switch placed=10 asked=10 no_free=0 shared_queue=0 race=0 class_writes=1\r\n'
-  printf 'VMBENCH: hybridland coverage cyclic-alone placed=0 asked=5 no_free=5 shared_queue=0 race=0 class_writes=0\r\n'
+  printf 'VMBENCH: hybridland coverage switch placed=10 asked=10 no_free=0 shared_queue=0 race=0 class_writes=1 pinned=0\r\n'
+  printf 'VMBENCH: hybridland coverage cyclic-alone placed=0 asked=5 no_free=5 shared_queue=0 race=0 class_writes=0 pinned=3\r\n'
   cat "$G"
   # A void switch figure of one more scheduler voids its throughput-over-fifo line.
   printf 'VMBENCH: hybridland-fixed hackbench 3.6\r\nVMBENCH: hybridland-fixed switch 90000\r\n'
@@ -162,8 +162,8 @@ expect_line "$T" '^hybridland +cyclic-4hogs cyclic-8hogs cyclic-alone: sched_ext
 expect_line "$T" '^hybridland +cost loop frame: not in charge when the load began' "later loads are listed with their own reason"
 expect_no_line "$T" '83000|40000' "no void latency figure reaches the table"
 # The share placed in BPF: of the wake-ups that found an allowed CPU free, summed over runs.
-expect_line "$T" '^hybridland +switch +130 +110 +100 +90\.9% +6 +4 +4$' "the coverage row sums a load's runs"
-expect_line "$T" '^hybridland +cyclic-alone +5 +0 +0 +- ' "no free CPU: no share"
+expect_line "$T" '^hybridland +switch +130 +110 +100 +90\.9% +6 +4 +4 +0$' "the coverage row sums a load's runs"
+expect_line "$T" '^hybridland +cyclic-alone +5 +0 +0 +- +0 +0 +0 +3$' "no free CPU: no share; the pinned rule's placements summed"
 
 if ((failures)); then
   echo "bench-table test: $failures failure(s)" >&2

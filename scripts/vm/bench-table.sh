@@ -210,13 +210,14 @@ if [[ -n $EXTRA_PAIRS ]]; then
     }' "$OUT"
 fi
 # The fast path's coverage per load (`VMBENCH: <sched> coverage <load> placed=.. asked=..
-# no_free=.. shared_queue=.. race=.. class_writes=..`, scx_hybridland builds only), summed over
-# the load's runs: the wake-ups that found an allowed CPU free (asked - no_free), the share of
-# them placed in BPF, the declines by reason, and the class writes.
+# no_free=.. shared_queue=.. race=.. class_writes=.. pinned=..`, scx_hybridland builds only),
+# summed over the load's runs: the wake-ups that found an allowed CPU free (asked - no_free), the
+# share of them placed in BPF, the declines by reason, the class writes, and the wake-ups with
+# nothing free that the pinned rule placed in BPF (0 in logs from before it).
 if grep '^VMBENCH: [^ ]* coverage ' "$OUT" >/dev/null; then
   echo
   echo "---- wake-ups placed in BPF: of those with an allowed CPU free when select_cpu ran ----"
-  printf "%-17s %-14s %9s %9s %8s %7s %8s %6s %7s\n" scheduler load asked free placed share shared-q race classes
+  printf "%-17s %-14s %9s %9s %8s %7s %8s %6s %7s %7s\n" scheduler load asked free placed share shared-q race classes pinned
   awk "$AWK_LIB"'
     $1 == "VMBENCH:" && $3 == "coverage" {
       key = $2 SUBSEP $4
@@ -224,13 +225,13 @@ if grep '^VMBENCH: [^ ]* coverage ' "$OUT" >/dev/null; then
       line = ""; for (i = 5; i <= NF; i++) line = line " " $i
       A[key] += kv(line, "asked"); F[key] += kv(line, "asked") - kv(line, "no_free")
       P[key] += kv(line, "placed"); Q[key] += kv(line, "shared_queue")
-      R[key] += kv(line, "race"); C[key] += kv(line, "class_writes")
+      R[key] += kv(line, "race"); C[key] += kv(line, "class_writes"); N[key] += kv(line, "pinned")
     }
     END {
       for (i = 1; i <= n; i++) {
         k = O[i]; split(k, q, SUBSEP)
         share = F[k] > 0 ? sprintf("%.1f%%", 100 * P[k] / F[k]) : "-"
-        printf "%-17s %-14s %9d %9d %8d %7s %8d %6d %7d\n", q[1], q[2], A[k], F[k], P[k], share, Q[k], R[k], C[k]
+        printf "%-17s %-14s %9d %9d %8d %7s %8d %6d %7d %7d\n", q[1], q[2], A[k], F[k], P[k], share, Q[k], R[k], C[k], N[k]
       }
     }' "$OUT"
 fi

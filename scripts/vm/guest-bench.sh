@@ -170,16 +170,19 @@ switch_rate() { awk '/metrc:.* switch / { print $9; exit }'; }
 # The fast path's coverage (scx_hybridland builds; a `--monitor 1` of the same build runs
 # through the throughput and latency loads for it, one request a second): fast_mark notes the
 # counts in its stats lines so far, fast_report SCHED LABEL prints those since, as
-# `VMBENCH: SCHED coverage LABEL placed=N asked=N no_free=N shared_queue=N race=N class_writes=N`
-# (placed of asked - no_free: the wake-ups that found an allowed CPU free).
-FAST_KEYS="fast fast-asked fast-no-free fast-shared-queue fast-race class-writes"
+# `VMBENCH: SCHED coverage LABEL placed=N asked=N no_free=N shared_queue=N race=N class_writes=N
+# pinned=N` (placed of asked - no_free: the wake-ups that found an allowed CPU free; pinned of
+# no_free: taken in the kernel by the pinned rule).
+FAST_KEYS="fast fast-asked fast-no-free fast-shared-queue fast-race class-writes fast-pinned"
 fast_counts() { for k in $FAST_KEYS; do printf '%s ' "$(stat_sum "$k")"; done; }
 fast_mark() { FAST_MARK=$(fast_counts); }
 fast_report() {  # fast_report SCHED LABEL
   [ -n "$MON_PID" ] || return 0
   sleep 1.1   # the interval's stats line
-  set -- "$1" "$2" $FAST_MARK $(fast_counts)
-  say "VMBENCH: $1 coverage $2 placed=$((${9} - ${3})) asked=$((${10} - ${4})) no_free=$((${11} - ${5})) shared_queue=$((${12} - ${6})) race=$((${13} - ${7})) class_writes=$((${14} - ${8}))"
+  since=$(echo $FAST_MARK $(fast_counts) | awk '{
+    n = split("placed asked no_free shared_queue race class_writes pinned", k, " ")
+    for (i = 1; i <= n; i++) printf "%s%s=%d", (i > 1 ? " " : ""), k[i], $(i + n) - $i }')
+  say "VMBENCH: $1 coverage $2 $since"
 }
 
 throughput() {  # throughput SCHED

@@ -272,7 +272,7 @@ fn a_pinned_wakeup_takes_its_busy_cpu() {
         poll_all(c).iter().map(|d| d.target).collect::<Vec<_>>()
     };
     let (five, two) = (cpus(&[5]), cpus(&[4, 5]));
-    let table = crate::Policy::new(&topo, &PolicyConfig::default())
+    let table = Policy::new(&topo, &PolicyConfig::default())
         .unwrap()
         .wake_table(&topo);
     let q = |allowed, free| crate::WakeQuestion {
