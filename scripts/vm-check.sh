@@ -10,11 +10,11 @@
 # to a P-core when the P-cores free up; --primary-domain powersave keeps four tasks on E-cores;
 # with cluster balance switched on at run time a task leaves the loaded E cluster, and with it off it stays) run under the policy, under `scx_hybridland --fifo`
 # and under the kernel's default scheduler in the same VM: each must pass with the policy and
-# fail with both controls (`<check>-discriminates`). Then: `scx_hybridland --monitor 1` beside
-# the scheduler prints live figures (and none with no scheduler loaded); a task pinned to a busy
-# CPU is put first there in the kernel by the pinned rule, none under --fifo (pinned-busy); a thread of ours that
-# holds a lock the loop waits for is run by the kernel, not left in the loop's queue
-# (own-rescue); SIGINT unloads; a kernel ejection
+# fail with both controls (`<check>-discriminates`). A task pinned to a busy CPU is put first
+# there in the kernel by the pinned rule, and by nothing under --fifo (pinned-busy). Then:
+# `scx_hybridland --monitor 1` beside the scheduler prints live figures (and none with no
+# scheduler loaded); a thread of ours that holds a lock the loop waits for is run by the kernel,
+# not left in the loop's queue (own-rescue); SIGINT unloads; a kernel ejection
 # (sysrq-S) is reported with exit status 2; a hackbench + short-task stress; SIGKILL mid-load
 # (workers shown running at the kill) leaves a working system. Prints the placements, a check x
 # scheduler table and stats, and exits non-zero if any check fails or does not report.
