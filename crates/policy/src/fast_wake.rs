@@ -347,8 +347,9 @@ impl Policy {
     }
 
     /// Checks a wake-up a fast path placed on `cpu` against the idle order, as the core would
-    /// decide it on the same inputs. `Err` holds the idle order's answer when it differs. For
-    /// a live audit of the kernel side (`scx_hybridland --audit-fast-wake`).
+    /// decide it on the same inputs, and, when nothing allowed is free, against the pinned rule
+    /// ([`pinned_cpu`]). `Err` holds the idle order's answer when it differs. For a live audit
+    /// of the kernel side (`scx_hybridland --audit-fast-wake`).
     pub fn check_fast_wake(
         &self,
         topo: &Topology,
@@ -370,7 +371,8 @@ impl Policy {
             sync_waker: q.sync_waker,
         };
         let answer = self.select_cpu(topo, &state, &task);
-        if answer.cpu == Some(cpu) {
+        let pinned = || pinned_cpu(q.allowed) == Some(cpu) && !q.free.contains(cpu);
+        if answer.cpu == Some(cpu) || (answer.cpu.is_none() && pinned()) {
             Ok(())
         } else {
             Err(answer)

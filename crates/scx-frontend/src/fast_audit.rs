@@ -90,21 +90,8 @@ impl AuditCounts {
         self.pinned += u64::from(k.allowed.count() == 1);
         self.affine += u64::from(k.sync_waker == Some(k.cpu));
         self.classes |= 1 << k.class.0.min(63);
-        // A busy CPU other than a synchronous waker's: right only by the pinned rule.
-        if k.sync_waker != Some(k.cpu) && !k.free.contains(k.cpu) {
-            if pinned_cpu(&k.allowed) == Some(k.cpu) {
-                self.busy_pinned += 1;
-                return None;
-            }
-            self.disagreed += 1;
-            if self.disagreed <= LOG_MAX {
-                warn!(
-                    "fast-path audit: pid {} placed on busy CPU {} with allowed {} (free {}); the pinned rule applies only to a task allowed on that CPU alone",
-                    k.pid, k.cpu.0, k.allowed, k.free
-                );
-            }
-            return Some(hybridland_policy::Placement::NO_IDLE);
-        }
+        let busy_pinned = pinned_cpu(&k.allowed) == Some(k.cpu) && !k.free.contains(k.cpu);
+        self.busy_pinned += u64::from(busy_pinned);
         let q = WakeQuestion {
             free: &k.free,
             allowed: &k.allowed,

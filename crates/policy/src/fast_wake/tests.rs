@@ -137,6 +137,20 @@ fn the_vm_machine_walks_to_what_the_core_would_choose() {
         policy.check_fast_wake(&topo, &q, CpuId(2)).unwrap_err().cpu,
         Some(CpuId(0))
     );
+    // A task allowed on CPU 5 alone: free, the idle order places it there; busy, so does the
+    // pinned rule, and no other busy CPU is right.
+    let only_5 = cpus(&[5]);
+    let pinned = WakeQuestion {
+        allowed: &only_5,
+        ..q
+    };
+    assert!(policy.check_fast_wake(&topo, &pinned, CpuId(5)).is_ok());
+    let busy = WakeQuestion {
+        free: &none,
+        ..pinned
+    };
+    assert!(policy.check_fast_wake(&topo, &busy, CpuId(5)).is_ok());
+    assert!(policy.check_fast_wake(&topo, &busy, CpuId(4)).is_err());
 }
 
 /// A previous CPU the machine lacks (a fuzz target's find: its table entry is the default, of

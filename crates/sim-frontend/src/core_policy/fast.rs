@@ -36,24 +36,15 @@ impl FastTable {
             sync_waker: task.sync_waker,
         };
         let placement = self.table.decide(&q);
-        let Some(cpu) = placement.cpu else {
+        // The waker's CPU is busy live when asked; here it is idle (the waker has left).
+        let target = match placement.cpu {
+            Some(cpu) if machine.idle.contains(cpu) => Destination::Run(cpu),
+            Some(cpu) => Destination::QueueOn(cpu),
             // The pinned rule: the one CPU the task may use, busy, taken in the kernel too.
-            return self.table.pinned(&q).map(|cpu| Decision {
-                target: Destination::Preempt(cpu),
-                placement: Some(placement),
-                slice_end: None,
-                slice_ns: Some(self.slice_ns),
-                vtime: None,
-                util: class_util,
-            });
+            None => Destination::Preempt(self.table.pinned(&q)?),
         };
         Some(Decision {
-            // The waker's CPU is busy live when asked; here it is idle (the waker has left).
-            target: if machine.idle.contains(cpu) {
-                Destination::Run(cpu)
-            } else {
-                Destination::QueueOn(cpu)
-            },
+            target,
             placement: Some(placement),
             slice_end: None,
             slice_ns: Some(self.slice_ns),
