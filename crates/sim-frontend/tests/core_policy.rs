@@ -148,14 +148,14 @@ const LIGHT_AMONG_HOGS: &str = r#"{"version": 1, "name": "light-among-hogs", "ma
   {"name": "light", "start_ns": 20000000, "phases": [{"loop": {"times": 50, "phases": [{"run_ns": 200000}, {"sleep_ns": 2000000}]}}]}
 ]}"#;
 
-/// The report and the wake-ups the core sent to preempt a busy CPU (`--set wake_preempt=...`).
-fn replay_among_hogs(wake_preempt: &str) -> (Report, u64) {
-    let knob = format!("wake_preempt={wake_preempt}");
-    let mut preempting = 0;
-    let report = simulate(LIGHT_AMONG_HOGS, "hybridland", &[&knob], |sim| {
+/// The report of `trace` under hybridland with the `--set` item `knob`, and the CPUs of the
+/// decisions that preempted a busy one, in order.
+fn replay_preempting(trace: &str, knob: &str) -> (Report, Vec<hybridland_policy::CpuId>) {
+    let mut preempted = Vec::new();
+    let report = simulate(trace, "hybridland", &[knob], |sim| {
         sim.run_observed(&mut |r: &DecisionRecord<'_>| {
-            if matches!(r.decision.target, Destination::Preempt(_)) {
-                preempting += 1;
+            if let Destination::Preempt(cpu) = r.decision.target {
+                preempted.push(cpu);
                 assert_eq!(r.reason, Reason::Wakeup, "only a wake-up preempts");
             }
             if let Err(v) = util::check_record(r) {
@@ -164,7 +164,14 @@ fn replay_among_hogs(wake_preempt: &str) -> (Report, u64) {
         })
         .unwrap()
     });
-    (report, preempting)
+    (report, preempted)
+}
+
+/// The report and the wake-ups the core sent to preempt a busy CPU (`--set wake_preempt=...`).
+fn replay_among_hogs(wake_preempt: &str) -> (Report, u64) {
+    let (report, preempted) =
+        replay_preempting(LIGHT_AMONG_HOGS, &format!("wake_preempt={wake_preempt}"));
+    (report, preempted.len() as u64)
 }
 
 /// With every CPU busy, a woken task takes a CPU from a hog a slice ahead of it rather than
@@ -198,23 +205,14 @@ const PINNED_AMONG_HOGS: &str = r#"{"version": 1, "name": "pinned-among-hogs", "
 #[test]
 fn a_pinned_task_takes_its_busy_cpu() {
     for fast_wake in ["on", "off"] {
-        let knob = format!("fast_wake={fast_wake}");
-        let mut preempting = 0;
-        let report = simulate(PINNED_AMONG_HOGS, "hybridland", &[&knob], |sim| {
-            sim.run_observed(&mut |r: &DecisionRecord<'_>| {
-                if matches!(r.decision.target, Destination::Preempt(_)) {
-                    preempting += 1;
-                    assert_eq!(
-                        r.decision.target,
-                        Destination::Preempt(hybridland_policy::CpuId(3))
-                    );
-                }
-                if let Err(v) = util::check_record(r) {
-                    panic!("{v:?}");
-                }
-            })
-            .unwrap()
-        });
+        let (report, preempted) =
+            replay_preempting(PINNED_AMONG_HOGS, &format!("fast_wake={fast_wake}"));
+        assert!(
+            preempted
+                .iter()
+                .all(|&cpu| cpu == hybridland_policy::CpuId(3))
+        );
+        let preempting = preempted.len();
         assert!(
             preempting >= 49,
             "fast_wake={fast_wake}: {preempting} of 50 wake-ups"
