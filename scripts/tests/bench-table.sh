@@ -122,6 +122,34 @@ expect_line "$B" '^rustland_select_cpu calls=200 ns_per_call=10000 total_ms=2\.0
 expect_no_line "$B" 'rustland_enqueue calls|rs_select_cpu calls' "a program that did not run is left out"
 expect_no_line "$B" 'loaded_at' "bpftool's detail lines are not programs"
 
+# --- the hogs a latency load is measured beside (hogs_start, hogs_held, hogs_stop) ------------
+# A stand-in for stress-ng --cpu N: N sleeping children; SIGUSR1 ends one.
+cat > "$WORK/hl/stress-ng" <<'EOF'
+#!/bin/sh
+[ "$1" = --cpu ] || exit 2
+trap 'kill $kids 2>/dev/null; exit 0' TERM
+trap 'set -- $kids; kill "$1"' USR1
+kids=""
+i=0
+while [ $i -lt "$2" ]; do sleep 300 & kids="$kids $!"; i=$((i + 1)); done
+while :; do wait; done
+EOF
+chmod +x "$WORK/hl/stress-ng"
+REPO=$REPO HL=$WORK/hl sh -c '
+  . "$REPO/scripts/vm/guest-lib.sh"
+  hogs_start 3; echo "up=$(hogs_up)"
+  hogs_held hybridland cyclic-3hogs 3 && echo HELD
+  pid=$HOGS; kill -USR1 "$HOGS"; sleep 0.5
+  hogs_held hybridland cyclic-3hogs 3 || echo NOT-HELD
+  hogs_stop; kill -0 "$pid" 2>/dev/null || echo STOPPED' > "$WORK/hogs.out" 2>&1 ||
+  fail "the hogs script failed"
+H=$WORK/hogs.out
+expect_line "$H" '^up=3$' "hogs_start returns with every hog running"
+expect_line "$H" '^HELD$' "all hogs still running: the figure counts"
+expect_line "$H" '^VMBENCH: hybridland void cyclic-3hogs only 2 of 3 hogs ran to its end$' "a hog that ended voids the figure"
+expect_line "$H" '^NOT-HELD$' "hogs_held fails when a hog ended"
+expect_line "$H" '^STOPPED$' "hogs_stop ends stress-ng"
+
 # --- the table ---------------------------------------------------------------------------------
 OUT=$WORK/out.log
 {

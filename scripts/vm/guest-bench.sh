@@ -42,8 +42,9 @@
 #   switch     stress-ng --switch 4 (pipe ping-pong), $BENCH_SWITCH_SECS s, $BENCH_REPS times:
 #              context switches per second (bogo ops/s, real time)
 #   cyclictest two SCHED_OTHER threads waking every 1 ms for $BENCH_CYCLIC_SECS s beside 4 and
-#              beside 8 CPU hogs (stress-ng --cpu N), then alone: wake-up latency p50 / p99 /
-#              max in us, from cyclictest's histogram (1 us buckets up to 100 ms)
+#              beside 8 CPU hogs (stress-ng --cpu N, running from before the measurement to
+#              after it), then alone: wake-up latency p50 / p99 / max in us, from cyclictest's
+#              histogram (1 us buckets up to 100 ms), and the guest's idle share meanwhile
 #   cost       (every sched_ext scheduler) one more hackbench run, measured from outside: the
 #              scheduler's CPU time (/proc/PID/stat), its tasks dispatched (the framework's
 #              `fw user` counter in its stats lines) and its system calls by number (a
@@ -79,7 +80,7 @@ HIST_US=100000
 TRACE=/sys/kernel/tracing
 
 say() { echo "$*"; }
-. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, sample_majority, stat_sum, bpf_progs, bpf_deltas
+. "$HL/guest-lib.sh"  # the machine (is_e, is_p, core_of, cluster_of), state, ops, cpu_of, wait_state, spin_start, spin_stop, hogs_start, hogs_stop, hogs_held, cpu_jiffies, sample_majority, stat_sum, bpf_progs, bpf_deltas
 classify() {  # counts over $MAJ
   NP=0; NE=0; EA=0; EB=0; PCORES=""; DOUBLE=0
   for c in $MAJ; do
@@ -139,23 +140,27 @@ ecluster() {  # ecluster SCHED (see the header)
 }
 
 frame() {  # frame SCHED
-  "$HL/stress-ng" --cpu "$BENCH_FRAME_HOGS" -t $((BENCH_FRAME_SECS + 3)) > /dev/null 2>&1 &
-  hogs=$!
-  sleep 1
+  hogs_start "$BENCH_FRAME_HOGS"
   r=$("$HL/frame-task" 30 "$FRAME_ITERS" "$BENCH_FRAME_SECS" f0 2>&1)
-  say "VMBENCH: $1 frame $r"
-  wait "$hogs"
+  hogs_held "$1" frame "$BENCH_FRAME_HOGS" && say "VMBENCH: $1 frame $r"
+  hogs_stop
 }
 
-cyclic_run() {  # cyclic_run SCHED LABEL
+# cyclic_run SCHED LABEL [NHOGS]: the histogram's p50, p99, max and sample count, and the share
+# of the guest's CPU time that was idle meanwhile (idle_pct: near 0 beside 8 hogs). With NHOGS,
+# the figure is void unless all NHOGS hogs still run when cyclictest ends.
+cyclic_run() {
+  j0=$(cpu_jiffies)
   "$HL/cyclictest" -q -m -t 2 -i 1000 -D "$BENCH_CYCLIC_SECS" -h "$HIST_US" > /run/cyclic.out 2>&1
-  awk -v mode="$1" -v label="$2" -v hmax="$HIST_US" '
+  idle=$(echo $j0 $(cpu_jiffies) | awk '{ d = $3 - $1; print (d > 0 ? int(100 * ($4 - $2) / d + 0.5) : 0) }')
+  [ -z "$3" ] || hogs_held "$1" "$2" "$3" || return 0
+  awk -v mode="$1" -v label="$2" -v hmax="$HIST_US" -v idle="$idle" '
     /^[0-9]+[ \t]/ { for (t = 2; t <= NF; t++) if ($t > 0) { n[$1 + 0] += $t; total += $t } }
     /^# Max Latencies:/ { for (t = 4; t <= NF; t++) if ($t + 0 > max) max = $t + 0 }
     /^# Histogram Overflows:/ { for (t = 4; t <= NF; t++) over += $t; total += over }
     END {
       if (total == 0) { print "VMBENCH: " mode " " label " none"; exit }
-      printf "VMBENCH: %s %s p50=%s p99=%s max=%d samples=%d\n", mode, label, pct(0.50), pct(0.99), max, total
+      printf "VMBENCH: %s %s p50=%s p99=%s max=%d samples=%d idle_pct=%d\n", mode, label, pct(0.50), pct(0.99), max, total, idle
     }
     function pct(q,   need, acc, us) {
       need = q * total; acc = 0
@@ -205,13 +210,11 @@ throughput() {  # throughput SCHED
 latency() {  # latency SCHED
   monitor_start "$1"
   for nhogs in 4 8; do
-    "$HL/stress-ng" --cpu "$nhogs" -t $((BENCH_CYCLIC_SECS + 3)) > /dev/null 2>&1 &
-    hogs=$!
-    sleep 2
+    hogs_start "$nhogs"
     fast_mark
-    cyclic_run "$1" "cyclic-${nhogs}hogs"
+    cyclic_run "$1" "cyclic-${nhogs}hogs" "$nhogs"
     fast_report "$1" "cyclic-${nhogs}hogs"
-    wait "$hogs"
+    hogs_stop
   done
   # Alone: every wake-up finds CPUs idle (where scx_hybridland's fast path applies).
   sleep 1

@@ -59,6 +59,42 @@ spin_start() {  # spin_start N [GAP]: N CPU-bound shells allowed on every CPU, P
   done
 }
 spin_stop() { kill_all $SPIN; SPIN=""; }
+# hogs_start N: N CPU hogs (stress-ng --cpu N) that run until hogs_stop, started before it
+# returns (all N workers there, and one second more). A load measured beside them ends them
+# itself: a timeout of their own would leave the end of a run in this slow guest without
+# them. hogs_up: how many are running (children of stress-ng, not exited).
+hogs_start() {
+  "${STRESS_NG:-$HL/stress-ng}" --cpu "$1" -t 600 > /dev/null 2>&1 &
+  HOGS=$!
+  i=0
+  while [ "$(hogs_up)" -lt "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  sleep 1
+}
+hogs_up() {
+  n=0
+  for f in /proc/[0-9]*/stat; do
+    { read -r line < "$f"; } 2>/dev/null || continue
+    set -- ${line##*) }  # after the command name, which may hold spaces: state, parent, ...
+    [ "$2" = "$HOGS" ] && [ "$1" != Z ] && n=$((n + 1))
+  done
+  echo $n
+}
+hogs_stop() { kill -TERM "$HOGS" 2>/dev/null; wait "$HOGS" 2>/dev/null; HOGS=""; }
+# hogs_held SCHED LABEL N: whether all N hogs still run; if not, the figure LABEL is void
+# (`VMBENCH: SCHED void LABEL ...`, as run_phase prints it).
+hogs_held() {
+  up=$(hogs_up)
+  [ "$up" -ge "$3" ] && return 0
+  echo "VMBENCH: $1 void $2 only $up of $3 hogs ran to its end"
+  return 1
+}
+
+# cpu_jiffies: the whole guest's CPU time and its idle part so far (the first line of /proc/stat).
+cpu_jiffies() {
+  read -r _ u n s i w q sq st _ < /proc/stat
+  echo "$((u + n + s + i + w + q + sq + st)) $((i + w))"
+}
+
 kill_all() {  # kill_all PID...: SIGKILL each, then reap each
   for p in "$@"; do kill -9 "$p" 2>/dev/null; done
   for p in "$@"; do wait "$p" 2>/dev/null; done
