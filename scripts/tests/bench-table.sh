@@ -157,7 +157,7 @@ OUT=$WORK/out.log
   for s in default fifo; do
     printf 'VMBENCH: %s hackbench 5.0\r\nVMBENCH: %s switch 30000\r\n' "$s" "$s"
     printf 'VMBENCH: %s cyclic-4hogs p50=4000 p99=16000 max=20000 samples=900\r\n' "$s"
-    printf 'VMBENCH: %s cyclic-8hogs p50=20000 p99=80000 max=90000 samples=300\r\n' "$s"
+    printf 'VMBENCH: %s cyclic-8hogs p50=20000 p99=80000 max=90000 samples=300 idle_pct=%d\r\n' "$s" ${#s}
     printf 'VMBENCH: %s frame fps=20.0 stdev_ms=17.0 missed=150 p_share=100\r\n' "$s"
   done
   printf 'VMBENCH: fifo loop batches=800 cpu_us=200000 snapshots=0 snapshot_us=0 decide_us=0\r\n'
@@ -177,6 +177,8 @@ T=$WORK/table.txt
 # Rows: the ejected phases read void; the rest keep their figures and ratios.
 expect_line "$T" '^lat 4 hogs p99 us +16000 \(1\.00\) +16000 \(1\.00\) +void +- *$' "the latency phase is void in its row"
 expect_line "$T" '^lat 8 hogs p50 us +20000 \(1\.00\) +20000 \(1\.00\) +void' "both latency rows are void"
+expect_line "$T" '^lat 8 hogs idle % +7 +4 +void' "the idle share beside hogs, as measured, no ratio"
+expect_no_line "$T" '^lat alone idle' "no idle row for the latency alone"
 expect_line "$T" '^hackbench s +5\.0 \(1\.00\) +5\.0 \(1\.00\) +3\.6 \(0\.72\) +3\.6 \(0\.72\)' "figures of phases that ran through stay, medians included"
 expect_line "$T" '^switch ops/s +30000 \(1\.00\) +30000 \(1\.00\) +5000 \(0\.17\) +void' "a void switch figure is void, not its median"
 expect_line "$T" '^frame: fps +19\.0 \(1\.00\) +20\.0 \(1\.05\) +void' "the load after the ejection is void"

@@ -54,9 +54,12 @@ awk -v scheds="$BENCH_SCHEDS" "$AWK_LIB"'
     for (j = 1; j <= nk; j++) text("frame: " labels[j], "frame", keys[j], 1)
     med("hackbench s", "hackbench")
     med("switch ops/s", "switch")
-    # Each latency load, its median then its 99th percentile.
+    # Each latency load, its median then its 99th percentile; beside hogs, the guest idle meanwhile.
     nk = split("4hogs 8hogs alone", keys, " "); split("4 hogs|8 hogs|alone", labels, "|")
-    for (j = 1; j <= nk; j++) for (pct = 50; pct <= 99; pct += 49) text("lat " labels[j] " p" pct " us", "cyclic-" keys[j], "p" pct, 1)
+    for (j = 1; j <= nk; j++) {
+      for (pct = 50; pct <= 99; pct += 49) text("lat " labels[j] " p" pct " us", "cyclic-" keys[j], "p" pct, 1)
+      if (keys[j] ~ /hogs/) text("lat " labels[j] " idle %", "cyclic-" keys[j], "idle_pct", 0)
+    }
   }
   function cell(x, d,   r) {
     if (x == "") return "-"
