@@ -61,10 +61,11 @@ spin_start() {  # spin_start N [GAP]: N CPU-bound shells allowed on every CPU, P
 spin_stop() { kill_all $SPIN; SPIN=""; }
 # hogs_start N: N CPU hogs (stress-ng --cpu N) that run until hogs_stop, started before it
 # returns (all N workers there, and one second more). A load measured beside them ends them
-# itself: a timeout of their own would leave the end of a run in this slow guest without
-# them. hogs_up: how many are running (children of stress-ng, not exited).
+# itself; their 600 s timeout only guards a load that never does (a timeout sized to the load
+# left the end of a measurement in this slow guest without them). hogs_up: how many are
+# running (children of stress-ng, not exited).
 hogs_start() {
-  "${STRESS_NG:-$HL/stress-ng}" --cpu "$1" -t 600 > /dev/null 2>&1 &
+  "$HL/stress-ng" --cpu "$1" -t 600 > /dev/null 2>&1 &
   HOGS=$!
   i=0
   while [ "$(hogs_up)" -lt "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
