@@ -6,7 +6,8 @@
 # median to the default scheduler's. A latency beyond the histogram (`>100000`) counts as larger
 # than any measured value, so a median can be `>100000`. A figure marked void in a boot (the
 # scheduler was ejected during that load) is left out of that boot; the cell says how many boots
-# are left. A share (of frame work on P-cores, of the guest idle beside hogs) has no ratio. Schedulers are the columns, in the order of the first LOG that names them.
+# are left. A share (of frame work on P-cores, of the guest idle beside hogs) has no ratio.
+# Schedulers are the columns, in the order of the first LOG that names them.
 #
 #   scripts/vm/bench-boots.sh boot1.log boot2.log boot3.log
 set -euo pipefail
