@@ -41,7 +41,7 @@ const FAST_WAKE_INCLUDE: &str = "#include \"src/bpf/fast_wake.bpf.h\"\n\n";
 /// (`hl_dispatch_helper`: into the local queue of its CPU, which no other work or order in the
 /// framework's queues can keep it out of).
 const HELPER_ANCHOR: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
-const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridland: an own thread no longer waits (src/bpf/own_threads.bpf.h). */\n\thl_own_dispatched(p);\n\n\t/* scx_hybridland: the nudge helper (src/bpf/fast_wake.bpf.h). */\n\tif (hl_dispatch_helper(task, p, prev_cpu))\n\t\tgoto out_release;\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
+const HELPER_CALL: &str = "\tprev_cpu = scx_bpf_task_cpu(p);\n\n\t/* scx_hybridland: an own thread no longer waits (src/bpf/own_threads.bpf.h). */\n\thl_own_dispatched(p, task->enq_cnt);\n\n\t/* scx_hybridland: the nudge helper (src/bpf/fast_wake.bpf.h). */\n\tif (hl_dispatch_helper(task, p, prev_cpu))\n\t\tgoto out_release;\n\n\t/*\n\t * Dispatch task to the shared DSQ if the user-space scheduler\n";
 /// The first lines of that select_cpu's body after which the fast path is asked: the task
 /// is not the user-space scheduler. The CPU it places the task on is select_cpu's answer. Only when the framework's own idle selection is off
 /// (`builtin_idle` is on in `--fifo` alone, and the framework then dispatches to an idle CPU

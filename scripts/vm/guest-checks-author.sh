@@ -9,26 +9,31 @@
 # (no history: light) and moves it up to a P-core once the core's estimate reaches 600 (about
 # 130 ms of running on an E-core of capacity 640). A spinner never wakes, so only its
 # up_migration, asked by the core's scan every 20 ms, can see that; on a quiet machine it is
-# the core's timer that wakes the loop for the scan. 8 trials, each a new spinner seen 0.1 s
-# after its start (its estimate then about 560), then every 0.3 s to 1.3 s: E, then P at each
-# of the four later looks (E->P) in at least 6. The controls, where no rule reads the estimate
+# the core's timer that wakes the loop for the scan. 8 trials, each a new spinner that notes
+# its own CPU as it starts (a look from outside after a fixed sleep lands after the move in a
+# slow guest), then is seen every 0.3 s to 1.2 s: E, then P at each of the four later looks
+# (E->P) in at least 6. The controls, where no rule reads the estimate
 # and moves the task, do that in at most 2 of 8 (under --fifo a spinner wanders, and was on a
 # P-core at two looks 0.5 s apart in 3 of 8): the same policy with `--set move_up=off`, after heavy_util goes to 1024 through
 # its control file while the scheduler runs (the estimate cannot reach it on an E-core), and
 # --fifo and the default scheduler.
 UPAT_RESULTS=/run/upat-results
+UPAT_FIRST=/run/upat-first
 : > "$UPAT_RESULTS"
 upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LABEL|E->P|detail
   moved=0; trials=""; t=0
   while [ $t -lt 8 ]; do
-    taskset 0xff sh -c 'while :; do :; done' &
+    rm -f "$UPAT_FIRST"
+    # shellcheck disable=SC2016 # the spinner's own shell expands these
+    taskset 0xff sh -c 'read -r l < /proc/self/stat; set -- $l; echo "${39}" > "$0"
+      while :; do :; done' "$UPAT_FIRST" &
     SPIN=$!
-    sleep 0.1
+    w=0
+    while [ ! -s "$UPAT_FIRST" ] && [ $w -lt 40 ]; do sleep 0.05; w=$((w + 1)); done
     seen=""
-    for k in 1 2 3 4 5; do
-      cpu=$(cpu_of "$SPIN")
-      if [ "$cpu" -lt 0 ]; then seen="${seen}?"; elif is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi
-      [ $k -lt 5 ] && sleep 0.3
+    for k in 0 1 2 3 4; do
+      if [ $k -eq 0 ]; then cpu=$(cat "$UPAT_FIRST" 2>/dev/null); else sleep 0.3; cpu=$(cpu_of "$SPIN"); fi
+      if [ "${cpu:--1}" -lt 0 ]; then seen="${seen}?"; elif is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi
     done
     spin_stop
     trials="$trials $seen"

@@ -77,11 +77,22 @@ static void hl_own_queued(const struct task_struct *p)
 	__sync_fetch_and_add(&hl_nr_own_untracked, 1);
 }
 
-/* User space dispatched @p: it no longer waits on the loop. */
-static void hl_own_dispatched(const struct task_struct *p)
+/*
+ * User space dispatched @p for its enqueue number @enq_cnt: it no longer waits on the loop,
+ * unless it was queued again since. A rescued thread runs and can be queued again before the
+ * loop's dispatch of the rescued enqueue arrives; the later enqueue, still waiting on the
+ * loop, must stay noted.
+ */
+static void hl_own_dispatched(const struct task_struct *p, u64 enq_cnt)
 {
-	if (hl_nr_own_waiting && hl_is_own(p))
-		hl_own_forget(p->pid);
+	struct task_ctx *tctx;
+
+	if (!hl_nr_own_waiting || !hl_is_own(p))
+		return;
+	tctx = try_lookup_task_ctx(p);
+	if (tctx && tctx->enq_cnt > enq_cnt)
+		return;
+	hl_own_forget(p->pid);
 }
 
 /* Whether the loop is blocked: not runnable (it yields between rounds, and stays runnable). */
