@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 kept=40 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
+//!   nudge=0 kept=40 yielded=6 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 fast-no-free=38 fast-pinned=0 fast-cover=95% fast-shared-queue=1 fast-race=0
@@ -20,6 +20,9 @@
 //!   shared queue instead;
 //! - `nudge`: tasks made to come back for re-placement because a better CPU went idle;
 //! - `kept`: slice ends where the task kept its CPU (the policy's slice-end rule);
+//! - `yielded`: slice ends sent to the shared queue instead, because a task waited for that
+//!   CPU and nothing better was idle (any CPU that asks for work next takes them, in vtime
+//!   order);
 //! - `preempt`: woken tasks that found no CPU idle and took a busy one from a task far ahead of
 //!   them in vtime (the core's wake-up preemption), the task there made to end its slice;
 //! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now, and

@@ -148,6 +148,7 @@ impl<O: SchedOps> Scheduler<O> {
         c.overflow += u64::from(overflow);
         let kept = d.why.slice_end() == Some(SliceEnd::Keep);
         c.kept += u64::from(kept);
+        c.yielded += u64::from(d.why.slice_end() == Some(SliceEnd::Yield));
         if let Some(r) = self.recorder.as_mut()
             && !matches!(d.why, Why::Helper | Why::Blind | Why::AffinityUnknown)
         {

@@ -28,6 +28,8 @@ pub(crate) struct Counters {
     pub(crate) nudges: u64,
     /// Slice ends that kept their CPU (nothing strictly better idle, nobody waiting).
     pub(crate) kept: u64,
+    /// Slice ends sent to the shared queue, behind the tasks waiting for their CPU.
+    pub(crate) yielded: u64,
     /// Woken tasks sent to preempt a busy CPU.
     pub(crate) preempts: u64,
     /// Tasks a failed dispatch (user ring buffer full) put in the backlog, to be sent again.
@@ -140,6 +142,7 @@ impl Counters {
             stale: self.stale - prev.stale,
             nudges: self.nudges - prev.nudges,
             kept: self.kept - prev.kept,
+            yielded: self.yielded - prev.yielded,
             preempts: self.preempts - prev.preempts,
             dispatch_retries: self.dispatch_retries - prev.dispatch_retries,
             snapshot_errors: self.snapshot_errors - prev.snapshot_errors,

@@ -33,6 +33,8 @@ pub(crate) struct Metrics {
     pub(crate) nudge: u64,
     #[stat(desc = "Slice ends where the task kept its CPU (nothing strictly better idle)")]
     pub(crate) kept: u64,
+    #[stat(desc = "Slice ends sent to the shared queue, behind tasks waiting for their CPU")]
+    pub(crate) yielded: u64,
     #[stat(
         desc = "Woken tasks that found no CPU idle and took a busy one: from a task far ahead in vtime (--wake-preempt), or the one CPU they may use (the pinned rule)"
     )]
@@ -178,6 +180,7 @@ impl Metrics {
             stale: d.stale,
             nudge: d.nudges,
             kept: d.kept,
+            yielded: d.yielded,
             preempt: d.preempts,
             dispatch_retries: d.dispatch_retries,
             backlog: now.backlog,
@@ -253,8 +256,8 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | overflow={} stale={} nudge={} kept={} preempt={}",
-            self.overflow, self.stale, self.nudge, self.kept, self.preempt
+            " | overflow={} stale={} nudge={} kept={} yielded={} preempt={}",
+            self.overflow, self.stale, self.nudge, self.kept, self.yielded, self.preempt
         );
         let errors = self.dispatch_retries
             + self.snapshot_errors
