@@ -66,7 +66,8 @@
 #   HYBRIDLAND_BENCH_SWITCH_SECS / HYBRIDLAND_BENCH_CYCLIC_SECS  (default 3 / 5)
 #   HYBRIDLAND_BENCH_FRAME_SECS / HYBRIDLAND_BENCH_FRAME_HOGS / HYBRIDLAND_BENCH_FRAME_MS
 #                               the frame task's run time, CPU hogs beside it, and work a
-#                               frame in ms on an idle CPU (default 8 / 6 / 10)
+#                               frame in ms at the speed a CPU gives it beside those hogs
+#                               (default 8 / 6 / 10)
 #   HYBRIDLAND_VM_TIMEOUT       seconds before the VM is killed (default 2400)
 #   HYBRIDLAND_VM_CONSOLE       the guest's serial console (default .vm-cache/bench-console.log)
 #   HYBRIDLAND_KERNEL           as for vm-check.sh

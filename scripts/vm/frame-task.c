@@ -3,6 +3,8 @@
  * the next frame started at its slot on the frame grid (or at once when late).
  *
  *   frame-task calibrate              loop iterations per millisecond on this CPU, idle
+ *   frame-task calibrate MS           the same, the mean over MS ms of wall time: the rate a
+ *                                     task gets beside whatever else runs meanwhile
  *   frame-task FPS ITERS SECS PMASK   run; PMASK: hex mask of the CPUs that count as P-cores
  *
  * Prints one line: `fps=F stdev_ms=S missed=M frames=N p_share=P` where stdev_ms is the
@@ -16,6 +18,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_ms(void)
@@ -47,6 +50,21 @@ static void work(unsigned long iters, unsigned long long pmask, unsigned long *o
 int main(int argc, char **argv)
 {
 	unsigned long on_p = 0, samples = 0;
+	if (argc == 3 && strcmp(argv[1], "calibrate") == 0) {
+		double window = atof(argv[2]), t0 = now_ms(), dt;
+		unsigned long long done = 0;
+		if (window <= 0) {
+			fprintf(stderr, "frame-task: calibrate MS must be positive\n");
+			return 2;
+		}
+		do {
+			work(100000, 0, &on_p, &samples);
+			done += 100000;
+			dt = now_ms() - t0;
+		} while (dt < window);
+		printf("%lu\n", (unsigned long)(done / dt));
+		return 0;
+	}
 	if (argc == 2) {
 		/* Best of five 100k-iteration runs: the least disturbed one. */
 		double best = 1e9;
@@ -61,7 +79,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: frame-task calibrate | frame-task FPS ITERS SECS PMASK\n");
+		fprintf(stderr,
+			"usage: frame-task calibrate [MS] | frame-task FPS ITERS SECS PMASK\n");
 		return 2;
 	}
 	double fps = atof(argv[1]);

@@ -35,7 +35,8 @@
 #              by chance: 0.3%); "lowest idle CPU" is wrong whenever h = 2 (15 of 20); "a fully
 #              idle kernel core first" (the kernel's cores are 0-1 and 2-3, which cut across
 #              the clusters) is right half the time
-#   frame      a 30 fps render loop ($BENCH_FRAME_MS ms of work a frame, frame-task.c) beside
+#   frame      a 30 fps render loop ($BENCH_FRAME_MS ms of work a frame at the speed a CPU
+#              gives it beside the hogs under the default scheduler, frame-task.c) beside
 #              $BENCH_FRAME_HOGS CPU hogs for $BENCH_FRAME_SECS s: fps, stdev of the frame
 #              interval, missed deadlines, % of its work samples on P-cores
 #   hackbench  $BENCH_HACKBENCH, $BENCH_REPS times: seconds (the host takes the median)
@@ -425,8 +426,19 @@ say "kernel config for libbpf: $(tr '\n' ' ' < "/boot/config-$(uname -r)")"
 # Device interrupts to the P-cores, as guest-checks.sh does: an interrupt burst on CPU 0 would
 # move the placement loads' tasks for every scheduler alike.
 for f in /proc/irq/*/smp_affinity; do echo f0 > "$f" 2>/dev/null; done
-FRAME_ITERS=$(( $("$HL/frame-task" calibrate) * BENCH_FRAME_MS ))
-say "frame task: $BENCH_FRAME_MS ms of work a frame on an idle CPU ($FRAME_ITERS iterations)"
+# The frame task's work is sized at the speed a CPU gives it beside the load's hogs (the
+# default scheduler, one second): the guest's vCPUs take turns on the host's cores, and
+# sized on an idle CPU a frame took two to three periods beside 6 hogs, so the task never
+# slept and was one more hog under every scheduler.
+case " $BENCH_LOADS " in *" frame "*)
+  idle_rate=$("$HL/frame-task" calibrate)
+  hogs_start "$BENCH_FRAME_HOGS"
+  busy_rate=$("$HL/frame-task" calibrate 1000)
+  hogs_stop
+  FRAME_ITERS=$(( busy_rate * BENCH_FRAME_MS ))
+  say "frame task: $BENCH_FRAME_MS ms of work a frame beside $BENCH_FRAME_HOGS hogs ($FRAME_ITERS iterations; $busy_rate a ms there, $idle_rate on an idle CPU)"
+  ;;
+esac
 [ "$(state)" = disabled ] || say "VMBENCH: default error sched_ext state is $(state), not disabled"
 # The functions share the shell's globals (s, r, t0 ...): the loop's own names are not reused.
 bench_t0=$(date +%s)
