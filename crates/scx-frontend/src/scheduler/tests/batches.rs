@@ -71,6 +71,9 @@ fn a_task_in_the_shared_queue_that_may_run_here_makes_a_slice_end_yield() {
         } else {
             assert_eq!(hog.cpu, RL_CPU_ANY, "to the shared queue");
         }
+        // Counted as the stats line's `kept` or `yielded`.
+        let (k, y) = (s.counters.kept, s.counters.yielded);
+        assert_eq!((k, y), (u64::from(kept), u64::from(!kept)));
     }
 }
 
