@@ -20,21 +20,19 @@
 UPAT_RESULTS=/run/upat-results
 UPAT_FIRST=/run/upat-first
 : > "$UPAT_RESULTS"
+upat_side() { if [ "${1:--1}" -lt 0 ]; then echo "?"; elif is_p "$1"; then echo P; else echo E; fi; }
 upat_trials() {  # upat_trials LABEL: 8 trials, appended to $UPAT_RESULTS as LABEL|E->P|detail
   moved=0; trials=""; t=0
   while [ $t -lt 8 ]; do
     rm -f "$UPAT_FIRST"
     # shellcheck disable=SC2016 # the spinner's own shell expands these
-    taskset 0xff sh -c 'read -r l < /proc/self/stat; set -- $l; echo "${39}" > "$0"
-      while :; do :; done' "$UPAT_FIRST" &
+    taskset 0xff sh -c '. "$1/guest-lib.sh"; cpu_of $$ > "$0"; while :; do :; done' \
+      "$UPAT_FIRST" "$HL" &
     SPIN=$!
     w=0
     while [ ! -s "$UPAT_FIRST" ] && [ $w -lt 40 ]; do sleep 0.05; w=$((w + 1)); done
-    seen=""
-    for k in 0 1 2 3 4; do
-      if [ $k -eq 0 ]; then cpu=$(cat "$UPAT_FIRST" 2>/dev/null); else sleep 0.3; cpu=$(cpu_of "$SPIN"); fi
-      if [ "${cpu:--1}" -lt 0 ]; then seen="${seen}?"; elif is_p "$cpu"; then seen="${seen}P"; else seen="${seen}E"; fi
-    done
+    seen=$(upat_side "$(cat "$UPAT_FIRST" 2>/dev/null)")
+    for _ in 1 2 3 4; do sleep 0.3; seen="$seen$(upat_side "$(cpu_of "$SPIN")")"; done
     spin_stop
     trials="$trials $seen"
     if [ "$seen" = EPPPP ]; then moved=$((moved + 1)); fi
