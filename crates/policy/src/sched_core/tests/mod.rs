@@ -246,7 +246,15 @@ fn batches_fill_in_the_policy_order() {
                 let Target::Cpu(cpu) = d.target else { return Err(TestCaseError::fail("no cpu")) };
                 prop_assert!(seen.insert(cpu), "cpu {} twice", cpu);
             }
-            prop_assert_eq!(got[expected.len()].target, Target::Shared);
+            // Past the fill nothing is idle: the shared queue. On a machine of one CPU every
+            // task may use that CPU alone, and the pinned rule preempts it for a task of a
+            // later batch (an earlier task of the same batch took it).
+            let past = got[expected.len()].target;
+            if topo.cpus().count() == 1 && batch == 1 {
+                prop_assert_eq!(past, Target::Preempt(CpuId(0)));
+            } else {
+                prop_assert_eq!(past, Target::Shared);
+            }
         })
     });
 }
