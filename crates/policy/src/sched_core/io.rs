@@ -55,8 +55,7 @@ pub struct Waker {
 pub enum Waiting {
     /// Nobody: the task could go on where it is.
     Nobody,
-    /// Tasks wait in that CPU's own queue, or (live) the CPU took another task when the
-    /// slice ended and runs it now: kept there, the task would wait behind it.
+    /// Tasks wait in that CPU's own queue.
     OwnQueue,
     /// Tasks wait in the shared queue that may run on this CPU and on no idle one (the
     /// simulator's shared queue this CPU serves; live, the idle snapshot reads the allowed

@@ -11,10 +11,6 @@ impl<O: SchedOps> Scheduler<O> {
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
         let served_cpus = snap.as_ref().and_then(|s| s.served);
-        let caller_cpu = self.ops.current_cpu();
-        let running = snap
-            .as_ref()
-            .map(|s| taken_over(self.core.topology().cpus(), &s.idle, caller_cpu));
         let waiting = self.ops.nr_queued();
         let _ = self.feed(now, Input::Backlog { waiting });
         let batch = core::mem::take(&mut self.queued);
@@ -51,7 +47,6 @@ impl<O: SchedOps> Scheduler<O> {
                     Queues {
                         own: queued_cpus.as_ref(),
                         shared: served_cpus.as_ref(),
-                        running: running.as_ref(),
                     },
                     waker,
                 )
@@ -62,6 +57,7 @@ impl<O: SchedOps> Scheduler<O> {
         // Neither can these: the core reads idle snapshots.
         match &snap {
             Some(snap) => {
+                let caller_cpu = self.ops.current_cpu();
                 let _ = self.feed(
                     now,
                     Input::Snapshot(Snapshot {
@@ -168,31 +164,14 @@ struct Queues<'a> {
     own: Option<&'a CpuSet>,
     /// CPUs a task waiting in the shared queue may run on.
     shared: Option<&'a CpuSet>,
-    /// CPUs that run a task other than the loop ([`taken_over`]).
-    running: Option<&'a CpuSet>,
-}
-
-/// The CPUs busy in the idle snapshot other than the loop's own (`caller`). A slice end
-/// reaches the loop only when its CPU took other work (the framework refills the slice of a
-/// task nobody competes with); when that work is not the loop, the CPU has started it by the
-/// time of the snapshot, so its own queue reads empty. A task kept there would wait behind it
-/// while another CPU may idle, and two tasks kept that way trade one CPU for good.
-fn taken_over(all: &CpuSet, idle: &CpuSet, caller: Option<CpuId>) -> CpuSet {
-    let mut busy = all.and_not(idle);
-    if let Some(c) = caller {
-        busy.remove(c);
-    }
-    busy
 }
 
 /// A queued task in the core's terms (token 0: the caller sets its own). At a slice end, who
-/// waits is what the snapshot shows: tasks in the CPU's own queue, or a task the CPU took
-/// over when the slice ended and runs now ([`taken_over`]); else tasks in the shared queue
-/// that may run on the CPU and on no idle one (as the simulator's shared queue that CPU
-/// serves: there, an idle CPU has taken the others); else nobody. A task waiting in the
-/// shared queue thus goes ahead of one whose slice ends (in vtime order) instead of behind a
-/// task kept on its CPU, which its CPU's own queue would run first; a task pinned elsewhere
-/// is no reason to leave a CPU.
+/// waits is what the snapshot shows: tasks in the CPU's own queue, else tasks in the shared
+/// queue that may run on the CPU and on no idle one (as the simulator's shared queue that
+/// CPU serves: there, an idle CPU has taken the others), else nobody. A task waiting in the shared queue thus goes ahead of one whose slice ends (in
+/// vtime order) instead of behind a task kept on its CPU, which its CPU's own queue would
+/// run first; a task pinned elsewhere is no reason to leave a CPU.
 fn queued_input<'a>(
     task: &QueuedTask,
     allowed: Option<&'a CpuSet>,
@@ -206,7 +185,7 @@ fn queued_input<'a>(
     } else {
         let waits = |q: Option<&CpuSet>| cpu.is_some_and(|c| q.is_some_and(|q| q.contains(c)));
         Arrival::SliceEnd {
-            waiting: if waits(queues.own) || waits(queues.running) {
+            waiting: if waits(queues.own) {
                 Waiting::OwnQueue
             } else if waits(queues.shared) {
                 Waiting::SharedQueue
