@@ -24,6 +24,8 @@ pub(crate) struct IdleCpus {
     /// CPUs a task waiting in the shared queue may run on, of the tasks no idle CPU can take
     /// (every CPU when many wait), with `queued`.
     pub(crate) served: Option<CpuSet>,
+    /// The framework's clock at the snapshot (see [`crate::clock`]).
+    pub(crate) clock_ns: u64,
 }
 
 /// The loaded idle-snapshot program.
@@ -69,6 +71,26 @@ impl<'obj> IdleSnapshot<'obj> {
         })
     }
 
+    /// The framework's clock now (the `clock_now` program: one `bpf()` call).
+    pub(crate) fn clock(&mut self) -> Result<u64> {
+        let out = self
+            .skel
+            .progs
+            .clock_now
+            .test_run(ProgramInput::default())
+            .context("running the clock program")?;
+        if out.return_value != 0 {
+            bail!("clock program returned {}", out.return_value);
+        }
+        let bss = self
+            .skel
+            .maps
+            .bss_data
+            .as_deref()
+            .context("idle-snapshot .bss is not mapped")?;
+        Ok(bss.clock_ns)
+    }
+
     /// Runs the program and returns the masks it copied.
     pub(crate) fn take(&mut self) -> Result<IdleCpus> {
         let prog = if self.full {
@@ -107,6 +129,7 @@ impl<'obj> IdleSnapshot<'obj> {
             idle: CpuSet::from_words(idle),
             queued: self.full.then(|| CpuSet::from_words(queued)),
             served: self.full.then(|| CpuSet::from_words(served)),
+            clock_ns: bss.clock_ns,
         })
     }
 }

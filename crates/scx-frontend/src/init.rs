@@ -361,8 +361,10 @@ fn with_recording<'a, 'b>(
     );
     // Every thread of ours exists by now: the framework forbids starting more.
     let own = record::own_threads();
+    let mut sched = sched;
+    let start = sched.now();
     let sched = sched.with_recorder(
-        record::Recorder::new(cfg, sys::now_ns(), stats::Counters::default(), own),
+        record::Recorder::new(cfg, start, stats::Counters::default(), own),
         tail_reader,
     );
     if opts.fifo {

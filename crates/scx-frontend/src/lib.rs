@@ -23,6 +23,7 @@
 // `forbid` could not be lifted for `bindings`).
 #![deny(unsafe_code)]
 
+mod clock;
 mod control_file;
 mod dry_run;
 mod emit_topology;

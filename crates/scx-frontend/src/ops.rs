@@ -28,6 +28,10 @@ pub(crate) trait SchedOps {
     fn notify_complete(&mut self, nr_pending: u64);
     /// The kernel's idle CPUs now.
     fn snapshot(&mut self) -> Result<IdleCpus>;
+    /// The framework's clock now (`crate::clock`), `None` when it cannot be read.
+    fn kernel_clock(&mut self) -> Option<u64> {
+        None
+    }
     /// `--fifo`: an idle CPU task `pid` may run on, claimed for it by the framework's built-in
     /// idle selection (its `rs_select_cpu` program, one `bpf()` call), starting from `prev`;
     /// `None` when none is idle or the call failed.
@@ -119,6 +123,13 @@ impl SchedOps for Live<'_, '_> {
 
     fn snapshot(&mut self) -> Result<IdleCpus> {
         self.idle.take()
+    }
+
+    fn kernel_clock(&mut self) -> Option<u64> {
+        self.idle
+            .clock()
+            .inspect_err(|e| tracing::warn!("{e:#}: the loop keeps CLOCK_MONOTONIC"))
+            .ok()
     }
 
     fn pick_idle(&mut self, pid: i32, prev: i32) -> Option<i32> {

@@ -44,6 +44,7 @@ pub(crate) use limits::LogLimit;
 pub(crate) use nudger::Nudger;
 
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::clock::KernelClock;
 use crate::control_file::{KnobChange, Watcher};
 use crate::fast_wake::FastWakeTable;
 use crate::fifo::Fifo;
@@ -139,6 +140,8 @@ pub(crate) struct Scheduler<O: SchedOps> {
     fast_table: Option<FastWakeTable>,
     /// `--test-own-lock`: taken at the start of each round.
     own_lock: Option<OwnLock>,
+    /// The framework's clock, which every time handed to the core is on.
+    clock: KernelClock,
 }
 
 impl<O: SchedOps> Scheduler<O> {
@@ -181,9 +184,39 @@ impl<O: SchedOps> Scheduler<O> {
             tails_pending: false,
             fast_table: None,
             own_lock: None,
+            clock: KernelClock::new(),
         };
+        let before = now_ns();
+        if let Some(kernel_ns) = sched.ops.kernel_clock() {
+            sched.clock_reading(before, now_ns(), kernel_ns);
+        }
         sched.install_fast_wake(true);
         Ok(sched)
+    }
+
+    /// The framework's clock now (see [`crate::clock`]).
+    pub(crate) fn now(&mut self) -> u64 {
+        self.clock.at(now_ns())
+    }
+
+    /// Takes a reading of the framework's clock between `CLOCK_MONOTONIC` reads `before` and
+    /// `after`, logging the offset the first time and when it moves by a millisecond or more.
+    fn clock_reading(&mut self, before: u64, after: u64, kernel_ns: u64) {
+        let old = self.clock.offset_ns();
+        let Some(new) = self.clock.reading(before, after, kernel_ns) else {
+            return;
+        };
+        match old {
+            None => info!(
+                "clock: the framework's task timestamps run {:.3} ms {} CLOCK_MONOTONIC; the loop uses theirs",
+                new.unsigned_abs() as f64 / 1e6,
+                if new >= 0 { "ahead of" } else { "behind" }
+            ),
+            Some(old) if old.abs_diff(new) >= 1_000_000 => {
+                debug!(from_ns = old, to_ns = new, "clock offset moved");
+            }
+            Some(_) => {}
+        }
     }
 
     /// Hands `input` to the core at `now`, logging it first when a decision log is kept.
@@ -216,7 +249,7 @@ impl<O: SchedOps> Scheduler<O> {
             // The clock only when a timer is set: under `--fifo` and before the first
             // placement none is, and a round then reads no clock at all.
             if let Some(at) = self.core.poll_timeout() {
-                let now = now_ns();
+                let now = self.now();
                 if now >= at.ns() {
                     self.tick(now)?;
                 }
@@ -314,7 +347,10 @@ impl<O: SchedOps> Scheduler<O> {
                     );
                 }
                 // The clock after the dequeue, and only for a batch the core decides.
-                None => self.decide_batch(now_ns())?,
+                None => {
+                    let now = self.now();
+                    self.decide_batch(now)?;
+                }
             }
             self.send_outgoing();
         }

@@ -8,8 +8,8 @@ use hybridland_policy::{CpuId, CpuSet, Topology, parse_cpu_list};
 use rustix::thread::Pid;
 use rustix::time::{ClockId, clock_gettime};
 
-/// `CLOCK_MONOTONIC` in nanoseconds: the clock of the kernel's task timestamps
-/// (`bpf_ktime_get_ns`).
+/// `CLOCK_MONOTONIC` in nanoseconds (a vDSO call). Not the clock of the framework's task
+/// timestamps: the loop hands the core [`crate::clock::KernelClock`]'s translation of it.
 pub(crate) fn now_ns() -> u64 {
     let ts = clock_gettime(ClockId::Monotonic);
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)

@@ -37,6 +37,13 @@ s32 shared_queued;
  * wait (or one of them may run anywhere and nothing is idle).
  */
 u64 served_words[SNAP_WORDS];
+/*
+ * The framework's clock when the snapshot was taken: scx_bpf_now(), the clock of the task
+ * timestamps scx_rustland_core reports (the runqueue clock, sched_clock on most machines; on
+ * kernels without the kfunc, bpf_ktime_get_ns() for both). It is not CLOCK_MONOTONIC, which
+ * NTP slews and which starts elsewhere: user space reads its offset from here.
+ */
+u64 clock_ns;
 /* Number of possible CPU ids the kernel reported on the last run. */
 u32 nr_cpu_ids_seen;
 /* Runs so far; user space checks it moves, so a silently failing program is noticed. */
@@ -152,6 +159,7 @@ static __always_inline int snapshot(bool queues)
 		}
 	}
 	nr_cpu_ids_seen = nr;
+	clock_ns = scx_bpf_now();
 	__sync_fetch_and_add(&nr_snapshots, 1);
 	return 0;
 }
@@ -161,6 +169,14 @@ SEC("syscall")
 int snapshot_full(void *ctx)
 {
 	return snapshot(true);
+}
+
+/* The framework's clock alone, for the loop's first reading before any snapshot. */
+SEC("syscall")
+int clock_now(void *ctx)
+{
+	clock_ns = scx_bpf_now();
+	return 0;
 }
 
 /* The idle mask only: the fallback if the kernel refuses snapshot_full. */

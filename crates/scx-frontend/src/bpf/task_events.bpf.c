@@ -36,7 +36,7 @@ char _license[] SEC("license") = "GPL";
 
 /* One event: 24 bytes, the layout of the Rust side's `RawEvent`. */
 struct task_event {
-	u64 at_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, the loop's clock */
+	u64 at_ns;	/* scx_bpf_now(): the framework's clock, which the loop uses */
 	s32 pid;	/* the task (thread id) */
 	s32 other;	/* exit: its tgid; waking: the waker's pid or -1; refill: the slice in us */
 	s32 cpu;	/* exit, refill: this CPU; waking: the waker's CPU, or -1 */
@@ -100,7 +100,7 @@ static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
 		__sync_fetch_and_add(&nr_dropped[kind], 1);
 		return;
 	}
-	e->at_ns = bpf_ktime_get_ns();
+	e->at_ns = scx_bpf_now();
 	e->pid = pid;
 	e->other = other;
 	e->cpu = cpu;

@@ -7,6 +7,7 @@ impl<O: SchedOps> Scheduler<O> {
     /// Hands the batch and an idle snapshot to the core and turns what it polls out into
     /// dispatches, in `self.outgoing`.
     pub(super) fn decide_batch(&mut self, now: u64) -> Result<()> {
+        let t0 = now_ns();
         let snapshot_ns = self.counters.rounds.snapshot_ns;
         let snap = self.snapshot(now)?;
         let queued_cpus = snap.as_ref().and_then(|s| s.queued);
@@ -129,7 +130,7 @@ impl<O: SchedOps> Scheduler<O> {
         }
         let rounds = &mut self.counters.rounds;
         let in_snapshots = rounds.snapshot_ns - snapshot_ns;
-        rounds.decide_ns += now_ns().saturating_sub(now).saturating_sub(in_snapshots);
+        rounds.decide_ns += now_ns().saturating_sub(t0).saturating_sub(in_snapshots);
         Ok(())
     }
 

@@ -62,7 +62,8 @@ impl<O: SchedOps> Scheduler<O> {
                 let spec = self.core.policy().knobs().get(usize::from(index));
                 let name = spec.map_or("?", |s| s.name);
                 info!("{name}: {value} (from the control file)");
-                let _ = self.feed(now_ns(), Input::Knob { index, value });
+                let now = self.now();
+                let _ = self.feed(now, Input::Knob { index, value });
                 return;
             }
             Some(KnobChange::OwnRejected { index }) => {
@@ -88,7 +89,8 @@ impl<O: SchedOps> Scheduler<O> {
                     control.path().display()
                 );
                 // Only hybridland has the knob, and only then is there a current mode.
-                let _ = self.feed(now_ns(), Input::ClusterBalance { mode });
+                let now = self.now();
+                let _ = self.feed(now, Input::ClusterBalance { mode });
                 self.install_fast_wake(false);
             }
             Some(KnobChange::Own { .. } | KnobChange::OwnRejected { .. }) => {}

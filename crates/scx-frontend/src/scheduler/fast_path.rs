@@ -46,13 +46,13 @@ impl<O: SchedOps> Scheduler<O> {
         if self.fast_table.is_none() {
             return;
         }
+        let at_ns = self.now();
         let (core, decisions, counters, recorder) = (
             &mut self.core,
             &mut self.decisions,
             &mut self.counters,
             &mut self.recorder,
         );
-        let at_ns = now_ns();
         let mut full = false;
         let lost = self.ops.drain_fast_runs(&mut |r| {
             counters.fast_path.runs += 1;

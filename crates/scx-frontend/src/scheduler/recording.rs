@@ -58,10 +58,11 @@ impl<O: SchedOps> Scheduler<O> {
         }
         self.counters.fast = self.ops.counters().fast;
         let counters = self.counters();
+        let now = self.now();
         let Some(r) = self.recorder.as_mut() else {
             return;
         };
-        let candidates = r.stop(now_ns(), &counters);
+        let candidates = r.stop(now, &counters);
         match &self.tail_reader {
             Some(reader) => {
                 self.tails_pending = reader.request(candidates);
@@ -118,13 +119,13 @@ impl<O: SchedOps> Scheduler<O> {
     /// Copies the batch into the recording, if any (with the clock read after the dequeue, so
     /// no run the batch reports ends after it).
     pub(super) fn record_batch(&mut self) {
-        let Some(r) = self.recorder.as_mut().filter(|r| r.recording()) else {
-            return;
-        };
-        if self.queued.is_empty() {
+        if self.queued.is_empty() || !self.recorder.as_ref().is_some_and(Recorder::recording) {
             return;
         }
-        let at_ns = now_ns();
+        let at_ns = self.now();
+        let Some(r) = self.recorder.as_mut() else {
+            return;
+        };
         let mut full = false;
         for t in &self.queued {
             let ev = Event {

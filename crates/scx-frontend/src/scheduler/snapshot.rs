@@ -22,11 +22,13 @@ impl<O: SchedOps> Scheduler<O> {
     pub(super) fn snapshot(&mut self, now: u64) -> Result<Option<IdleCpus>> {
         let t0 = now_ns();
         let taken = self.ops.snapshot();
+        let t1 = now_ns();
         let rounds = &mut self.counters.rounds;
         rounds.snapshots += 1;
-        rounds.snapshot_ns += now_ns().saturating_sub(t0);
+        rounds.snapshot_ns += t1.saturating_sub(t0);
         match taken {
             Ok(s) => {
+                self.clock_reading(t0, t1, s.clock_ns);
                 self.snapshot_failures = FailureRun::default();
                 Ok(Some(s))
             }

@@ -38,6 +38,8 @@ struct FakeOps {
     /// Every class written, and the homes last mirrored.
     classes: Vec<(i32, u8)>,
     homes: Option<CpuSet>,
+    /// How far the framework's clock runs ahead of `CLOCK_MONOTONIC` (`None`: unreadable).
+    clock_ahead_ns: Option<i64>,
 }
 
 impl FakeOps {
@@ -61,6 +63,7 @@ impl FakeOps {
             runs_during_events: Vec::new(),
             classes: Vec::new(),
             homes: None,
+            clock_ahead_ns: None,
         }
     }
 
@@ -91,9 +94,14 @@ impl SchedOps for FakeOps {
                 idle,
                 queued: Some(self.queued_cpus),
                 served: Some(self.served_cpus),
+                clock_ns: self.kernel_clock().unwrap_or(0),
             }),
             Err(()) => bail!("snapshot failed"),
         }
+    }
+    fn kernel_clock(&mut self) -> Option<u64> {
+        self.clock_ahead_ns
+            .map(|a| now_ns().saturating_add_signed(a))
     }
     fn pick_idle(&mut self, _pid: i32, _prev: i32) -> Option<i32> {
         self.picks.pop_front().flatten()
@@ -202,6 +210,7 @@ fn pids(tasks: &[DispatchedTask]) -> Vec<i32> {
 }
 
 mod batches;
+mod clock;
 mod fast_path;
 mod invariants;
 mod knobs;
