@@ -71,53 +71,38 @@ impl<'obj> IdleSnapshot<'obj> {
         })
     }
 
-    /// The framework's clock now (the `clock_now` program: one `bpf()` call).
-    pub(crate) fn clock(&mut self) -> Result<u64> {
-        let out = self
-            .skel
-            .progs
-            .clock_now
-            .test_run(ProgramInput::default())
-            .context("running the clock program")?;
-        if out.return_value != 0 {
-            bail!("clock program returned {}", out.return_value);
-        }
-        let bss = self
-            .skel
-            .maps
-            .bss_data
-            .as_deref()
-            .context("idle-snapshot .bss is not mapped")?;
-        Ok(bss.clock_ns)
-    }
-
-    /// Runs the program and returns the masks it copied.
-    pub(crate) fn take(&mut self) -> Result<IdleCpus> {
-        let prog = if self.full {
-            &self.skel.progs.snapshot_full
-        } else {
-            &self.skel.progs.snapshot_idle
+    /// Runs the `clock_now` program, or with `snapshot` this object's snapshot program (one
+    /// `bpf()` call), and returns the globals it wrote.
+    fn run(&self, snapshot: bool) -> Result<&crate::idle_skel::types::bss> {
+        let progs = &self.skel.progs;
+        let (prog, what) = match (snapshot, self.full) {
+            (false, _) => (&progs.clock_now, "clock"),
+            (true, true) => (&progs.snapshot_full, "idle-snapshot"),
+            (true, false) => (&progs.snapshot_idle, "idle-snapshot"),
         };
         let out = prog
             .test_run(ProgramInput::default())
-            .context("running the idle-snapshot program")?;
+            .with_context(|| format!("running the {what} program"))?;
         if out.return_value != 0 {
-            bail!("idle-snapshot program returned {}", out.return_value);
+            bail!("{what} program returned {}", out.return_value);
         }
-        let bss = self
-            .skel
+        self.skel
             .maps
             .bss_data
             .as_deref()
-            .context("idle-snapshot .bss is not mapped")?;
-        self.runs += 1;
-        if bss.nr_snapshots < self.runs {
-            bail!(
-                "idle-snapshot program did not run ({} runs recorded, {} asked)",
-                bss.nr_snapshots,
-                self.runs
-            );
-        }
+            .context("idle-snapshot .bss is not mapped")
+    }
+
+    /// The framework's clock now (the `clock_now` program).
+    pub(crate) fn clock(&mut self) -> Result<u64> {
+        Ok(self.run(false)?.clock_ns)
+    }
+
+    /// Runs the snapshot program and returns the masks it copied.
+    pub(crate) fn take(&mut self) -> Result<IdleCpus> {
+        let runs = self.runs + 1;
+        let bss = self.run(true)?;
+        let recorded = bss.nr_snapshots;
         let mut idle = [0u64; CpuSet::WORDS];
         let mut queued = [0u64; CpuSet::WORDS];
         let mut served = [0u64; CpuSet::WORDS];
@@ -125,11 +110,16 @@ impl<'obj> IdleSnapshot<'obj> {
         idle[..n].copy_from_slice(&bss.idle_words[..n]);
         queued[..n].copy_from_slice(&bss.queued_words[..n]);
         served[..n].copy_from_slice(&bss.served_words[..n]);
+        let clock_ns = bss.clock_ns;
+        self.runs = runs;
+        if recorded < runs {
+            bail!("idle-snapshot program did not run ({recorded} runs recorded, {runs} asked)");
+        }
         Ok(IdleCpus {
             idle: CpuSet::from_words(idle),
             queued: self.full.then(|| CpuSet::from_words(queued)),
             served: self.full.then(|| CpuSet::from_words(served)),
-            clock_ns: bss.clock_ns,
+            clock_ns,
         })
     }
 }
