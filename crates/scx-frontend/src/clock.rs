@@ -79,6 +79,16 @@ impl KernelClock {
         Some(best)
     }
 
+    /// The `CLOCK_MONOTONIC` time at which the framework's clock reads `kernel_ns`, by the
+    /// current offset: for timers on `CLOCK_MONOTONIC` (the helper's timerfd).
+    pub(crate) fn to_mono(&self, kernel_ns: u64) -> u64 {
+        match self.offset_ns {
+            Some(o) if o >= 0 => kernel_ns.saturating_sub(o.unsigned_abs()),
+            Some(o) => kernel_ns.saturating_add(o.unsigned_abs()),
+            None => kernel_ns,
+        }
+    }
+
     /// The framework's clock minus `CLOCK_MONOTONIC`, once read.
     pub(crate) fn offset_ns(&self) -> Option<i64> {
         self.offset_ns
@@ -93,13 +103,16 @@ mod tests {
     fn translates_by_the_first_reading_at_once() {
         let mut c = KernelClock::new();
         assert_eq!(c.at(1_000), 1_000, "no reading: monotonic as it is");
+        assert_eq!(c.to_mono(1_000), 1_000);
         // The kernel's clock 5 ms ahead, read in a 2 us round trip.
         assert_eq!(c.reading(10_000, 12_000, 5_011_000), Some(5_000_000));
         assert_eq!(c.at(20_000), 5_020_000);
+        assert_eq!(c.to_mono(5_020_000), 20_000);
         // Behind: negative offsets work too.
         let mut c = KernelClock::new();
         assert_eq!(c.reading(9_000_000, 9_000_000, 2_000_000), Some(-7_000_000));
         assert_eq!(c.at(10_000_000), 3_000_000);
+        assert_eq!(c.to_mono(3_000_000), 10_000_000);
     }
 
     #[test]

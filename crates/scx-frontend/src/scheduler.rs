@@ -290,7 +290,11 @@ impl<O: SchedOps> Scheduler<O> {
     /// sleeps). A timer that cannot be set is reported once; the loop
     /// then ticks when the framework wakes it.
     fn arm_timer(&mut self) {
-        let at = self.core.poll_timeout().map(TimeNs::ns);
+        // The core's time is the framework's clock; the timer runs on `CLOCK_MONOTONIC`.
+        let at = self
+            .core
+            .poll_timeout()
+            .map(|at| self.clock.to_mono(at.ns()));
         if let Some(n) = self.nudger.as_mut()
             && let Err(e) = n.arm(at)
         {

@@ -44,3 +44,39 @@ fn the_core_sees_the_frameworks_clock() {
         );
     }
 }
+
+/// The helper's timer runs on `CLOCK_MONOTONIC`: the loop arms it at the core's next time
+/// translated back, so with the framework's clock a second ahead it fires then, not a second
+/// late.
+#[test]
+fn the_timer_is_armed_on_the_monotonic_clock() {
+    let topo = machine();
+    let mut ops = FakeOps::new(&topo, 64);
+    ops.clock_ahead_ns = Some(1_000_000_000);
+    let helper = Nudger::spawn().unwrap();
+    let cfg = config(Mode::Policy, SliceMode::Scaled);
+    let mut s = Scheduler::new(
+        ops,
+        topo.clone(),
+        hybridland(&topo),
+        cfg,
+        None,
+        Some(helper),
+    )
+    .unwrap();
+    s.ops.incoming.push_back(Ok(wakeup(1)));
+    s.schedule_batch().unwrap();
+    // The first scan is due at once; its tick sets the next time, which the next round arms.
+    let now = s.now();
+    s.tick(now).unwrap();
+    s.schedule_batch().unwrap();
+    let at = s.core.poll_timeout().map(TimeNs::ns).unwrap();
+    assert!(at > now, "the next scan {at} after {now}");
+    let armed = s.nudger.as_ref().unwrap().armed().unwrap();
+    let off = at.abs_diff(armed);
+    assert!(
+        off.abs_diff(1_000_000_000) < 1_000_000,
+        "{at} armed at {armed}"
+    );
+    s.nudger.take().unwrap().close_and_join();
+}
