@@ -22,7 +22,7 @@
 pub(crate) const WINDOW_NS: u64 = 1_000_000_000;
 
 /// `CLOCK_MONOTONIC` translated to the framework's clock.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct KernelClock {
     /// The framework's clock minus `CLOCK_MONOTONIC`; `None` before the first reading.
     offset_ns: Option<i64>,

@@ -3,10 +3,10 @@
 
 use super::*;
 
-/// The core's estimate of a task woken right after a 10 ms run on P-CPU 4, stamped by the
-/// framework's clock, which runs `ahead_ns` ahead of `CLOCK_MONOTONIC` (`None`: unreadable,
-/// so the loop keeps `CLOCK_MONOTONIC`, and the fake's timestamps are on it).
-fn util_after_wakeup(ahead_ns: Option<i64>) -> u16 {
+/// A scheduler (room for 256 tasks) whose framework's clock runs `ahead_ns` ahead of
+/// `CLOCK_MONOTONIC` (`None`: unreadable, so the loop keeps `CLOCK_MONOTONIC`), read when the
+/// scheduler starts.
+fn on_clock(ahead_ns: Option<i64>, helper: Option<Nudger>) -> Scheduler<FakeOps> {
     let topo = machine();
     let mut ops = FakeOps::new(&topo, 64);
     ops.clock_ahead_ns = ahead_ns;
@@ -14,7 +14,14 @@ fn util_after_wakeup(ahead_ns: Option<i64>) -> u16 {
         max_tasks: 256,
         ..config(Mode::Policy, SliceMode::Scaled)
     };
-    let mut s = Scheduler::new(ops, topo.clone(), hybridland(&topo), cfg, None, None).unwrap();
+    Scheduler::new(ops, topo.clone(), hybridland(&topo), cfg, None, helper).unwrap()
+}
+
+/// The core's estimate of a task woken right after a 10 ms run on P-CPU 4, stamped by the
+/// framework's clock, which runs `ahead_ns` ahead of `CLOCK_MONOTONIC` (`None`: the fake's
+/// timestamps are on `CLOCK_MONOTONIC`).
+fn util_after_wakeup(ahead_ns: Option<i64>) -> u16 {
+    let mut s = on_clock(ahead_ns, None);
     let kernel_now = s
         .ops
         .kernel_clock()
@@ -50,20 +57,7 @@ fn the_core_sees_the_frameworks_clock() {
 /// late.
 #[test]
 fn the_timer_is_armed_on_the_monotonic_clock() {
-    let topo = machine();
-    let mut ops = FakeOps::new(&topo, 64);
-    ops.clock_ahead_ns = Some(1_000_000_000);
-    let helper = Nudger::spawn().unwrap();
-    let cfg = config(Mode::Policy, SliceMode::Scaled);
-    let mut s = Scheduler::new(
-        ops,
-        topo.clone(),
-        hybridland(&topo),
-        cfg,
-        None,
-        Some(helper),
-    )
-    .unwrap();
+    let mut s = on_clock(Some(1_000_000_000), Some(Nudger::spawn().unwrap()));
     s.ops.incoming.push_back(Ok(wakeup(1)));
     s.schedule_batch().unwrap();
     // The first scan is due at once; its tick sets the next time, which the next round arms.
