@@ -3,10 +3,12 @@
 //! At start the scheduler creates `<control-dir>/cluster_balance` (default
 //! `/run/scx_hybridland/cluster_balance`) holding the mode in force. Writing `off`, `on` or
 //! `auto` to it changes cluster balance without a restart. A thread of ours ([`Watcher`],
-//! started before the scheduler loads) looks at the file's modification time every
-//! [`POLL_NS`] and hands a change to the loop over a channel, so the loop does no file I/O. A
-//! bad value is logged and ignored, and the file is rewritten with the mode still in force.
-//! The directory is removed on exit.
+//! started before the scheduler loads) sleeps on the directory's inotify events, looks at the
+//! file's modification time when one comes, and hands a change to the loop over a channel, so
+//! the loop does no file I/O and an unchanged file wakes nothing (where inotify cannot be had,
+//! its limits reached, the thread looks every [`POLL_NS`] instead). A bad value is logged and
+//! ignored, and the file is rewritten with the mode still in force. The directory is removed on
+//! exit.
 //!
 //! A policy's own knobs (`CustomPolicy::knobs`) get a file each beside it,
 //! `<control-dir>/<knob name>`, holding the value in force as `--set` takes it; the same
@@ -27,7 +29,7 @@ const DIR_MODE: u32 = 0o755;
 /// The most of the file read back: `auto\n` and some room for spaces.
 const READ_LIMIT: usize = 64;
 
-/// How often the watcher looks at the file.
+/// How often the watcher looks at the files when it has no inotify watch.
 pub(crate) const POLL_NS: u64 = 100_000_000;
 
 /// A small text file someone may rewrite: its path, and when the loop last wrote it or saw
@@ -240,7 +242,14 @@ pub(crate) struct Watcher {
     /// The policy's own knobs' values in force, by index.
     own: std::sync::Arc<Vec<core::sync::atomic::AtomicI64>>,
     changes: std::sync::mpsc::Receiver<KnobChange>,
-    stop: std::sync::Arc<core::sync::atomic::AtomicBool>,
+    /// The pipe the watcher sleeps on besides the directory's events: dropped, it ends it.
+    stop: Option<std::io::PipeWriter>,
+    /// Times the watcher looked at the files (written by it, read by tests).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read only by tests"))]
+    looks: std::sync::Arc<core::sync::atomic::AtomicU64>,
+    /// Whether it sleeps on inotify events (false: it looks every [`POLL_NS`]).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read only by tests"))]
+    event_driven: bool,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -271,24 +280,28 @@ impl Watcher {
         values: &[i64],
         created_dir: Option<PathBuf>,
     ) -> std::io::Result<Self> {
-        use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+        use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering};
         let path = cluster
             .as_ref()
             .map(|(f, _)| f.path().to_path_buf())
             .or_else(|| own.first().map(|f| f.path().to_path_buf()))
             .unwrap_or_default();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let (mut wake, stop) = wake::Wake::new(&dir)?;
+        let event_driven = wake.has_inotify();
         let start = cluster.as_ref().map_or(ClusterBalance::Auto, |(_, m)| *m);
         let current = std::sync::Arc::new(AtomicU8::new(mode_index(start)));
         let own_now: std::sync::Arc<Vec<AtomicI64>> =
             std::sync::Arc::new(values.iter().map(|v| AtomicI64::new(*v)).collect());
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let looks = std::sync::Arc::new(AtomicU64::new(0));
         let (tx, changes) = std::sync::mpsc::channel();
-        let (mode, quit, own_values) = (current.clone(), stop.clone(), own_now.clone());
+        let (mode, own_values, looked) = (current.clone(), own_now.clone(), looks.clone());
         let thread = std::thread::Builder::new()
             .name("hl-knob".into())
             .stack_size(64 * 1024)
             .spawn(move || {
-                'watch: while !quit.load(Ordering::Relaxed) {
+                'watch: loop {
+                    looked.fetch_add(1, Ordering::Relaxed);
                     let now = MODES[usize::from(mode.load(Ordering::Relaxed)).min(2)];
                     let cluster_change = cluster.as_mut().map(|(f, _)| f.poll(now));
                     let own_changes = own.iter_mut().map(|f| {
@@ -302,7 +315,9 @@ impl Watcher {
                             break 'watch;
                         }
                     }
-                    std::thread::sleep(core::time::Duration::from_nanos(POLL_NS));
+                    if wake.wait() == wake::Woke::Stop {
+                        break;
+                    }
                 }
                 // The files go, then the directory (the cluster file's own drop removes it
                 // when it made it).
@@ -317,7 +332,9 @@ impl Watcher {
             current,
             own: own_now,
             changes,
-            stop,
+            stop: Some(stop),
+            looks,
+            event_driven,
             thread: Some(thread),
         })
     }
@@ -347,10 +364,10 @@ impl Watcher {
 }
 
 impl Drop for Watcher {
-    /// Stops the watcher and waits for it (at most one poll interval), so the file and its
+    /// Stops the watcher (closing its pipe wakes it) and waits for it, so the file and its
     /// directory are gone when this returns.
     fn drop(&mut self) {
-        self.stop.store(true, core::sync::atomic::Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -369,3 +386,4 @@ impl Drop for ControlFile {
 
 #[cfg(test)]
 mod tests;
+mod wake;

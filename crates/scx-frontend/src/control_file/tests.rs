@@ -54,6 +54,43 @@ fn the_watcher_hands_changes_over_and_cleans_up() {
     assert!(!dir.exists());
 }
 
+/// The watcher sleeps on the directory's inotify events: while the file is unchanged it
+/// looks no more (at the interval it falls back to, it would have looked about five times in
+/// the pause), and a write still reaches the loop.
+#[test]
+fn an_unchanged_file_wakes_the_watcher_no_more() {
+    use core::sync::atomic::Ordering;
+    let dir = std::env::temp_dir().join(format!("hl-knob-quiet-{}", std::process::id()));
+    let f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
+    let w = Watcher::spawn(f, ClusterBalance::Auto).unwrap();
+    assert!(w.event_driven, "no inotify watch on {}", dir.display());
+    // Liveness only: the first look, at start.
+    for _ in 0..1000 {
+        if w.looks.load(Ordering::Relaxed) > 0 {
+            break;
+        }
+        std::thread::sleep(core::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(core::time::Duration::from_nanos(5 * POLL_NS));
+    assert_eq!(
+        w.looks.load(Ordering::Relaxed),
+        1,
+        "looked with nothing changed"
+    );
+    std::fs::write(w.path(), "on\n").unwrap();
+    let mut seen = None;
+    for _ in 0..1000 {
+        seen = w.try_change();
+        if seen.is_some() {
+            break;
+        }
+        std::thread::sleep(core::time::Duration::from_millis(10));
+    }
+    assert_eq!(seen, Some(KnobChange::Set(ClusterBalance::On)));
+    drop(w);
+    assert!(!dir.exists());
+}
+
 /// A link or FIFO planted where the file goes is refused and left as it is, and so is a
 /// link planted as the directory; a FIFO swapped in while running is never read.
 #[test]

@@ -23,8 +23,8 @@ pub(super) fn control_watcher(
     if opts.fifo {
         return None;
     }
-    // The knob is hybridland's: no file (and no watcher thread waking ten times a second)
-    // to change what another policy does not have.
+    // The knob is hybridland's: no file (and no watcher thread) to change what another
+    // policy does not have.
     let cluster = match control_file::ControlFile::create(&opts.control_dir, config.cluster_balance)
     {
         _ if !hybridland => None,
