@@ -303,13 +303,15 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// The core's timer: a fresh snapshot for its up-migration scan, the tick, and a nudge
-    /// it gives carried out by waking the helper.
+    /// it gives carried out by waking the helper. The snapshot names the loop's own CPU, as a
+    /// batch's does: it shows busy, but only the loop runs there, so a task placed there has
+    /// left it.
     fn tick(&mut self, now: u64) -> Result<()> {
         if let Some(snap) = self.snapshot(now)? {
             let snap = Snapshot {
                 idle: &snap.idle,
                 queued: snap.queued.as_ref(),
-                caller_cpu: None,
+                caller_cpu: self.ops.current_cpu(),
             };
             // A batch was polled empty before: nothing pending, nothing refused.
             let _ = self.feed(now, Input::Snapshot(snap));

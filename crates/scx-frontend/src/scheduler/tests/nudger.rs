@@ -115,3 +115,33 @@ fn each_round_arms_the_timer_at_the_cores_next_time() {
     assert_eq!(s.nudger.as_ref().unwrap().armed(), next);
     s.nudger.take().unwrap().close_and_join();
 }
+
+/// A task placed on the loop's own CPU that has gone to sleep by the tick leaves no scan
+/// behind: at the tick the loop runs there, so that CPU shows busy in the snapshot, but only
+/// the loop runs on it. Read as the task still running, the scan stayed due every 20 ms and
+/// the timer woke the loop 50 times a second on an idle machine (the helper woke on that CPU,
+/// the loop ran there and placed the helper there again).
+#[test]
+fn a_task_gone_from_the_loops_cpu_leaves_no_scan_behind() {
+    let mut s = with_helper(64, Mode::Policy, Nudger::spawn().unwrap());
+    let own = CpuId(5);
+    s.ops.own = Some(own);
+    // Nothing else is free: the task takes the loop's CPU, which the loop yields after.
+    s.ops.snapshots.push_back(Ok(CpuSet::EMPTY));
+    s.ops.incoming.push_back(Ok(wakeup(1)));
+    s.schedule_batch().unwrap();
+    assert_eq!(s.ops.ring[0].cpu, i32::from(own.0));
+    let scan = s.core.poll_timeout().map(TimeNs::ns).unwrap();
+    // By the tick the task sleeps; the machine idles but for the loop, on its CPU.
+    let mut idle = s.ops.all;
+    idle.remove(own);
+    s.ops.snapshots.push_back(Ok(idle));
+    s.tick(scan).unwrap();
+    let next = s.core.poll_timeout().map(TimeNs::ns).unwrap();
+    assert!(
+        next >= scan + 1_000_000_000,
+        "the scan is due again {} ms after the tick",
+        (next - scan) / 1_000_000
+    );
+    s.nudger.take().unwrap().close_and_join();
+}
