@@ -13,6 +13,7 @@ pub(crate) fn log_decision(r: &DecisionRecord<'_>) {
         Reason::Wakeup => "wake-up",
         Reason::SliceEnd => "slice end",
         Reason::Preempted => "preempted",
+        Reason::Displaced => "displaced",
     };
     let target = match r.decision.target {
         Destination::Run(cpu) => format!("run on cpu {}", cpu.0),

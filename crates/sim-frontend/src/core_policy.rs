@@ -191,6 +191,13 @@ impl CoreDriven {
             Reason::Preempted => Arrival::SliceEnd {
                 waiting: Waiting::SharedQueue,
             },
+            // The task that stopped it (a pinned wake-up, a wake-up preemption, the nudge
+            // helper) is first in the CPU's own queue and runs before it whatever the core
+            // says; live, the snapshot does not show it (it is in the kernel's local queue,
+            // not the framework's queue for the CPU), so the core hears that nobody waits.
+            Reason::Displaced => Arrival::SliceEnd {
+                waiting: Waiting::Nobody,
+            },
             Reason::SliceEnd => Arrival::SliceEnd {
                 waiting: Waiting::Nobody,
             },

@@ -35,6 +35,20 @@ pub enum Reason {
     /// The task used up its slice and another task waits for its CPU. As for `SliceEnd`; if
     /// the answer is the same CPU, the task goes to the back of the queue instead.
     Preempted,
+    /// The task was stopped for a task already given its CPU, first in that CPU's own queue
+    /// (a wake-up that takes the one CPU it may use, a wake-up preemption, the nudge helper),
+    /// and nothing else waits for the CPU. Where it goes is decided as for `Preempted`; a
+    /// policy told who waits hears that nobody does: live, the framework's snapshot shows no
+    /// such task, which runs before the stopped one whatever it is told.
+    Displaced,
+}
+
+impl Reason {
+    /// Whether the task's CPU goes to another task first (`Preempted`, `Displaced`): staying
+    /// on it means the back of its queue.
+    pub const fn stopped_for_another(self) -> bool {
+        matches!(self, Self::Preempted | Self::Displaced)
+    }
 }
 
 /// The machine as a policy sees it at a decision.

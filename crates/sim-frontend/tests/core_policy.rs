@@ -36,7 +36,7 @@ fn replay(policy: &str) -> (Report, u64, u64) {
     let report = simulate(STUCK_ON_E, policy, &[], |sim| {
         sim.run_observed(&mut |r: &DecisionRecord<'_>| match r.reason {
             Reason::SliceEnd => slice_ends += 1,
-            Reason::Preempted => preempted += 1,
+            Reason::Preempted | Reason::Displaced => preempted += 1,
             Reason::Wakeup => {}
         })
         .unwrap()

@@ -85,7 +85,7 @@ impl<'a> Simulation<'a> {
                 if !self.idle.contains(cpu) {
                     return Err(invalid(cpu, "CPU is busy", self));
                 }
-                if vacated == Some(cpu) && reason == Reason::Preempted {
+                if vacated == Some(cpu) && reason.stopped_for_another() {
                     // Staying put while someone waits means yielding: back of the line.
                     if self.cpus[cpu.index()].local.is_empty() {
                         self.enqueue_shared(t, decision.vtime);
@@ -110,7 +110,7 @@ impl<'a> Simulation<'a> {
                     self.enqueue_local(t, cpu);
                     let local = &mut self.cpus[cpu.index()].local;
                     local.rotate_right(1);
-                    self.slice_end(cpu, observer)?;
+                    self.slice_end(cpu, true, observer)?;
                 } else {
                     self.enqueue_local(t, cpu);
                     if self.idle.contains(cpu) {

@@ -63,7 +63,7 @@ impl<'a> Simulation<'a> {
                     placed?;
                 }
                 Event::WorkDone(cpu) => self.work_done(cpu)?,
-                Event::SliceEnd(cpu) => self.slice_end(cpu, observer)?,
+                Event::SliceEnd(cpu) => self.slice_end(cpu, false, observer)?,
                 Event::BalanceTick => self.balance_tick()?,
                 Event::DriverTick => self.driver_tick(),
             }
@@ -314,22 +314,27 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// The running task on `cpu` used up its slice: re-place it with its CPU released.
+    /// The running task on `cpu` used up its slice, or (`preempted`) a task was just put first
+    /// in the CPU's own queue to stop it: re-place it with its CPU released.
     pub(super) fn slice_end(
         &mut self,
         cpu: CpuId,
+        preempted: bool,
         observer: &mut dyn DecisionObserver,
     ) -> Result<(), SimError> {
         let Some(t) = self.cpus[cpu.index()].running else {
             return Ok(());
         };
         let nudged = self.cpus[cpu.index()].nudged;
-        let waiting = nudged
-            || !self.cpus[cpu.index()].local.is_empty()
-            || self
-                .shared
-                .iter()
-                .any(|(_, _, w)| self.allowed[self.tasks[*w].spec].contains(cpu));
+        let shared_waits = self
+            .shared
+            .iter()
+            .any(|(_, _, w)| self.allowed[self.tasks[*w].spec].contains(cpu));
+        // Tasks in the CPU's own queue other than the one that stops it now wait for the CPU;
+        // that one (or the nudge) was given it first, and runs first whatever is decided.
+        let queued_behind = self.cpus[cpu.index()].local.len() > usize::from(preempted);
+        let given_away = nudged || preempted;
+        let waiting = shared_waits || queued_behind || given_away;
         if !waiting && self.policy.refills_uncontended_slices() {
             // The live framework refills the slice of a task nothing else wants without
             // asking user space: the core never sees this slice end, live or here.
@@ -342,8 +347,10 @@ impl<'a> Simulation<'a> {
         }
         self.stop(cpu);
         self.tasks[t].status = Status::Queued;
-        let reason = if waiting {
+        let reason = if shared_waits || queued_behind {
             Reason::Preempted
+        } else if given_away {
+            Reason::Displaced
         } else {
             Reason::SliceEnd
         };

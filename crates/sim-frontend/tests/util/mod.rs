@@ -101,6 +101,7 @@ pub fn check_record(r: &DecisionRecord<'_>) -> Result<(), hybridland_policy::tes
             if let Some(own) = r.prev_cpu {
                 running.occupy(r.topo, own);
             }
+            // A displaced task is told nobody waits (the task that stopped it runs first anyway).
             let contended = r.reason == hybridland_sim::Reason::Preempted;
             check_slice_end(r.topo, core, &running, &hints, contended, answer)
         }
