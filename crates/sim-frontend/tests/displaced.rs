@@ -9,27 +9,9 @@
 
 use hybridland_policy::CoreKind;
 use hybridland_sim::{
-    DecisionRecord, Destination, Knobs, Machine, Reason, SimOptions, Simulation, Trace,
-    policy_by_name,
+    DecisionRecord, Destination, Knobs, Reason, SimOptions, Trace, load_topology_file,
+    replay_observed,
 };
-
-/// The project's VM: E-cores 0-3 in two clusters, P-cores 4-5 and 6-7 with SMT.
-const VM: &str = r#"
-name = "vm-2p-smt-4e"
-cores = ["4-5", "6-7"]
-clusters = ["0,2", "1,3"]
-llcs = ["0-7"]
-
-[[cpus]]
-list = "0-3"
-kind = "efficiency"
-capacity = 640
-
-[[cpus]]
-list = "4-7"
-kind = "performance"
-capacity = 1024
-"#;
 
 /// A 30 fps frame task (10 ms of work a frame), 6 CPU hogs, and on each CPU a kernel worker
 /// pinned there that runs 20 us every 50 ms.
@@ -55,34 +37,35 @@ fn frame_beside_hogs_and_workers() -> String {
 
 #[test]
 fn per_cpu_work_moves_no_task_and_the_frame_stays_on_p_cores() {
-    let machine = Machine::from_toml_str(VM, "vm.toml").unwrap();
+    // The project's VM: E-cores 0-3 in two clusters, P-cores 4-5 and 6-7 with SMT.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let machine = load_topology_file(&root.join("scripts/vm/topology-2p-smt-4e.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     let trace = Trace::from_json_str(&frame_beside_hogs_and_workers(), "frame.json").unwrap();
-    let policy = policy_by_name("hybridland", &Knobs::new()).unwrap();
-    let sim = Simulation::new(
-        &machine.topology,
-        &machine.model,
+    let (mut on_p, mut on_e, mut displaced) = (0, 0, 0);
+    let mut observer = |r: &DecisionRecord<'_>| {
+        if r.reason == Reason::Displaced {
+            displaced += 1;
+        }
+        if r.task_name != "frame" {
+            return;
+        }
+        if let Destination::Run(cpu) | Destination::QueueOn(cpu) = r.decision.target {
+            match r.topo.info(cpu).map(|i| i.kind) {
+                Some(CoreKind::Performance) => on_p += 1,
+                _ => on_e += 1,
+            }
+        }
+    };
+    let report = replay_observed(
+        &machine,
         &trace,
-        policy,
-        SimOptions::default(),
+        "hybridland",
+        &Knobs::new(),
+        &SimOptions::default(),
+        &mut observer,
     )
     .unwrap();
-    let (mut on_p, mut on_e, mut displaced) = (0, 0, 0);
-    let report = sim
-        .run_observed(&mut |r: &DecisionRecord<'_>| {
-            if r.reason == Reason::Displaced {
-                displaced += 1;
-            }
-            if r.task_name != "frame" {
-                return;
-            }
-            if let Destination::Run(cpu) | Destination::QueueOn(cpu) = r.decision.target {
-                match r.topo.info(cpu).map(|i| i.kind) {
-                    Some(CoreKind::Performance) => on_p += 1,
-                    _ => on_e += 1,
-                }
-            }
-        })
-        .unwrap();
     assert!(
         displaced > 50,
         "the workers stopped the hogs {displaced} times"
