@@ -82,11 +82,7 @@ impl KernelClock {
     /// The `CLOCK_MONOTONIC` time at which the framework's clock reads `kernel_ns`, by the
     /// current offset: for timers on `CLOCK_MONOTONIC` (the helper's timerfd).
     pub(crate) fn to_mono(&self, kernel_ns: u64) -> u64 {
-        match self.offset_ns {
-            Some(o) if o >= 0 => kernel_ns.saturating_sub(o.unsigned_abs()),
-            Some(o) => kernel_ns.saturating_add(o.unsigned_abs()),
-            None => kernel_ns,
-        }
+        kernel_ns.saturating_add_signed(self.offset_ns.unwrap_or(0).saturating_neg())
     }
 
     /// The framework's clock minus `CLOCK_MONOTONIC`, once read.
