@@ -3,7 +3,7 @@
 //! one knob changed parts at a named line; a broken file is refused with its line.
 
 mod common;
-use common::{hybrid_sim, hybrid_sim_to_full, random_round, root};
+use common::{hybrid_sim, hybrid_sim_to_full, random_round, root, scratch};
 
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
@@ -74,9 +74,8 @@ fn sent_count(log: &DecisionLog) -> usize {
         .count()
 }
 
-fn write(log: &DecisionLog, name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("hybridland-decisions-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `log` written as `name` in `dir`.
+fn write(log: &DecisionLog, dir: &std::path::Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     log.write_to(std::fs::File::create(&path).unwrap()).unwrap();
     path
@@ -87,7 +86,8 @@ fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
     let log = live_like_log();
     let sent = sent_count(&log);
     assert!(sent > 500, "{sent}");
-    let path = write(&log, "run.decisions.jsonl");
+    let dir = scratch();
+    let path = write(&log, dir.path(), "run.decisions.jsonl");
     let file = path.to_str().unwrap();
 
     let out = hybrid_sim(&["decisions", file]);
@@ -134,7 +134,8 @@ fn a_logged_run_replays_identically_and_a_changed_knob_parts_from_it() {
 fn verbose_runs_log_a_line_per_replayed_dispatch() {
     let log = live_like_log();
     let sent = sent_count(&log);
-    let path = write(&log, "verbose.decisions.jsonl");
+    let dir = scratch();
+    let path = write(&log, dir.path(), "verbose.decisions.jsonl");
     let file = path.to_str().unwrap();
     let lines = |args: &[&str], what: &str| {
         let out = hybrid_sim(args);
@@ -152,7 +153,8 @@ fn verbose_runs_log_a_line_per_replayed_dispatch() {
 
 #[test]
 fn a_broken_log_is_refused_with_its_line() {
-    let path = write(&live_like_log(), "broken.decisions.jsonl");
+    let dir = scratch();
+    let path = write(&live_like_log(), dir.path(), "broken.decisions.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[3] = r#"{"in":"queued","now":"soon"}"#;

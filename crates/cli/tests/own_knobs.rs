@@ -8,7 +8,7 @@
 //! against itself.
 
 mod common;
-use common::{random_round, root, text};
+use common::{random_round, root, scratch, text};
 
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
@@ -259,16 +259,16 @@ fn live_like_log() -> DecisionLog {
     log
 }
 
-fn write(log: &DecisionLog, name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("hybridland-own-knobs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `log` written as `name` in `dir`.
+fn write(log: &DecisionLog, dir: &std::path::Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     log.write_to(std::fs::File::create(&path).unwrap()).unwrap();
     path
 }
 
 fn a_knob_change_in_a_decision_log_replays_identically() {
-    let changed = write(&live_like_log(), "changed.decisions.jsonl");
+    let dir = scratch();
+    let changed = write(&live_like_log(), dir.path(), "changed.decisions.jsonl");
     let changed = changed.to_str().unwrap();
     let out = own_sim(&["decisions", changed]);
     let report = text(&out.stdout);
@@ -298,7 +298,7 @@ fn a_knob_change_in_a_decision_log_replays_identically() {
     for e in logged.iter().filter(|e| !is_knob(e)) {
         dropped.push(e);
     }
-    let dropped = write(&dropped, "dropped.decisions.jsonl");
+    let dropped = write(&dropped, dir.path(), "dropped.decisions.jsonl");
     let out = own_sim(&["decisions", dropped.to_str().unwrap()]);
     let report = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{report}");

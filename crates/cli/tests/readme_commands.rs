@@ -134,7 +134,8 @@ fn run_hybrid_sim(line: &str, args: &[&str]) {
 /// the crate is written (scripts/tests/new-policy.sh builds it and runs its test, as the
 /// README's block says).
 fn run_new_policy(line: &str, args: &[&str]) {
-    let home = std::env::temp_dir().join(format!("hybridland-readme-{}", std::process::id()));
+    let tmp = common::scratch();
+    let home = tmp.path();
     let args: Vec<String> = args
         .iter()
         .map(|a| match a.strip_prefix("~/") {
@@ -148,10 +149,9 @@ fn run_new_policy(line: &str, args: &[&str]) {
         .env_remove("RUST_LOG")
         .output()
         .unwrap();
-    let made = std::fs::read_dir(&home).map(|d| d.count()).unwrap_or(0);
+    let made = std::fs::read_dir(home).map(|d| d.count()).unwrap_or(0);
     let crate_dir = args.get(2).map(std::path::PathBuf::from);
     let has_manifest = crate_dir.is_some_and(|d| d.join("Cargo.toml").is_file());
-    let _ = std::fs::remove_dir_all(&home);
     assert!(
         out.status.success() && has_manifest && made == 1,
         "README: `{line}` made no crate in ~: {}",

@@ -436,21 +436,19 @@ capacity = 600
 
     #[test]
     fn files_too_large_or_json_are_refused_by_name() {
-        let dir = std::env::temp_dir().join(format!("hl-machine-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let json = dir.join("tc2.json");
+        let dir = crate::input_file::testing::scratch();
+        let json = dir.path().join("tc2.json");
         std::fs::write(&json, "{}").unwrap();
         let e = load(&json).unwrap_err();
         assert!(matches!(e.problem, Problem::Json), "{e}");
-        let big = dir.join("big.toml");
+        let big = dir.path().join("big.toml");
         std::fs::write(&big, vec![b'#'; MAX_MACHINE_FILE_BYTES + 1]).unwrap();
         let e = load(&big).unwrap_err();
         assert!(matches!(e.problem, Problem::TooLarge { .. }), "{e}");
-        let e = load(&dir.join("missing.toml")).unwrap_err();
+        let e = load(&dir.path().join("missing.toml")).unwrap_err();
         assert!(
             matches!(e.problem, Problem::Io { .. }) && e.source_name.ends_with("missing.toml"),
             "{e}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -123,27 +123,37 @@ pub fn read_bounded(path: &Path, max: u64, kind: &'static str) -> Result<String,
     })
 }
 
+/// Test helpers: a scratch directory.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// A fresh empty directory `hl-test-*` of a test's own under the system's temporary
+    /// directory, removed when dropped (a failed assertion unwinding drops it too): every test
+    /// of this crate that writes files writes them in one, held for as long as they are used.
+    pub(crate) fn scratch() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("hl-test-")
+            .tempdir()
+            .unwrap()
+    }
+}
+
 #[cfg(test)]
 mod test {
+    use super::testing::scratch;
     use super::*;
-    use std::path::PathBuf;
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("input-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
-    }
 
     #[test]
     fn a_regular_file_within_the_limit_is_read() {
-        let p = scratch("ok.txt");
+        let dir = scratch();
+        let p = dir.path().join("ok.txt");
         std::fs::write(&p, "hello").unwrap();
         assert_eq!(read_bounded(&p, 5, "file").unwrap(), "hello");
     }
 
     #[test]
     fn a_file_over_the_limit_is_refused_with_its_size() {
-        let p = scratch("big.txt");
+        let dir = scratch();
+        let p = dir.path().join("big.txt");
         std::fs::write(&p, "hello!").unwrap();
         let e = read_bounded(&p, 5, "file").unwrap_err();
         assert!(
@@ -165,10 +175,10 @@ mod test {
 
     #[test]
     fn special_files_are_refused_by_name_without_blocking() {
-        let dir = scratch("a-directory");
+        let s = scratch();
+        let dir = s.path().join("a-directory");
         std::fs::create_dir_all(&dir).unwrap();
-        let fifo = scratch("a-fifo");
-        let _ = std::fs::remove_file(&fifo);
+        let fifo = s.path().join("a-fifo");
         let status = std::process::Command::new("mkfifo")
             .arg(&fifo)
             .status()
@@ -194,7 +204,8 @@ mod test {
 
     #[test]
     fn not_utf8_is_an_error_not_a_panic() {
-        let p = scratch("bin");
+        let dir = scratch();
+        let p = dir.path().join("bin");
         std::fs::write(&p, [0xff, 0xfe]).unwrap();
         assert!(matches!(
             read_bounded(&p, 10, "file"),

@@ -119,9 +119,9 @@ mod test {
         use crate::safe_file::testing::*;
         let vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/topologies/tc2.toml");
         let (detected, _) = detect(Some(&vm), Path::new("/nonexistent")).unwrap();
-        let s = Scratch::new("emit");
-        let path = s.0.join("machine.toml");
-        let victim = s.0.join("victim");
+        let s = scratch();
+        let path = s.path().join("machine.toml");
+        let victim = s.path().join("victim");
         plant_link(&path, &victim);
         let e = format!("{:#}", write(&detected, &path).unwrap_err());
         assert!(
@@ -140,6 +140,6 @@ mod test {
         std::fs::write(&path, "old").unwrap();
         write(&detected, &path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text(&detected));
-        assert_only(&s.0, &["machine.toml", "victim"]);
+        assert_only(s.path(), &["machine.toml", "victim"]);
     }
 }

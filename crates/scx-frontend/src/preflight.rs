@@ -78,19 +78,21 @@ pub(crate) fn running_as_root() -> bool {
 mod test {
     use super::*;
 
-    struct FakeSys(PathBuf);
+    /// A sysfs root of a test's own, removed when the test ends.
+    struct FakeSys(tempfile::TempDir);
 
     impl FakeSys {
-        fn new(name: &str) -> Self {
-            let dir =
-                std::env::temp_dir().join(format!("hl-preflight-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Self(dir)
+        fn new() -> Self {
+            Self(crate::safe_file::testing::scratch())
+        }
+
+        /// The root to check.
+        fn root(&self) -> &Path {
+            self.0.path()
         }
 
         fn with_sched_ext(self, state: &str, ops: Option<&str>) -> Self {
-            let d = self.0.join("kernel/sched_ext");
+            let d = self.root().join("kernel/sched_ext");
             std::fs::create_dir_all(d.join("root")).unwrap();
             std::fs::write(d.join("state"), format!("{state}\n")).unwrap();
             if let Some(ops) = ops {
@@ -100,16 +102,10 @@ mod test {
         }
     }
 
-    impl Drop for FakeSys {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn a_kernel_without_sched_ext_is_named_in_one_line() {
-        let sys = FakeSys::new("none");
-        let e = check(&sys.0, true).unwrap_err();
+        let sys = FakeSys::new();
+        let e = check(sys.root(), true).unwrap_err();
         assert!(matches!(e, Refusal::NoSchedExt(_)));
         let line = e.to_string();
         assert!(!line.contains('\n'));
@@ -125,8 +121,8 @@ mod test {
 
     #[test]
     fn another_scheduler_is_named() {
-        let sys = FakeSys::new("other").with_sched_ext("enabled", Some("bpfland_1.0.14_x86_64"));
-        let e = check(&sys.0, true).unwrap_err();
+        let sys = FakeSys::new().with_sched_ext("enabled", Some("bpfland_1.0.14_x86_64"));
+        let e = check(sys.root(), true).unwrap_err();
         assert_eq!(
             e,
             Refusal::OtherLoaded {
@@ -137,22 +133,22 @@ mod test {
         assert!(e.to_string().contains("bpfland_1.0.14_x86_64"));
         // Root or not, the other scheduler is the first thing to fix.
         assert!(matches!(
-            check(&sys.0, false),
+            check(sys.root(), false),
             Err(Refusal::OtherLoaded { .. })
         ));
-        let sys = FakeSys::new("enabling").with_sched_ext("enabling", None);
+        let sys = FakeSys::new().with_sched_ext("enabling", None);
         assert!(matches!(
-            check(&sys.0, true),
+            check(sys.root(), true),
             Err(Refusal::OtherLoaded { .. })
         ));
     }
 
     #[test]
     fn not_root_then_ready() {
-        let sys = FakeSys::new("ready").with_sched_ext("disabled", None);
-        let e = check(&sys.0, false).unwrap_err();
+        let sys = FakeSys::new().with_sched_ext("disabled", None);
+        let e = check(sys.root(), false).unwrap_err();
         assert_eq!(e, Refusal::NotRoot);
         assert!(e.to_string().contains("root") && e.to_string().contains("--dry-run"));
-        assert_eq!(check(&sys.0, true), Ok(()));
+        assert_eq!(check(sys.root(), true), Ok(()));
     }
 }

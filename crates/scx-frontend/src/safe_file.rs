@@ -350,27 +350,19 @@ pub(crate) fn read_small(path: &Path, limit: usize) -> Result<Vec<u8>, SafeFileE
 /// Test helpers: a scratch directory, and the hostile things planted in it.
 #[cfg(test)]
 pub(crate) mod testing {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     /// Held by every test that changes the umask (it is per process, tests run in threads).
     pub(crate) static UMASK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    /// A fresh empty directory under the system's temporary directory, removed on drop.
-    pub(crate) struct Scratch(pub(crate) PathBuf);
-
-    impl Scratch {
-        pub(crate) fn new(tag: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!("hl-safe-{}-{tag}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Self(dir)
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
+    /// A fresh empty directory `hl-test-*` of a test's own under the system's temporary
+    /// directory, removed when dropped (a failed assertion unwinding drops it too): every test
+    /// of this crate that writes files writes them in one, held for as long as they are used.
+    pub(crate) fn scratch() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("hl-test-")
+            .tempdir()
+            .unwrap()
     }
 
     /// A file a planted link points at, with content that must survive.

@@ -52,13 +52,12 @@ mod test {
 
     #[test]
     fn a_parse_error_points_at_the_offending_byte() {
-        let dir = std::env::temp_dir().join(format!("hl-sysfs-{}", std::process::id()));
-        let cpu0 = dir.join("devices/system/cpu/cpu0/topology");
+        let dir = crate::safe_file::testing::scratch();
+        let cpu0 = dir.path().join("devices/system/cpu/cpu0/topology");
         std::fs::create_dir_all(&cpu0).unwrap();
         // "0-3,5x" with sysfs's endings: the `x` is byte 5.
         std::fs::write(cpu0.join("cluster_cpus_list"), "0-3,5x\n\0").unwrap();
-        let e = SysfsMachine::read(&dir).unwrap_err().to_string();
-        std::fs::remove_dir_all(&dir).unwrap();
+        let e = SysfsMachine::read(dir.path()).unwrap_err().to_string();
         assert!(
             e.contains("cluster_cpus_list") && e.contains("at byte 5"),
             "{e}"

@@ -144,8 +144,7 @@ mod test {
     /// it, a `[model]` table noted and left alone, and errors naming the file and entry.
     #[test]
     fn topology_files_are_read_by_the_one_parser() {
-        let dir = std::env::temp_dir().join(format!("hl-topology-files-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_file::testing::scratch();
         let vm =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/vm/topology-2p-smt-4e.toml");
         let (d, t) = detect(Some(&vm), Path::new("/nonexistent")).unwrap();
@@ -153,7 +152,7 @@ mod test {
         assert_eq!(t.nr_clusters(), 4);
         assert_eq!(t.kind_mask(Efficiency).to_string(), "0-3");
         assert_eq!(d.machine.name.as_deref(), Some("vm-2p-smt-4e"));
-        let with_model = dir.join("model.toml");
+        let with_model = dir.path().join("model.toml");
         std::fs::write(
             &with_model,
             "[[groups]]\nkind = \"p\"\ncapacity = 1024\ncores = 2\nsmt = 2\n[model]\nsmt_slowdown_pct = 30\n",
@@ -166,7 +165,7 @@ mod test {
             "{:?}",
             d.notes
         );
-        let bad = dir.join("bad.toml");
+        let bad = dir.path().join("bad.toml");
         std::fs::write(
             &bad,
             "[[cpus]]\nlist = \"0-3\"\nkind = \"p\"\ncapacity = 1024\n[[cpus]]\nlist = \"3\"\nkind = \"e\"\ncapacity = 500\n",
@@ -179,6 +178,5 @@ mod test {
             e.ends_with("bad.toml: cpus[1]: cpu 3 is already in cpus[0]"),
             "{e}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

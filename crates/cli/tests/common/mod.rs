@@ -1,11 +1,13 @@
 //! What the `hybrid-sim` end-to-end tests share: the binary, run from the repository root so
-//! the bundled examples' relative paths work as the docs write them.
+//! the bundled examples' relative paths work as the docs write them, and a scratch directory
+//! per test for the files they write.
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use tempfile::TempDir;
 
 /// The repository root.
 pub(crate) fn root() -> PathBuf {
@@ -56,6 +58,16 @@ pub(crate) fn replay_json(trace: &Path) -> serde_json::Value {
     let o = hybrid_sim(&["replay", trace.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A fresh empty directory `hl-test-*` of a test's own under Cargo's directory for
+/// integration tests' files, removed when dropped (a failed assertion unwinding drops it too):
+/// the test holds it for as long as its files are used.
+pub(crate) fn scratch() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("hl-test-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
 }
 
 /// Output bytes as text.

@@ -2,7 +2,7 @@
 //! the log is written as `scx_hybridland --record` writes it, from a core driven here.
 
 use super::common::random_round;
-use super::{Counted, MARGIN, ScratchDir, assert_ran, within_one_gib};
+use super::{Counted, MARGIN, assert_ran, scratch, within_one_gib};
 use hybridland_policy::rng::Pcg32;
 use hybridland_policy::{
     Affinity, ClusterBalance, CoreConfig, CpuId, CpuSet, PolicyConfig, SchedCore, Slot, TaskId,
@@ -93,8 +93,8 @@ fn write_max_decision_log(path: &Path, max: u64) -> usize {
 /// build): the text and its entries packed.
 #[test]
 fn a_decision_log_at_the_size_limit_replays_within_one_gib() {
-    let dir = ScratchDir::new("decisions");
-    let log = dir.join("max.decisions.jsonl");
+    let dir = scratch();
+    let log = dir.path().join("max.decisions.jsonl");
     let sent = write_max_decision_log(&log, MAX_FILE_BYTES);
     let bytes = std::fs::metadata(&log).unwrap().len();
     assert!(

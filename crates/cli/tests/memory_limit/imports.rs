@@ -1,7 +1,7 @@
 //! The imports at their size limits in 1 GiB: a `trace-cmd report` recording just under
 //! 256 MiB (`import ftrace`) and an rt-app workload just under 16 MiB (`import rt-app`).
 
-use super::{Counted, MARGIN, ScratchDir, assert_ran, within_one_gib};
+use super::{Counted, MARGIN, assert_ran, scratch, within_one_gib};
 use hybridland_policy::rng::Pcg32;
 use hybridland_sim::import::ftrace::MAX_FTRACE_BYTES;
 use hybridland_sim::import::rt_app::MAX_RT_APP_BYTES;
@@ -102,12 +102,12 @@ fn write_max_recording(path: &Path, max: u64) -> u64 {
 /// (170 MB of JSON).
 #[test]
 fn a_recording_at_the_size_limit_imports_within_one_gib() {
-    let dir = ScratchDir::new("ftrace");
-    let recording = dir.join("max.trace");
+    let dir = scratch();
+    let recording = dir.path().join("max.trace");
     let max = MAX_FTRACE_BYTES as u64;
     let bytes = write_max_recording(&recording, max);
     assert!(bytes <= max && bytes + 2 * MARGIN > max, "{bytes}");
-    let out = dir.join("max.json");
+    let out = dir.path().join("max.json");
     let o = within_one_gib(&[
         "import".as_ref(),
         "ftrace".as_ref(),
@@ -182,13 +182,13 @@ fn write_max_rt_app(path: &Path, max: u64) -> usize {
 /// 17 times the text, and at the former 64 MiB limit the import took 1.36 GB.
 #[test]
 fn an_rt_app_file_at_the_size_limit_imports_within_one_gib() {
-    let dir = ScratchDir::new("rt-app");
-    let file = dir.join("max.json");
+    let dir = scratch();
+    let file = dir.path().join("max.json");
     let max = MAX_RT_APP_BYTES as u64;
     let tasks = write_max_rt_app(&file, max);
     let bytes = std::fs::metadata(&file).unwrap().len();
     assert!(bytes <= max && bytes + 2 * MARGIN > max, "{bytes}");
-    let out = dir.join("max.trace.json");
+    let out = dir.path().join("max.trace.json");
     let o = within_one_gib(&[
         "import".as_ref(),
         "rt-app".as_ref(),

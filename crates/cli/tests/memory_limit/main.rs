@@ -6,8 +6,8 @@
 //! log (`decisions`), each generated just under its size limit in a directory removed after.
 //!
 //! Here: the tiny runs, the trace at the task limit, and what the generated inputs share (a
-//! scratch directory, a counting writer, the 1 GiB run); the imports' inputs are generated in
-//! `imports`, the decision log in `decisions`.
+//! counting writer, the 1 GiB run; each test's scratch directory is `common`'s); the imports'
+//! inputs are generated in `imports`, the decision log in `decisions`.
 #![cfg(unix)]
 
 #[path = "../common/mod.rs"]
@@ -16,6 +16,7 @@ mod common;
 mod decisions;
 mod imports;
 
+use common::scratch;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,9 +41,8 @@ cores = 64
 cores_per_cluster = 1
 "#;
 
-fn scratch(name: &str, contents: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memory-limit");
-    std::fs::create_dir_all(&dir).unwrap();
+/// `contents` written as `name` in `dir`.
+fn write_in(dir: &Path, name: &str, contents: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
     path
@@ -50,8 +50,9 @@ fn scratch(name: &str, contents: &str) -> PathBuf {
 
 #[test]
 fn tiny_runs_replay_within_a_memory_limit() {
-    let trace = scratch("tiny-runs.json", TRACE);
-    let topology = scratch("plain-64.toml", TOPOLOGY);
+    let dir = scratch();
+    let trace = write_in(dir.path(), "tiny-runs.json", TRACE);
+    let topology = write_in(dir.path(), "plain-64.toml", TOPOLOGY);
     // `ulimit -v` in the shell, then exec: the limit applies to hybrid-sim alone.
     let o = Command::new("sh")
         .arg("-c")
@@ -120,7 +121,8 @@ fn max_tasks_trace() -> String {
 /// 322 MB.
 #[test]
 fn a_trace_at_the_task_limit_validates_and_replays_within_one_gib() {
-    let trace = scratch("max-tasks.json", &max_tasks_trace());
+    let dir = scratch();
+    let trace = write_in(dir.path(), "max-tasks.json", &max_tasks_trace());
     assert!(std::fs::metadata(&trace).unwrap().len() > 55_000_000);
     for args in [&["validate"][..], &["replay", "--json"][..]] {
         let o = Command::new("sh")
@@ -151,31 +153,6 @@ fn a_trace_at_the_task_limit_validates_and_replays_within_one_gib() {
                 "{stdout:.400}"
             );
         }
-    }
-}
-
-/// A directory of its own per test, removed when the test ends however it ends: these inputs
-/// are hundreds of MB.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new(test: &str) -> Self {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join("memory-limit")
-            .join(test);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

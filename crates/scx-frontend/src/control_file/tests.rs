@@ -2,10 +2,12 @@
 //! a policy's own knobs.
 
 use super::*;
+use crate::safe_file::testing::scratch;
 
 #[test]
 fn written_values_are_picked_up_and_bad_ones_rejected() {
-    let dir = std::env::temp_dir().join(format!("hl-knob-{}", std::process::id()));
+    let tmp = scratch();
+    let dir = tmp.path().join("run");
     let mut f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
     assert_eq!(std::fs::read_to_string(f.path()).unwrap(), "auto\n");
     assert_eq!(f.poll(ClusterBalance::Auto), KnobChange::None);
@@ -30,7 +32,8 @@ fn written_values_are_picked_up_and_bad_ones_rejected() {
 /// and the directory when dropped.
 #[test]
 fn the_watcher_hands_changes_over_and_cleans_up() {
-    let dir = std::env::temp_dir().join(format!("hl-knob-watch-{}", std::process::id()));
+    let tmp = scratch();
+    let dir = tmp.path().join("run");
     let f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
     let w = Watcher::spawn(f, ClusterBalance::Auto).unwrap();
     let wait = |w: &Watcher| {
@@ -60,7 +63,8 @@ fn the_watcher_hands_changes_over_and_cleans_up() {
 #[test]
 fn an_unchanged_file_wakes_the_watcher_no_more() {
     use core::sync::atomic::Ordering;
-    let dir = std::env::temp_dir().join(format!("hl-knob-quiet-{}", std::process::id()));
+    let tmp = scratch();
+    let dir = tmp.path().join("run");
     let f = ControlFile::create(&dir, ClusterBalance::Auto).unwrap();
     let w = Watcher::spawn(f, ClusterBalance::Auto).unwrap();
     assert!(w.event_driven, "no inotify watch on {}", dir.display());
@@ -96,11 +100,11 @@ fn an_unchanged_file_wakes_the_watcher_no_more() {
 #[test]
 fn planted_links_and_fifos_are_refused_and_left_alone() {
     use crate::safe_file::testing::*;
-    let s = Scratch::new("knob");
-    let dir = s.0.join("run");
+    let s = scratch();
+    let dir = s.path().join("run");
     std::fs::create_dir(&dir).unwrap();
     let file = dir.join("cluster_balance");
-    let victim = s.0.join("victim");
+    let victim = s.path().join("victim");
     plant_link(&file, &victim);
     let e = ControlFile::create(&dir, ClusterBalance::Auto)
         .err()
@@ -117,7 +121,7 @@ fn planted_links_and_fifos_are_refused_and_left_alone() {
     assert_fifo_untouched(&file);
     std::fs::remove_file(&file).unwrap();
 
-    let linked_dir = s.0.join("linked-run");
+    let linked_dir = s.path().join("linked-run");
     std::os::unix::fs::symlink(&dir, &linked_dir).unwrap();
     let e = ControlFile::create(&linked_dir, ClusterBalance::Auto)
         .err()
@@ -139,7 +143,8 @@ fn planted_links_and_fifos_are_refused_and_left_alone() {
 /// go when the watcher does.
 #[test]
 fn a_policys_own_knobs_are_files_beside_it() {
-    let dir = std::env::temp_dir().join(format!("hl-own-knob-{}", std::process::id()));
+    let tmp = scratch();
+    let dir = tmp.path().join("run");
     let created = ensure_dir(&dir).unwrap();
     assert!(created);
     let specs = [

@@ -150,13 +150,13 @@ fn auto_turbo_and_none_resolve_against_the_machine() {
         m("2-3").resolve(None),
         PrimaryDomain::Cpus(hybridland_policy::parse_cpu_list("2-3").unwrap())
     );
-    let dir = std::env::temp_dir().join(format!("hl-ppd-{}", std::process::id()));
-    std::fs::write(&dir, "[State]\nDriver=multiple\nProfile=power-saver\n").unwrap();
+    let dir = crate::safe_file::testing::scratch();
+    let state = dir.path().join("state.ini");
+    std::fs::write(&state, "[State]\nDriver=multiple\nProfile=power-saver\n").unwrap();
     assert_eq!(
-        ppd_profile(dir.to_str().unwrap()).as_deref(),
+        ppd_profile(state.to_str().unwrap()).as_deref(),
         Some("power-saver")
     );
-    std::fs::remove_file(&dir).unwrap();
     assert_eq!(ppd_profile("/nonexistent/state.ini"), None);
 }
 

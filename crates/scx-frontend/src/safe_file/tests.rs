@@ -15,8 +15,8 @@ fn write_text(path: &Path, text: &str) -> Result<(), SafeFileError> {
 
 #[test]
 fn a_new_file_and_a_replaced_one_get_the_content_and_the_stated_mode() {
-    let s = Scratch::new("replace");
-    let path = s.0.join("out.json");
+    let s = scratch();
+    let path = s.path().join("out.json");
     // A loose umask must not loosen the mode, a tight one must not tighten it.
     let guard = UMASK
         .lock()
@@ -34,7 +34,7 @@ fn a_new_file_and_a_replaced_one_get_the_content_and_the_stated_mode() {
     // A regular file there, with another mode and a second link to it: replaced by a new
     // file, the other link keeps the old content.
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let other = s.0.join("hardlink");
+    let other = s.path().join("hardlink");
     std::fs::hard_link(&path, &other).unwrap();
     write_text(&path, "two\n").unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
@@ -43,14 +43,14 @@ fn a_new_file_and_a_replaced_one_get_the_content_and_the_stated_mode() {
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
         0o644
     );
-    assert_only(&s.0, &["hardlink", "out.json"]);
+    assert_only(s.path(), &["hardlink", "out.json"]);
 }
 
 #[test]
 fn links_fifos_devices_and_directories_are_refused_and_left_alone() {
-    let s = Scratch::new("refuse");
-    let link = s.0.join("link");
-    let victim = s.0.join("victim");
+    let s = scratch();
+    let link = s.path().join("link");
+    let victim = s.path().join("victim");
     plant_link(&link, &victim);
     let e = write_text(&link, "x").unwrap_err();
     assert!(
@@ -65,12 +65,12 @@ fn links_fifos_devices_and_directories_are_refused_and_left_alone() {
     assert_link_untouched(&link, &victim);
 
     // A dangling link too: following it would create the file it names.
-    let dangling = s.0.join("dangling");
-    std::os::unix::fs::symlink(s.0.join("created-through-link"), &dangling).unwrap();
+    let dangling = s.path().join("dangling");
+    std::os::unix::fs::symlink(s.path().join("created-through-link"), &dangling).unwrap();
     assert!(write_text(&dangling, "x").is_err());
-    assert!(!s.0.join("created-through-link").exists());
+    assert!(!s.path().join("created-through-link").exists());
 
-    let fifo = s.0.join("fifo");
+    let fifo = s.path().join("fifo");
     plant_fifo(&fifo);
     let e = write_text(&fifo, "x").unwrap_err();
     assert!(
@@ -97,7 +97,7 @@ fn links_fifos_devices_and_directories_are_refused_and_left_alone() {
         ),
         "{e}"
     );
-    let sub = s.0.join("sub");
+    let sub = s.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
     let e = write_text(&sub, "x").unwrap_err();
     assert!(
@@ -110,13 +110,13 @@ fn links_fifos_devices_and_directories_are_refused_and_left_alone() {
         ),
         "{e}"
     );
-    assert_only(&s.0, &["dangling", "fifo", "link", "sub", "victim"]);
+    assert_only(s.path(), &["dangling", "fifo", "link", "sub", "victim"]);
 }
 
 #[test]
 fn a_failed_write_leaves_the_old_file_and_no_temporary() {
-    let s = Scratch::new("fail");
-    let path = s.0.join("out");
+    let s = scratch();
+    let path = s.path().join("out");
     write_text(&path, "old\n").unwrap();
     let e = replace(&path, OUTPUT_MODE, Sync::No, |out| {
         out.write_all(b"half")?;
@@ -125,39 +125,39 @@ fn a_failed_write_leaves_the_old_file_and_no_temporary() {
     .unwrap_err();
     assert!(e.to_string().contains("writing: disk full"), "{e}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
-    assert_only(&s.0, &["out"]);
+    assert_only(s.path(), &["out"]);
 }
 
 #[test]
 fn planted_temporary_names_are_skipped_and_never_followed() {
-    let s = Scratch::new("planted-tmp");
-    let victim = s.0.join("victim");
+    let s = scratch();
+    let victim = s.path().join("victim");
     std::fs::write(&victim, VICTIM_TEXT).unwrap();
-    let dir = open_dir(&s.0).unwrap();
+    let dir = open_dir(s.path()).unwrap();
     let name = std::ffi::OsStr::new("out");
     let plant = |attempt: u32| {
-        let tmp = s.0.join(temporary_name(name, 0xabc, attempt));
+        let tmp = s.path().join(temporary_name(name, 0xabc, attempt));
         std::os::unix::fs::symlink(&victim, tmp).unwrap();
     };
     for attempt in 0..8 {
         plant(attempt);
     }
-    let (tmp, fd) = create_temporary(&dir, name, 0o644, &s.0.join("out"), 0xabc).unwrap();
+    let (tmp, fd) = create_temporary(&dir, name, 0o644, &s.path().join("out"), 0xabc).unwrap();
     assert_eq!(tmp, temporary_name(name, 0xabc, 8));
     drop(fd);
-    std::fs::remove_file(s.0.join(&tmp)).unwrap();
+    std::fs::remove_file(s.path().join(&tmp)).unwrap();
     for attempt in 8..TEMPORARY_TRIES {
         plant(attempt);
     }
-    let e = create_temporary(&dir, name, 0o644, &s.0.join("out"), 0xabc).unwrap_err();
+    let e = create_temporary(&dir, name, 0o644, &s.path().join("out"), 0xabc).unwrap_err();
     assert!(e.to_string().contains("were all taken"), "{e}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), VICTIM_TEXT);
 }
 
 #[test]
 fn directories_are_created_with_their_mode_and_links_to_one_refused() {
-    let s = Scratch::new("dir");
-    let d = s.0.join("run");
+    let s = scratch();
+    let d = s.path().join("run");
     let guard = UMASK
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -171,7 +171,7 @@ fn directories_are_created_with_their_mode_and_links_to_one_refused() {
         0o755
     );
     assert!(!ensure_dir(&d, 0o755).unwrap());
-    let link = s.0.join("link");
+    let link = s.path().join("link");
     std::os::unix::fs::symlink(&d, &link).unwrap();
     let e = ensure_dir(&link, 0o755).unwrap_err();
     assert!(
@@ -184,7 +184,7 @@ fn directories_are_created_with_their_mode_and_links_to_one_refused() {
         ),
         "{e}"
     );
-    let fifo = s.0.join("fifo");
+    let fifo = s.path().join("fifo");
     plant_fifo(&fifo);
     assert!(matches!(
         ensure_dir(&fifo, 0o755).unwrap_err(),
@@ -197,11 +197,11 @@ fn directories_are_created_with_their_mode_and_links_to_one_refused() {
 
 #[test]
 fn small_reads_refuse_links_and_fifos_without_blocking() {
-    let s = Scratch::new("read");
-    let f = s.0.join("f");
+    let s = scratch();
+    let f = s.path().join("f");
     std::fs::write(&f, "auto\nand more").unwrap();
     assert_eq!(read_small(&f, 5).unwrap(), b"auto\n");
-    let link = s.0.join("link");
+    let link = s.path().join("link");
     std::os::unix::fs::symlink(&f, &link).unwrap();
     assert!(matches!(
         read_small(&link, 5).unwrap_err(),
@@ -211,7 +211,7 @@ fn small_reads_refuse_links_and_fifos_without_blocking() {
         }
     ));
     // No writer: a blocking open would never return.
-    let fifo = s.0.join("fifo");
+    let fifo = s.path().join("fifo");
     plant_fifo(&fifo);
     assert!(matches!(
         read_small(&fifo, 5).unwrap_err(),

@@ -5,6 +5,7 @@ use super::counters::RoundCounts;
 use super::metrics::Metrics;
 use super::server::{MonitorError, SOCKET_MODE};
 use super::*;
+use crate::safe_file::testing::scratch;
 use core::time::Duration;
 use hybridland_policy::{ClusterBalance, CoreKind, CpuId, Step, TopologyBuilder};
 use scx_stats::prelude::*;
@@ -135,8 +136,8 @@ fn help_stats_describes_every_figure() {
 /// previous one.
 #[test]
 fn the_monitor_reads_the_loops_figures_through_the_socket() {
-    let dir = std::env::temp_dir().join(format!("hl-stats-{}", std::process::id()));
-    let path = dir.join("root/stats");
+    let dir = scratch();
+    let path = dir.path().join("root/stats");
     let mut b = TopologyBuilder::new();
     b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
     // serve() changes the umask for a moment: not while another test looks at it.
@@ -177,15 +178,14 @@ fn the_monitor_reads_the_loops_figures_through_the_socket() {
         assert_eq!(m.cluster_balance, "on");
         assert!(m.busy_pct.contains_key("performance"), "{m:?}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Even under a loose umask the socket is the owner's only, from the moment it exists.
 #[test]
 fn the_socket_is_owner_only_whatever_the_umask() {
     use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
-    let dir = std::env::temp_dir().join(format!("hl-sockmode-{}", std::process::id()));
-    let path = dir.join("scx/root/stats");
+    let dir = scratch();
+    let path = dir.path().join("scx/root/stats");
     let mut b = TopologyBuilder::new();
     b.add_cpu(CpuId(0), CoreKind::Performance, 1024, 0).unwrap();
     let guard = crate::safe_file::testing::UMASK
@@ -197,7 +197,7 @@ fn the_socket_is_owner_only_whatever_the_umask() {
     drop(guard);
     let (server, link) = served.unwrap();
     let meta = std::fs::symlink_metadata(&path).unwrap();
-    let dir_modes: Vec<u32> = [dir.join("scx"), dir.join("scx/root")]
+    let dir_modes: Vec<u32> = [dir.path().join("scx"), dir.path().join("scx/root")]
         .iter()
         .map(|d| std::fs::metadata(d).unwrap().mode() & 0o777)
         .collect();
@@ -212,13 +212,12 @@ fn the_socket_is_owner_only_whatever_the_umask() {
     assert_eq!(meta.uid(), rustix::process::geteuid().as_raw());
     // The directories scx_stats made on the way are closed too.
     assert_eq!(dir_modes, [0o700, 0o700]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_monitor_reports_nothing_without_a_server_and_refuses_another_schedulers_figures() {
-    let dir = std::env::temp_dir().join(format!("hl-nostats-{}", std::process::id()));
-    let path = dir.join("stats");
+    let dir = scratch();
+    let path = dir.path().join("stats");
     let mut tries = 0;
     let mut printed = 0;
     monitor(
@@ -255,5 +254,4 @@ fn the_monitor_reports_nothing_without_a_server_and_refuses_another_schedulers_f
         "{err}"
     );
     drop(server);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,6 +9,16 @@ mod topology_files;
 use std::path::Path;
 use std::process::Command;
 
+/// A fresh empty directory `hl-test-*` of a test's own under Cargo's directory for
+/// integration tests' files, removed when dropped (a failed assertion unwinding drops it too):
+/// the test holds it for as long as its files are used.
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("hl-test-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 fn dry_run(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_scx_hybridland"))
         .arg("--dry-run")

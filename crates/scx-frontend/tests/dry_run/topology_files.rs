@@ -2,7 +2,7 @@
 //! about CPUs its clusters leave out), and `--emit-topology` writes the one the simulator
 //! replays.
 
-use super::{assert_lines, dry_run};
+use super::{assert_lines, dry_run, scratch};
 use std::path::Path;
 use std::process::Command;
 
@@ -34,7 +34,8 @@ fn topology_file_overrides_sysfs() {
 /// warning on standard error and in the report that names them and what was assumed.
 #[test]
 fn a_topology_file_that_leaves_cpus_out_warns() {
-    let file = std::env::temp_dir().join(format!("hl-left-out-{}.toml", std::process::id()));
+    let dir = scratch();
+    let file = dir.path().join("left-out.toml");
     std::fs::write(
         &file,
         "clusters = [\"0-3\"]\n[[cpus]]\nlist = \"0-7\"\nkind = \"efficiency\"\ncapacity = 600\n",
@@ -45,7 +46,6 @@ fn a_topology_file_that_leaves_cpus_out_warns() {
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
-    std::fs::remove_file(&file).unwrap();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -97,7 +97,8 @@ fn emit_topology_writes_what_the_simulator_replays() {
          tests/fixtures/i7-13800h` run in crates/scx-frontend",
         example.display()
     );
-    let file = std::env::temp_dir().join(format!("hl-emitted-{}.toml", std::process::id()));
+    let dir = scratch();
+    let file = dir.path().join("emitted.toml");
     let out = run(&[
         &["--dry-run", "--emit-topology", file.to_str().unwrap()][..],
         &laptop,
@@ -110,7 +111,6 @@ fn emit_topology_writes_what_the_simulator_replays() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("idle order"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), emitted);
-    std::fs::remove_file(&file).unwrap();
     // Read back as the live scheduler's own --topology: the same report.
     let again = run(&[
         "--dry-run",

@@ -3,13 +3,14 @@
 
 use super::*;
 
-/// A recording read back from what [`Recorder::write_raw`] wrote, stopped where it was.
-fn from_raw(text: &str) -> Recorder {
+/// A recording read back from what [`Recorder::write_raw`] wrote, stopped where it was, with
+/// the scratch directory its configuration points into.
+fn from_raw(text: &str) -> (TempDir, Recorder) {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
     let n = |v: &serde_json::Value| v.as_u64().unwrap();
     let events = v["events"].as_array().unwrap();
     let wakes = v["wakes"].as_array().unwrap();
-    let mut cfg = config(events.len().max(wakes.len()) + 1, "raw");
+    let (dir, mut cfg) = config(events.len().max(wakes.len()) + 1);
     cfg.max_tasks = v["tasks"].as_array().unwrap().len() + 1;
     let mut r = Recorder::new(cfg, n(&v["start_ns"]), Counters::default(), Vec::new());
     let names: HashMap<i64, String> = v["tasks"]
@@ -52,21 +53,22 @@ fn from_raw(text: &str) -> Recorder {
         })
         .collect();
     r.set_tails(tails);
-    r
+    (dir, r)
 }
 
 /// The raw recording reads back into the same trace.
 #[test]
 fn the_raw_recording_reads_back_into_the_same_trace() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "raw-out"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     producer_and_consumer(&mut r);
     r.exited(10, 58 * MS);
     let running = |pid: i32| (pid == 20).then_some(('R', 1));
     r.stop_and_read(60 * MS, &Counters::default(), &running);
     let mut raw = Vec::new();
     r.write_raw(&mut raw).unwrap();
-    let again = from_raw(core::str::from_utf8(&raw).unwrap());
+    let (_again_dir, again) = from_raw(core::str::from_utf8(&raw).unwrap());
     let (trace, _) = r.build(&topo).unwrap();
     let (read, _) = again.build(&topo).unwrap();
     assert_eq!(read.tasks, trace.tasks);
@@ -80,7 +82,7 @@ fn the_raw_recording_reads_back_into_the_same_trace() {
 #[test]
 fn the_vm_recording_keeps_its_wake_chains() {
     let topo = machine();
-    let r = from_raw(include_str!("../../testdata/vm-hackbench.raw.json"));
+    let (_dir, r) = from_raw(include_str!("../../testdata/vm-hackbench.raw.json"));
     assert_eq!((r.events.len(), r.wakes.len()), (983, 732));
     let (trace, _, relations) = r.clone().built(&topo).unwrap();
     trace.validate_for(&topo, "vm").unwrap();
@@ -120,14 +122,15 @@ fn the_vm_recording_keeps_its_wake_chains() {
 fn planted_links_and_fifos_at_the_trace_or_live_file_are_refused() {
     use crate::safe_file::testing::*;
     let topo = machine();
-    let recording = |tag: &str| {
-        let mut r = Recorder::new(config(100, tag), 0, Counters::default(), vec![]);
+    let recording = || {
+        let (dir, cfg) = config(100);
+        let mut r = Recorder::new(cfg, 0, Counters::default(), vec![]);
         periodic(&mut r);
         r.stop_and_read(70 * MS, &Counters::default(), &nothing_running);
-        r
+        (dir, r)
     };
     for which in ["trace", "live"] {
-        let r = recording(&format!("plant-link-{which}"));
+        let (_link_dir, r) = recording();
         let target = if which == "trace" {
             &r.cfg.trace
         } else {
@@ -139,7 +142,7 @@ fn planted_links_and_fifos_at_the_trace_or_live_file_are_refused() {
         assert!(e.contains("it is a symbolic link"), "{which}: {e}");
         assert_link_untouched(target, &victim);
 
-        let r = recording(&format!("plant-fifo-{which}"));
+        let (_fifo_dir, r) = recording();
         let target = if which == "trace" {
             &r.cfg.trace
         } else {
@@ -149,8 +152,6 @@ fn planted_links_and_fifos_at_the_trace_or_live_file_are_refused() {
         let e = format!("{:#}", r.clone().write(&topo).unwrap_err());
         assert!(e.contains("it is a FIFO"), "{which}: {e}");
         assert_fifo_untouched(target);
-        std::fs::remove_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::remove_dir_all(victim.parent().unwrap()).unwrap();
     }
 }
 
@@ -174,9 +175,9 @@ fn planted_links_and_fifos_at_the_decision_log_are_refused() {
         max_bytes: 1 << 10,
         truncated: false,
     });
-    let dir = Scratch::new("plant-decisions");
-    let target = dir.0.join("run.decisions.jsonl");
-    let victim = dir.0.join("victim");
+    let dir = scratch();
+    let target = dir.path().join("run.decisions.jsonl");
+    let victim = dir.path().join("victim");
     plant_link(&target, &victim);
     let e = format!("{:#}", write_decisions(&target, &log).unwrap_err());
     assert!(e.contains("it is a symbolic link"), "{e}");

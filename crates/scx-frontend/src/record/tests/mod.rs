@@ -9,6 +9,7 @@ use super::*;
 use hybridland_policy::CpuId;
 use hybridland_trace::format::Phase;
 use hybridland_trace::recording::{MAX_RELATIONS, clock_offset};
+use tempfile::TempDir;
 
 const MS: u64 = 1_000_000;
 /// The kernel clock runs this far behind the loop's in these tests.
@@ -18,11 +19,12 @@ fn machine() -> Topology {
     crate::test_machines::vm()
 }
 
-fn config(max_events: usize, dir: &str) -> RecordConfig {
-    let dir = std::env::temp_dir().join(format!("hl-record-{}-{dir}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("rec.json");
-    RecordConfig {
+/// A recording of at most `max_events` events into a scratch directory of its own, which the
+/// caller holds for as long as the files are used.
+fn config(max_events: usize) -> (TempDir, RecordConfig) {
+    let dir = crate::safe_file::testing::scratch();
+    let trace = dir.path().join("rec.json");
+    let cfg = RecordConfig {
         live: RecordConfig::live_path(&trace, None),
         trace,
         max_events,
@@ -31,7 +33,8 @@ fn config(max_events: usize, dir: &str) -> RecordConfig {
         policy_seed: 0,
         settings: vec!["cluster_balance=auto".into()],
         machine_source: "test".into(),
-    }
+    };
+    (dir, cfg)
 }
 
 /// A dequeue at loop time `at` (ms) of a task whose last run was `run` (kernel ms).
@@ -79,7 +82,8 @@ fn producer_and_consumer(r: &mut Recorder) {
 #[test]
 fn runs_become_reference_work_by_capacity_and_the_files_read_back() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "basic"), 0, Counters::default(), vec![99]);
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), vec![99]);
     periodic(&mut r);
     // The scheduler's own thread is not recorded.
     r.observe(ev(99, 30, 6, true, (25, 29), 0), b"hl-nudge");
@@ -139,7 +143,8 @@ fn runs_become_reference_work_by_capacity_and_the_files_read_back() {
 #[test]
 fn the_cap_stops_recording_and_the_window_ends_there() {
     let topo = machine();
-    let mut r = Recorder::new(config(3, "cap"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(3);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     assert!(!r.observe(ev(50, 10, -1, true, (0, 0), 0), b"worker"));
     assert!(!r.observe(ev(50, 20, 1, false, (10, 20), 10), b"worker"));
     assert!(r.observe(ev(50, 40, 4, true, (21, 29), 0), b"worker"));
@@ -160,7 +165,7 @@ fn the_cap_stops_recording_and_the_window_ends_there() {
 
 #[test]
 fn the_task_cap_stops_recording_and_known_tasks_fill_no_room() {
-    let mut cfg = config(100, "task-cap");
+    let (_dir, mut cfg) = config(100);
     cfg.max_tasks = 2;
     let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     assert!(!r.observe(ev(1, 10, -1, true, (0, 0), 0), b"a"));
@@ -177,7 +182,8 @@ fn the_task_cap_stops_recording_and_known_tasks_fill_no_room() {
 #[test]
 fn an_exited_task_is_no_tail_and_ends_where_it_exited() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "exit"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     assert!(!r.observe(ev(7, 10, -1, true, (0, 0), 0), b"short"));
     assert!(!r.observe(ev(7, 20, 1, false, (10, 20), 10), b"short"));
     r.exited(7, 25 * MS);
@@ -192,7 +198,8 @@ fn an_exited_task_is_no_tail_and_ends_where_it_exited() {
 #[test]
 fn a_task_running_when_recording_stops_ran_from_its_last_dispatch() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "tail"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     // A spinner woken at 5 ms, never back: the framework kept refilling its slice.
     r.observe(ev(60, 5, -1, true, (0, 0), 0), b"spin");
     periodic(&mut r);
@@ -208,7 +215,8 @@ fn a_task_running_when_recording_stops_ran_from_its_last_dispatch() {
 #[test]
 fn a_restricted_task_keeps_its_cpus_and_an_unrestricted_one_none() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "allowed"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     periodic(&mut r);
     let pinned: CpuSet = [CpuId(1), CpuId(4)].into_iter().collect();
     r.allowed(50, &pinned, true);
@@ -221,7 +229,8 @@ fn a_restricted_task_keeps_its_cpus_and_an_unrestricted_one_none() {
 
 #[test]
 fn the_clock_offset_is_the_smallest_stop_to_dequeue_gap() {
-    let mut r = Recorder::new(config(100, "offset"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     periodic(&mut r);
     // The slice end dequeued at 20 ms right after its run stopped at 20 ms: the gap is the
     // skew alone; every wake-up's gap also holds a sleep.
@@ -254,7 +263,7 @@ fn the_largest_recording_of_relations_is_written_within_the_arena() {
     const RING: u64 = MAX_TASKS as u64 - 1;
     let elsewhere = vec![1u8; 2 << 20];
     let topo = machine();
-    let mut cfg = config(LARGEST, "largest");
+    let (_dir, mut cfg) = config(LARGEST);
     cfg.max_tasks = MAX_TASKS;
     let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     // RING tasks in a ring, 10 us apart: each runs 5 us, sleeps, and is woken by the
@@ -291,7 +300,6 @@ fn the_largest_recording_of_relations_is_written_within_the_arena() {
         .count();
     assert_eq!(waits, MAX_RELATIONS);
     assert_eq!(elsewhere.len(), 2 << 20);
-    std::fs::remove_dir_all(cfg.trace.parent().unwrap()).unwrap();
 }
 
 /// One call the loop makes into the recorder, as the property below draws them.
@@ -334,7 +342,8 @@ proptest::proptest! {
         max_events in 1usize..80,
     ) {
         let topo = machine();
-        let mut r = Recorder::new(config(max_events, "prop"), 0, Counters::default(), vec![11]);
+        let (_dir, cfg) = config(max_events);
+        let mut r = Recorder::new(cfg, 0, Counters::default(), vec![11]);
         let mut observed = std::collections::BTreeSet::new();
         for call in calls {
             match call {

@@ -9,7 +9,8 @@ use super::*;
 #[test]
 fn a_wakeup_by_a_running_task_is_a_wait_and_a_wake_in_the_trace() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "wakes"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     producer_and_consumer(&mut r);
     r.stop_and_read(60 * MS, &Counters::default(), &nothing_running);
     let cfg = r.cfg.clone();
@@ -54,7 +55,8 @@ fn a_wakeup_by_a_running_task_is_a_wait_and_a_wake_in_the_trace() {
 #[test]
 fn a_wakeup_the_events_do_not_place_leaves_the_sleep_as_recorded() {
     let topo = machine();
-    let mut r = Recorder::new(config(100, "misplaced"), 0, Counters::default(), vec![99]);
+    let (_dir, cfg) = config(100);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), vec![99]);
     r.observe(ev(20, 20, -1, true, (0, 0), 0), b"cons");
     r.observe(ev(10, 28, -1, true, (0, 0), 0), b"prod");
     // The producer runs 28 to 30 ms only.
@@ -109,7 +111,8 @@ fn a_wakeup_within_the_slack_of_the_wakers_run_is_moved_into_it() {
     const LATENCY: u64 = 40 * US;
     let topo = machine();
     for (woken_at, related) in [(28 * MS + 10 * US, true), (28 * MS - 200 * US, false)] {
-        let mut r = Recorder::new(config(100, "slack"), 0, Counters::default(), Vec::new());
+        let (_dir, cfg) = config(100);
+        let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
         // Kernel time of a loop-clock moment: behind by the skew.
         let k = |ns: u64| ns - SKEW;
         let event = |pid, at, cpu, wakeup, run: (u64, u64), exec| Event {
@@ -154,7 +157,8 @@ fn a_wakeup_within_the_slack_of_the_wakers_run_is_moved_into_it() {
 /// recording stops as at a full event buffer.
 #[test]
 fn a_full_wakeup_buffer_stops_the_recording() {
-    let mut r = Recorder::new(config(2, "wake-cap"), 0, Counters::default(), Vec::new());
+    let (_dir, cfg) = config(2);
+    let mut r = Recorder::new(cfg, 0, Counters::default(), Vec::new());
     assert!(!r.observe(ev(20, 20, -1, true, (0, 0), 0), b"cons"));
     assert!(!r.woken(21 * MS, 20, 10));
     assert!(r.woken(22 * MS, 20, 10));

@@ -36,7 +36,9 @@ impl PlacementPolicy for OwnKnob {
 #[test]
 fn a_written_own_knob_reaches_the_core_and_the_decision_log() {
     use crate::control_file::{KnobFile, Watcher, ensure_dir};
-    let dir = std::env::temp_dir().join(format!("hl-own-loop-{}", std::process::id()));
+    // The control directory is the watcher's to make and remove, inside the test's own.
+    let tmp = crate::safe_file::testing::scratch();
+    let dir = tmp.path().join("run");
     let made = ensure_dir(&dir).unwrap().then(|| dir.clone());
     let file = KnobFile::create(&dir, OWN_KNOBS[0], 0, 256).unwrap();
     let watcher = Watcher::spawn_all(None, vec![file], &[256], made).unwrap();

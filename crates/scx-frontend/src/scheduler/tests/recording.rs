@@ -38,25 +38,26 @@ fn the_loops_own_cpu_is_idle_for_a_wakeup_unless_a_task_was_preempted_there() {
     assert!(![6, 7].contains(&by_pid(3)), "{}", by_pid(3));
 }
 
-/// A recording into `dir` of at most `max_events` events.
-fn record_config(dir: &std::path::Path, max_events: usize) -> crate::record::RecordConfig {
-    crate::record::RecordConfig {
-        trace: dir.join("t.json"),
-        live: dir.join("t.live.json"),
+/// A recording of at most `max_events` events into a scratch directory of its own, which the
+/// caller holds for as long as the files are used.
+fn record_config(max_events: usize) -> (tempfile::TempDir, crate::record::RecordConfig) {
+    let dir = crate::safe_file::testing::scratch();
+    let cfg = crate::record::RecordConfig {
+        trace: dir.path().join("t.json"),
+        live: dir.path().join("t.live.json"),
         max_events,
         max_tasks: 100,
         policy: "hybridland".into(),
         policy_seed: 0,
         settings: Vec::new(),
         machine_source: "test".into(),
-    }
+    };
+    (dir, cfg)
 }
 
 #[test]
 fn the_loop_records_each_dequeued_task_and_each_decision() {
-    let dir = std::env::temp_dir().join(format!("hl-loop-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = record_config(&dir, 100);
+    let (_dir, cfg) = record_config(100);
     let now = now_ns();
     let mut s = sched(64, false).with_recorder(
         Recorder::new(cfg, now - 10_000_000, Counters::default(), Vec::new()),
@@ -97,8 +98,7 @@ fn the_loop_records_each_dequeued_task_and_each_decision() {
 /// interrupt), and one that fills its buffer stops the recording.
 #[test]
 fn wakeups_by_a_task_go_into_the_recording_until_it_is_full() {
-    let dir = std::env::temp_dir().join(format!("hl-loop-wakes-{}", std::process::id()));
-    let cfg = record_config(&dir, 2);
+    let (_dir, cfg) = record_config(2);
     let now = now_ns();
     let mut s = sched(64, false).with_recorder(
         Recorder::new(cfg, now, Counters::default(), Vec::new()),
