@@ -258,30 +258,40 @@ fn say_running(
         );
     } else if !hybridland {
         info!(
-            "{} running policy {} (seed {}): slice {} us, watchdog {} ms, wake-up preemption {}",
+            "{} running policy {} (seed {}): slice {} us, watchdog {} ms, wake-up preemption {}, up-migration scan {}",
             crate::program(),
             choice.name(),
             opts.seed,
             opts.slice_us,
             watchdog::timeout_ms(),
-            on_off(opts.wake_preempt)
+            on_off(opts.wake_preempt),
+            scan(opts)
         );
     } else {
         info!(
-            "{} running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms, wake-up preemption {}",
+            "{} running: primary domain {} ({}), cluster balance {}, slice {} us, watchdog {} ms, wake-up preemption {}, up-migration scan {}",
             crate::program(),
             config.primary_domain,
             policy.primary(),
             config.cluster_balance,
             opts.slice_us,
             watchdog::timeout_ms(),
-            on_off(opts.wake_preempt)
+            on_off(opts.wake_preempt),
+            scan(opts)
         );
     }
 }
 
 fn on_off(on: bool) -> &'static str {
     if on { "on (--wake-preempt)" } else { "off" }
+}
+
+fn scan(opts: &opts::Opts) -> &'static str {
+    if opts.no_up_scan {
+        "off (--no-up-scan)"
+    } else {
+        "on"
+    }
 }
 
 /// `--audit-fast-wake`: the fast path reports every wake-up it keeps, for the loop to check.
@@ -315,6 +325,7 @@ fn loop_config(opts: &opts::Opts, slice_ns: u64, nr_possible: u64) -> scheduler:
         max_tasks: opts.max_tasks,
         fast_wake: !opts.no_fast_wake,
         wake_preempt: opts.wake_preempt,
+        up_scan: !opts.no_up_scan,
     }
 }
 
@@ -384,4 +395,22 @@ fn with_recording<'a, 'b>(
         (config, policy_knobs),
         hybridland_trace::decisions::DEFAULT_MAX_BYTES,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_loop_takes_its_switches_from_the_flags() {
+        let parse = |args: &[&str]| opts::Opts::try_parse_from(args).unwrap();
+        let c = loop_config(&parse(&["x"]), 5_000_000, 8);
+        assert!(c.up_scan && c.fast_wake && !c.wake_preempt);
+        let flags = ["x", "--no-up-scan", "--no-fast-wake", "--wake-preempt"];
+        let c = loop_config(&parse(&flags), 5_000_000, 8);
+        assert!(!c.up_scan && !c.fast_wake && c.wake_preempt);
+        // FIFO mode has no policy, so nothing to scan for.
+        assert!(opts::Opts::try_parse_from(["x", "--no-up-scan", "--fifo"]).is_err());
+    }
 }

@@ -142,6 +142,15 @@ pub(crate) struct Opts {
     #[arg(long, conflicts_with = "fifo")]
     pub(crate) wake_preempt: bool,
 
+    /// No up-migration scan: the core no longer looks, every 20 ms, for a running task that
+    /// an idle CPU would now serve better (a P-core freed while it runs on an E-core) to
+    /// nudge it there; such a task moves only when the loop next decides for it (its next
+    /// wake-up, or a slice end that reaches user space). The scan's nudges interrupt running
+    /// tasks: in the VM's frame load the frame task missed about half as many frames without
+    /// them, with less of its work on P-cores (BENCHMARKS.md).
+    #[arg(long, conflicts_with = "fifo")]
+    pub(crate) no_up_scan: bool,
+
     /// Hold every wake-up the fast path keeps against the policy's own answer for the idle
     /// CPUs it was decided on, and log the count at exit (and the first disagreements as they
     /// happen). For checking the kernel side; it costs a record per kept wake-up.

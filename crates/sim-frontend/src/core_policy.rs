@@ -13,8 +13,8 @@ use fast::{FastTable, settle};
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input, KnobValues,
-    LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore,
-    Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    LastRun, Nudge, Nudging, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued,
+    SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
 };
 use pids::Pids;
 
@@ -45,6 +45,8 @@ pub struct CoreDriven {
     fast: Option<FastTable>,
     /// The core's wake-up preemption.
     wake_preempt: bool,
+    /// The core's up-migration scan (`up_scan`, on by default, as live).
+    up_scan: bool,
     /// Class changes the core gave (live: writes into the kernel's task storage).
     classed: u64,
     /// Per task: its estimate when it ended (the core forgets it then).
@@ -116,6 +118,7 @@ impl CoreDriven {
             fast_wake: true,
             fast: None,
             wake_preempt: false,
+            up_scan: true,
             classed: 0,
             final_util: Vec::new(),
             pids: Pids::default(),
@@ -136,6 +139,13 @@ impl CoreDriven {
     /// default, as live).
     pub fn with_wake_preempt(mut self, on: bool) -> Self {
         self.wake_preempt = on;
+        self
+    }
+
+    /// The core's up-migration scan on (the default, as live) or off (as `scx_hybridland
+    /// --no-up-scan`: a task moves to a better CPU only when the core next decides for it).
+    pub fn with_up_scan(mut self, on: bool) -> Self {
+        self.up_scan = on;
         self
     }
 
@@ -293,6 +303,11 @@ impl SimPolicy for CoreDriven {
                 WakePreempt::SliceAhead
             } else {
                 WakePreempt::Off
+            },
+            nudging: if self.up_scan {
+                CoreConfig::DEFAULT.nudging
+            } else {
+                Nudging::Off
             },
             occupancy: Occupancy::Tracked,
             ..CoreConfig::DEFAULT

@@ -9,8 +9,8 @@ use crate::custom::custom_policies;
 use crate::machine::{MODEL_KEYS, MachineModel, ModelError};
 use crate::options::{ReplayUtil, SimOptions};
 use hybridland_policy::{
-    ClusterBalance, ConfigError, CoreConfig, CustomPolicy, KnobValues, PolicyConfig, PrimaryDomain,
-    WakePreempt, nearest_name,
+    ClusterBalance, ConfigError, CoreConfig, CustomPolicy, KnobValues, Nudging, PolicyConfig,
+    PrimaryDomain, WakePreempt, nearest_name,
 };
 use std::collections::BTreeMap;
 
@@ -37,6 +37,7 @@ pub const SIM_KEYS: &[&str] = &[
     "util_source",
     "fast_wake",
     "wake_preempt",
+    "up_scan",
 ];
 
 /// What `hybrid-sim policies` says about each `--set` key: the values it takes (its default is
@@ -72,6 +73,10 @@ pub const KNOB_HELP: &[(&str, &str)] = &[
         "on, off: the scheduler core's wake-up preemption, as scx_hybridland --wake-preempt runs it (a woken task with nothing idle takes a busy CPU whose task is a slice ahead in vtime)",
     ),
     (
+        "up_scan",
+        "on, off: the scheduler core's up-migration scan, which nudges a running task to a CPU the up-migration rule prefers (off: it moves only when the core next decides for it, as scx_hybridland --no-up-scan)",
+    ),
+    (
         "kernel_asym_capacity",
         "auto (on when capacities differ), on, off: kernel-default's asymmetric-capacity wake-up",
     ),
@@ -99,6 +104,7 @@ pub fn knob_default(key: &str) -> Option<String> {
         "util_source" => o.util_source.name().to_owned(),
         "fast_wake" => on_off(FAST_WAKE_DEFAULT),
         "wake_preempt" => on_off(CoreConfig::DEFAULT.wake_preempt != WakePreempt::Off),
+        "up_scan" => on_off(CoreConfig::DEFAULT.nudging != Nudging::Off),
         "kernel_asym_capacity" => AsymCapacity::default().name().to_owned(),
         _ => return None,
     })
@@ -276,6 +282,11 @@ impl Knobs {
             "wake_preempt",
             CoreConfig::DEFAULT.wake_preempt != WakePreempt::Off,
         )
+    }
+
+    /// Whether the scheduler core runs its up-migration scan (`up_scan`, default on, as live).
+    pub fn up_scan(&self) -> Result<bool, KnobError> {
+        self.on_off("up_scan", CoreConfig::DEFAULT.nudging != Nudging::Off)
     }
 
     fn on_off(&self, key: &str, default: bool) -> Result<bool, KnobError> {

@@ -184,10 +184,13 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
         knobs.set_item(item)?;
     }
     let preempt = knobs.wake_preempt()?;
+    let up_scan = knobs.up_scan()?;
     let Some(kind) = PolicyKind::from_name(base) else {
         return match custom_policies().iter().find(|c| c.name == base) {
             Some(c) => Ok(Box::new(
-                CoreDriven::custom_with(*c, knobs.custom_values(c)?).with_wake_preempt(preempt),
+                CoreDriven::custom_with(*c, knobs.custom_values(c)?)
+                    .with_wake_preempt(preempt)
+                    .with_up_scan(up_scan),
             )),
             None => Err(PolicyError::UnknownPolicy {
                 name: base.to_owned(),
@@ -195,14 +198,19 @@ pub fn policy_by_name(name: &str, knobs: &Knobs) -> Result<Box<dyn SimPolicy>, P
             }),
         };
     };
-    let core = |kind| CoreDriven::builtin(kind, Default::default()).with_wake_preempt(preempt);
+    let core = |kind| {
+        CoreDriven::builtin(kind, Default::default())
+            .with_wake_preempt(preempt)
+            .with_up_scan(up_scan)
+    };
     Ok(match kind {
         PolicyKind::KernelDefault => Box::new(KernelDefault::new(knobs.kernel_asym_capacity()?)),
         PolicyKind::SummedCapacity => Box::new(SummedCapacity),
         PolicyKind::Hybridland => Box::new(
             CoreDriven::hybridland(knobs.policy_config()?)
                 .with_fast_wake(knobs.fast_wake()?)
-                .with_wake_preempt(preempt),
+                .with_wake_preempt(preempt)
+                .with_up_scan(up_scan),
         ),
         PolicyKind::CapacityBlind => Box::new(core(Builtin::CapacityBlind)),
         PolicyKind::CountCluster => Box::new(core(Builtin::CountCluster)),

@@ -78,6 +78,18 @@ fn a_task_on_an_e_core_reaches_an_idle_p_core_through_a_nudge() {
     assert!(long.ran_performance_ns > 800_000_000, "{long:?}");
 }
 
+#[test]
+fn without_the_scan_a_task_on_an_e_core_stays_there() {
+    // `--set up_scan=off`, as `scx_hybridland --no-up-scan`: the long task's slice ends are
+    // refilled silently and it never wakes, so nothing moves it off its E-core.
+    let report = simulate(STUCK_ON_E, "hybridland", &["up_scan=off"], |sim| {
+        sim.run().unwrap()
+    });
+    let long = report.tasks.iter().find(|t| t.name == "long").unwrap();
+    assert_eq!(long.migrations, 0, "{long:?}");
+    assert_eq!(long.ran_performance_ns, 0, "{long:?}");
+}
+
 /// Forty hogs on the 20 CPUs of the i7-13800H: twenty wait in the shared queue at any time.
 const OVERLOADED: &str = r#"{"version": 1, "name": "overloaded", "machine": "i7-13800h", "tasks": [
   {"name": "hog", "copies": 40, "util": 1024, "phases": [{"run_ns": 50000000}]}

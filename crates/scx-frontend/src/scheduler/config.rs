@@ -43,16 +43,18 @@ pub(crate) struct LoopConfig {
     pub(crate) fast_wake: bool,
     /// Wake-up preemption (`--wake-preempt`).
     pub(crate) wake_preempt: bool,
+    /// The core's up-migration scan (not `--no-up-scan`).
+    pub(crate) up_scan: bool,
 }
 
 impl LoopConfig {
     /// The core's settings for this loop: the defaults, with the loop's slice, and no
-    /// up-migration scan without a helper to carry the nudges out.
+    /// up-migration scan when it is turned off or there is no helper to carry the nudges out.
     pub(super) fn core(&self, helper: bool) -> CoreConfig {
         CoreConfig {
             slice_ns: self.slice_ns,
             slice: self.slice,
-            nudging: if helper {
+            nudging: if helper && self.up_scan {
                 CoreConfig::DEFAULT.nudging
             } else {
                 Nudging::Off

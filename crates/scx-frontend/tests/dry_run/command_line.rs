@@ -214,8 +214,9 @@ fn the_program_goes_by_the_name_it_was_started_as() {
     assert!(help.contains("Usage: scx_renamed [OPTIONS]"), "{help}");
     let version = String::from_utf8_lossy(&run(&["--version"]).stdout).into_owned();
     assert!(version.starts_with("scx_renamed "), "{version}");
-    // A bad flag: clap's error names it too.
-    let bad = run(&["--no-such-flag"]);
+    // A bad flag with no near name (for one, clap suggests that name with a usage line of its
+    // own): clap's error names the program too.
+    let bad = run(&["--frobnicate"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&bad.stderr).contains("Usage: scx_renamed [OPTIONS]"),

@@ -178,6 +178,7 @@ fn config(mode: Mode, slice: SliceMode) -> LoopConfig {
         max_tasks: DEFAULT_MAX_TASKS,
         fast_wake: true,
         wake_preempt: true,
+        up_scan: true,
     }
 }
 

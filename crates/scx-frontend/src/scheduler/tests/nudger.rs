@@ -4,29 +4,39 @@ use super::*;
 use core::time::Duration;
 use std::time::Instant;
 
-/// A scheduler over the test machine with `helper` as its nudge helper, in `mode`.
-fn with_helper(ring_cap: usize, mode: Mode, helper: Nudger) -> Scheduler<FakeOps> {
+/// A scheduler over the test machine with `helper` as its nudge helper, in `mode`, with the
+/// up-migration scan on or off (`--no-up-scan`).
+fn with_helper_scan(
+    ring_cap: usize,
+    mode: Mode,
+    helper: Nudger,
+    up_scan: bool,
+) -> Scheduler<FakeOps> {
     let topo = machine();
     Scheduler::new(
         FakeOps::new(&topo, ring_cap),
         topo.clone(),
         hybridland(&topo),
-        config(mode, SliceMode::Scaled),
+        LoopConfig {
+            up_scan,
+            ..config(mode, SliceMode::Scaled)
+        },
         None,
         Some(helper),
     )
     .unwrap()
 }
 
-/// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
-/// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
-/// E-core with the helper's short slice.
-#[test]
-fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
+/// A scheduler over the test machine with `helper` as its nudge helper, in `mode`.
+fn with_helper(ring_cap: usize, mode: Mode, helper: Nudger) -> Scheduler<FakeOps> {
+    with_helper_scan(ring_cap, mode, helper, true)
+}
+
+/// A task placed on an E-core while the P-cores were busy, then the P-cores idle and the
+/// core's timer falls due: the scheduler after that tick, with the task's E-core.
+fn left_on_an_e_core(up_scan: bool) -> (Scheduler<FakeOps>, i32) {
     let topo = machine();
-    let helper = Nudger::spawn().unwrap();
-    let tid = helper.tid;
-    let mut s = with_helper(64, Mode::Policy, helper);
+    let mut s = with_helper_scan(64, Mode::Policy, Nudger::spawn().unwrap(), up_scan);
     let e_cores: CpuSet = (0..4).map(CpuId).collect();
     s.ops.snapshots.push_back(Ok(e_cores));
     s.ops.incoming.push_back(Ok(wakeup(1)));
@@ -38,14 +48,38 @@ fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
     idle.remove(CpuId(u16::try_from(on).unwrap()));
     s.ops.snapshots.push_back(Ok(idle));
     let now = now_ns();
-    assert!(s.core.poll_timeout().is_some_and(|at| at.ns() <= now));
+    if let Some(at) = s.core.poll_timeout() {
+        assert!(at.ns() <= now, "the timer is due");
+    }
     s.tick(now).unwrap();
+    (s, on)
+}
+
+/// A task left on an E-core while the P-cores were busy: once a P-core idles, the core's
+/// timer gives a nudge, the loop wakes the helper, and the core sends the helper to that
+/// E-core with the helper's short slice.
+#[test]
+fn a_nudge_wakes_the_helper_and_the_core_sends_it_to_the_cpu() {
+    let (mut s, on) = left_on_an_e_core(true);
     assert_eq!(s.counters().nudges, 1);
+    let tid = s.nudger.as_ref().unwrap().tid;
     s.ops.incoming.push_back(Ok(wakeup(tid)));
     s.schedule_batch().unwrap();
     let sent = s.ops.ring.last().unwrap();
     assert_eq!((sent.pid, sent.cpu), (tid, on));
     assert_eq!(sent.slice_ns, CoreConfig::DEFAULT.helper_slice_ns);
+    s.nudger.take().unwrap().close_and_join();
+}
+
+/// `--no-up-scan`: the same task stays on its E-core, and the helper is never sent.
+#[test]
+fn without_the_scan_the_task_left_on_an_e_core_is_not_nudged() {
+    let (mut s, _) = left_on_an_e_core(false);
+    assert_eq!(s.core.config().nudging, Nudging::Off);
+    assert_eq!(s.counters().nudges, 0);
+    let sent = s.ops.ring.len();
+    s.schedule_batch().unwrap();
+    assert_eq!(s.ops.ring.len(), sent, "nothing sent");
     s.nudger.take().unwrap().close_and_join();
 }
 
