@@ -147,7 +147,7 @@ pub(crate) struct Opts {
     /// nudge it there; such a task moves only when the loop next decides for it (its next
     /// wake-up, or a slice end that reaches user space). The scan's nudges interrupt running
     /// tasks: in the VM's frame load the frame task missed about half as many frames without
-    /// them, with less of its work on P-cores (BENCHMARKS.md).
+    /// them, with about as much of its work on P-cores (BENCHMARKS.md).
     #[arg(long, conflicts_with = "fifo")]
     pub(crate) no_up_scan: bool,
 
