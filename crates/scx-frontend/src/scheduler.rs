@@ -59,9 +59,9 @@ use crate::task_events::TaskEvent;
 use crate::wakers::Wakers;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Nudging,
-    Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot,
-    Target, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt, Waker, Why,
+    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Output,
+    PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot, Target,
+    TaskId, TimeNs, Topology, UtilSource, Waiting, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Entry, Header};
 use std::collections::VecDeque;

@@ -13,8 +13,8 @@ use fast::{FastTable, settle};
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input, KnobValues,
-    LastRun, Nudge, Nudging, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued,
-    SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting, WakePreempt,
+    LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore,
+    Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting,
 };
 use pids::Pids;
 
@@ -299,19 +299,11 @@ impl SimPolicy for CoreDriven {
             .ok_or_else(|| self.config_error("not bound to a machine".into()))?;
         let config = CoreConfig {
             slice_ns,
-            wake_preempt: if self.wake_preempt {
-                WakePreempt::SliceAhead
-            } else {
-                WakePreempt::Off
-            },
-            nudging: if self.up_scan {
-                CoreConfig::DEFAULT.nudging
-            } else {
-                Nudging::Off
-            },
             occupancy: Occupancy::Tracked,
             ..CoreConfig::DEFAULT
-        };
+        }
+        .with_wake_preempt(self.wake_preempt)
+        .with_up_scan(self.up_scan);
         let storage = vec![Slot::EMPTY; Slot::count_for(nr_tasks)];
         self.fast = policy
             .wake_table(&topo)

@@ -100,6 +100,30 @@ impl CoreConfig {
 
     /// How often the age prune runs.
     pub(super) const PRUNE_EVERY_NS: u64 = 5_000_000_000;
+
+    /// These settings with wake-up preemption on ([`WakePreempt::SliceAhead`]) or off: the
+    /// frontends' one switch for it (`scx_hybridland --wake-preempt`, `--set wake_preempt`).
+    #[must_use]
+    pub const fn with_wake_preempt(self, on: bool) -> Self {
+        Self {
+            wake_preempt: if on {
+                WakePreempt::SliceAhead
+            } else {
+                WakePreempt::Off
+            },
+            ..self
+        }
+    }
+
+    /// These settings with the up-migration scan kept as it is or off ([`Nudging::Off`]): the
+    /// frontends' one switch for it (`scx_hybridland --no-up-scan`, `--set up_scan`).
+    #[must_use]
+    pub const fn with_up_scan(self, on: bool) -> Self {
+        Self {
+            nudging: if on { self.nudging } else { Nudging::Off },
+            ..self
+        }
+    }
 }
 
 impl Default for CoreConfig {

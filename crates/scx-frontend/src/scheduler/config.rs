@@ -54,17 +54,9 @@ impl LoopConfig {
         CoreConfig {
             slice_ns: self.slice_ns,
             slice: self.slice,
-            nudging: if helper && self.up_scan {
-                CoreConfig::DEFAULT.nudging
-            } else {
-                Nudging::Off
-            },
-            wake_preempt: if self.wake_preempt {
-                WakePreempt::SliceAhead
-            } else {
-                WakePreempt::Off
-            },
             ..CoreConfig::DEFAULT
         }
+        .with_up_scan(helper && self.up_scan)
+        .with_wake_preempt(self.wake_preempt)
     }
 }

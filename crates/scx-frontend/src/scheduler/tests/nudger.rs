@@ -2,6 +2,7 @@
 
 use super::*;
 use core::time::Duration;
+use hybridland_policy::Nudging;
 use std::time::Instant;
 
 /// A scheduler over the test machine with `helper` as its nudge helper, in `mode`, with the
