@@ -7,7 +7,10 @@
 # P-cores with SMT, four E-cores in two clusters that straddle the guest kernel's cores; numbered
 # little-first) through
 # scripts/vm/guest-checks.sh. Three placement checks (a lone task stuck on an E-core goes back
-# to a P-core when the P-cores free up; --primary-domain powersave keeps four tasks on E-cores;
+# to a P-core when the P-cores free up; so do workers, two threads of one process or two
+# processes, that woke lightly while the P-cores were busy (their wake-ups placed by the fast
+# path) and then spin, and the classes the core gives the threads reach the kernel
+# (thread-classes); --primary-domain powersave keeps four tasks on E-cores;
 # with cluster balance switched on at run time a task leaves the loaded E cluster, and with it off it stays) run under the policy, under `scx_hybridland --fifo`
 # and under the kernel's default scheduler in the same VM: each must pass with the policy and
 # fail with both controls (`<check>-discriminates`). A task pinned to a busy CPU is put first
@@ -81,6 +84,7 @@ copy_with_libs "$MY_SIM"
 gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || die "could not build the frame task"
 gcc -O2 -static -o "$IR/hl/wake-probe" "$REPO/scripts/vm/wake-probe.c" || die "could not build the wake probe"
 gcc -O2 -static -o "$IR/hl/pipe-pair" "$REPO/scripts/vm/pipe-pair.c" || die "could not build the pipe pair"
+gcc -O2 -static -o "$IR/hl/turns-busy" "$REPO/scripts/vm/turns-busy.c" -lpthread || die "could not build the turns-busy workers"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
 copy_with_libs "$HACKBENCH"
@@ -95,8 +99,8 @@ OUT=$WORK/out.log
 vm_boot "$TIMEOUT" "$CONSOLE" "$OUT"
 
 # --- verdict -----------------------------------------------------------------------------------
-PLACEMENT=(stuck-lone-task powersave-on-e knob-runtime)
-EXPECTED=(loaded watchdog-timeout fast-wake pinned-busy)
+PLACEMENT=(stuck-lone-task turns-busy powersave-on-e knob-runtime)
+EXPECTED=(loaded watchdog-timeout fast-wake pinned-busy thread-classes)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
 EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)
@@ -105,7 +109,7 @@ failed=0
 echo
 echo "==== vm-check summary ===="
 grep '^placement:' "$OUT" | sed 's/^/  /' || true
-awk '/--- placement checks: scheduler x check ---/ {on = 1} on && /^(check|stuck|powersave|knob)/ {print "  " $0} /^knob-runtime / {on = 0}' "$OUT" || true
+awk '/--- placement checks: scheduler x check ---/ {on = 1} on && /^(check|stuck|turns|powersave|knob)/ {print "  " $0} /^knob-runtime / {on = 0}' "$OUT" || true
 vm_verdicts "$OUT" "${EXPECTED[@]}" || failed=1
 if grep -q '^VMCHECK: FAIL' "$OUT"; then failed=1; fi
 vm_guest_ok "$CONSOLE" 30 || failed=1

@@ -108,6 +108,75 @@ check_stuck() {
   fi
 }
 
+# turns-busy: workers that wake lightly while spinners hold every P-core CPU (wake-ups the
+# fast path places on the free E-cores), then spin from 0.2 s before the spinners end, are on
+# P-cores: each at least 80% of its looks in the second half of its 1.5 s spin
+# (turns-busy.c), in at least 9 of 10 rounds; two threads of one process (neither its leader)
+# and two processes, alternating.
+# - The policy: each placement the fast path made reaches the core (Input::Placed), which
+#   notes the task on its CPU; the up-migration scan then nudges a worker on an E-core to a
+#   P-core that freed, as it does a task the core sent there itself.
+# - The default scheduler and --fifo: the guest's vCPUs are alike to them, so where a worker
+#   spins is chance (their rates are in the detail).
+turns_round() {  # turns_round threads|procs -> ROUND_OK (yes/no), ROUND_SAID
+  hogs=""; n=0
+  while [ $n -lt 4 ]; do taskset 0xf0 sh -c 'while :; do :; done' & hogs="$hogs $!"; n=$((n + 1)); done
+  sleep 0.3
+  out=/run/turns.out; ready=/run/turns.ready
+  rm -f "$out" "$out".* "$ready"
+  if [ "$1" = threads ]; then
+    taskset 0xff "$HL/turns-busy" 2 150 2000 1500 f0 "$ready" > "$out.0" & workers=$!
+  else
+    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" > "$out.0" & workers=$!
+    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" > "$out.1" & workers="$workers $!"
+  fi
+  i=0
+  while [ "$(wc -l < "$ready" 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  sleep 0.2
+  for p in $hogs; do kill -9 "$p" 2>/dev/null; done
+  for p in $hogs; do wait "$p" 2>/dev/null; done
+  for p in $workers; do wait "$p"; done
+  cat "$out".* > "$out"
+  ROUND_OK=yes; ROUND_SAID=""; seen=0
+  while read -r _ _ _ p of; do
+    p=${p#p=}; of=${of#of=}
+    seen=$((seen + 1))
+    ROUND_SAID="$ROUND_SAID $p/$of"
+    if [ "$of" -le 0 ] || [ $((p * 100)) -lt $((of * 80)) ]; then ROUND_OK=no; fi
+  done < "$out"
+  [ $seen -eq 2 ] || ROUND_OK=no
+  sleep 0.3
+}
+check_turns() {
+  pin_shell 0xff
+  ok=0; r=0; said=""
+  if [ "$UNDER" = hybridland ]; then
+    e0=$(stat_sum class-errors); d0=$(stat_sum class-drift); w0=$(stat_sum class-writes)
+  fi
+  while [ $r -lt 10 ]; do
+    if [ $((r % 2)) -eq 0 ]; then mode=threads; else mode=procs; fi
+    turns_round $mode
+    [ $ROUND_OK = yes ] && ok=$((ok + 1))
+    said="$said [$mode:$ROUND_SAID]"
+    r=$((r + 1))
+  done
+  if [ $ok -ge 9 ]; then
+    verdict turns-busy PASS "$ok of 10 rounds with both workers >= 80% on P-cores (looks on P/looks, second half of the spin):$said"
+  else
+    verdict turns-busy FAIL "$ok of 10 rounds (9 needed):$said"
+  fi
+  if [ "$UNDER" = hybridland ]; then
+    # thread-classes: the classes the core gave the workers reached their task storage, the
+    # threads' too: no class write failed, and no placement read another class than the
+    # core's (class-drift), while the workers were classed (class-writes). Before PIDFD_THREAD
+    # every write for a thread that is not its process's leader failed.
+    sleep 1.2  # the last interval's stats line
+    e=$(( $(stat_sum class-errors) - e0 )); d=$(( $(stat_sum class-drift) - d0 )); w=$(( $(stat_sum class-writes) - w0 ))
+    detail="class-writes=$w class-errors=$e class-drift=$d over the rounds"
+    if [ "$e" = 0 ] && [ "$d" = 0 ] && [ "$w" -ge 20 ]; then pass thread-classes "$detail"; else fail thread-classes "$detail"; fi
+  fi
+}
+
 # powersave-on-e (--primary-domain powersave, the scheduler on the P-cores): four busy tasks
 # fill the four E-cores and stay off the P-cores (<= 10% of samples) while the P-cores idle.
 # The default scheduler spreads four tasks over the four kernel cores, two of which are
@@ -225,13 +294,14 @@ placement_checks() {  # under $UNDER
   SCHED_MASK=0xff
   if load_under --cluster-balance on; then
     check_stuck
+    check_turns
     if [ "$UNDER" = hybridland ]; then
       say "--- stats while loaded (last lines) ---"
       grep "stats:" "$LOG" | tail -n 3
     fi
     unload_under
   else
-    verdict stuck-lone-task NOLOAD "did not load"
+    for c in stuck-lone-task turns-busy; do verdict $c NOLOAD "did not load"; done
   fi
   # On the P-cores, which powersave leaves alone, the scheduler's own thread cannot change the
   # E-core answers. (Not on one CPU: a task spinning there would starve it.)
@@ -251,7 +321,7 @@ UNDER=default; placement_checks
 
 say "--- placement checks: scheduler x check ---"
 say "$(printf '%-22s %-10s %-10s %-10s' check hybridland fifo default)"
-for c in stuck-lone-task powersave-on-e knob-runtime; do
+for c in stuck-lone-task turns-busy powersave-on-e knob-runtime; do
   h=$(grep "^hybridland|$c|" "$RESULTS" | cut -d'|' -f3)
   f=$(grep "^fifo|$c|" "$RESULTS" | cut -d'|' -f3)
   d=$(grep "^default|$c|" "$RESULTS" | cut -d'|' -f3)

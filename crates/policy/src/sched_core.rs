@@ -384,12 +384,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 run,
                 weight,
             } => self.handle_stopped(task, cpu, run, weight),
-            Input::Ran {
-                task,
+            Input::Placed {
+                woken,
                 cpu,
-                run,
-                weight,
-            } => self.handle_ran(task, cpu, run, weight),
+                class,
+                woke,
+            } => self.handle_placed(now_ns, &woken, cpu, class, woke.ns()),
             Input::ClusterBalance { mode } => {
                 if !self.set_cluster_balance(mode) {
                     return Err(InputError::NoSuchKnob {

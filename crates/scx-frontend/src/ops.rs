@@ -7,9 +7,10 @@
 
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
 use crate::fast_audit::{AuditCounts, FastAudit};
-use crate::fast_runs::{FastRun, FastRuns};
+use crate::fast_placements::{FastPlacement, FastPlacements};
 use crate::fast_wake::FastWakeTable;
 use crate::idle_snapshot::{IdleCpus, IdleSnapshot};
+use crate::pidfds::Pidfds;
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
@@ -47,14 +48,17 @@ pub(crate) trait SchedOps {
     fn audit_fast_wakes(&mut self, _topo: &Topology, _policy: &Policy) -> Option<AuditCounts> {
         None
     }
-    /// Hands the runs the fast path reported since the last call to `each`; returns how many
-    /// were lost.
-    fn drain_fast_runs(&mut self, _each: &mut dyn FnMut(FastRun)) -> u64 {
+    /// Hands the placements the fast path reported since the last call to `each`; returns how
+    /// many were lost.
+    fn drain_fast_placements(&mut self, _each: &mut dyn FnMut(FastPlacement)) -> u64 {
         0
     }
-    /// Writes task `pid`'s class for the fast path (its task storage, through a pidfd: three
-    /// system calls). Fails when the task is gone or the kernel refused.
+    /// Writes task `pid`'s class for the fast path (its task storage, through the thread's
+    /// pidfd, kept open: one system call, and a `pidfd_open` the first time). Fails when the
+    /// task is gone or the kernel refused.
     fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()>;
+    /// Task `pid` exited: what the loop holds open for it is closed.
+    fn forget_task(&mut self, _pid: i32) {}
     /// Mirrors the core's homes into the fast path's tables.
     fn set_homes(&mut self, _homes: &CpuSet) {}
     /// Whether the scheduler is to stop (a signal, or the kernel ended it).
@@ -84,8 +88,10 @@ pub(crate) struct Live<'a, 'b> {
     pub(crate) events: Option<TaskEventSource<'b>>,
     /// `--audit-fast-wake`.
     pub(crate) audit: Option<FastAudit>,
-    /// The fast path's reported runs, as read so far.
-    pub(crate) runs: FastRuns,
+    /// The fast path's reported placements, as read so far.
+    pub(crate) placements: FastPlacements,
+    /// The pidfds class writes go through.
+    pub(crate) pidfds: Pidfds,
 }
 
 impl Live<'_, '_> {
@@ -184,25 +190,36 @@ impl SchedOps for Live<'_, '_> {
         }
     }
 
-    fn drain_fast_runs(&mut self, each: &mut dyn FnMut(FastRun)) -> u64 {
+    fn drain_fast_placements(&mut self, each: &mut dyn FnMut(FastPlacement)) -> u64 {
         let Some(fast) = self.bpf.skel.maps.bss_hl_fast_data.as_deref() else {
             return 0;
         };
-        self.runs.drain(fast, each)
+        self.placements.drain(fast, each)
     }
 
     fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()> {
         use std::os::fd::AsRawFd;
-        let fd = crate::sys::pidfd(pid).ok_or_else(|| anyhow::anyhow!("task {pid} is gone"))?;
         // `struct hl_task`: the class, then padding.
         let mut value = [0u8; 8];
         value[..4].copy_from_slice(&u32::from(class.0).to_ne_bytes());
-        self.bpf.skel.maps.hl_task_stor.update(
+        let fd = self
+            .pidfds
+            .get(pid)
+            .ok_or_else(|| anyhow::anyhow!("task {pid} is gone"))?;
+        let written = self.bpf.skel.maps.hl_task_stor.update(
             &fd.as_raw_fd().to_ne_bytes(),
             &value,
             MapFlags::ANY,
-        )?;
-        Ok(())
+        );
+        if written.is_err() {
+            // The thread may have exited unreported: the next write opens its id afresh.
+            self.pidfds.forget(pid);
+        }
+        Ok(written?)
+    }
+
+    fn forget_task(&mut self, pid: i32) {
+        self.pidfds.forget(pid);
     }
 
     fn set_homes(&mut self, homes: &CpuSet) {

@@ -325,14 +325,14 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     fn schedule_batch(&mut self) -> Result<()> {
-        // Events first, then the fast path's runs, then the exits among the events: a run is
-        // reported when the task is placed again, before it can exit, so every run of a task
-        // whose exit was drained is in the runs drained after it, and goes to the core before
-        // the exit (after it, the run would give the exited task a new record). A wake-up's
+        // Events first, then the fast path's placements, then the exits among the events: a
+        // placement is reported when it is made, before the task can exit, so every placement
+        // of a task whose exit was drained is in those drained after it, and goes to the core
+        // before the exit (after it, it would give the exited task a new record). A wake-up's
         // waker reaches its ring before the woken task reaches the framework's, and the core
         // takes it with the task (`Wakers`).
         self.apply_events();
-        self.apply_fast_runs();
+        self.apply_fast_placements();
         self.apply_exits();
         self.flush_backlog();
         self.dequeue_batch();

@@ -172,22 +172,6 @@ impl CoreDriven {
         if let Some(seen) = &mut self.seen {
             seen.clone_from(core.state());
         }
-        // Live, a wake-up the fast path places never reaches the core: it runs where the
-        // table's walk puts it with the base slice, and the core learns of it through its runs.
-        // A task's first placement (live: a fork, not a wake-up) goes to the core.
-        if task.reason == Reason::Wakeup
-            && task.prev_cpu.is_some()
-            && let Some(fast) = &self.fast
-        {
-            let class = core.task_class(self.pids.id(task.id));
-            let util = core
-                .policy()
-                .hybridland()
-                .map(|p| p.class_util(machine.topo, class));
-            if let Some(placed) = fast.place(machine, task, (class, util), core.state().homes()) {
-                return placed;
-            }
-        }
         let arrival = match task.reason {
             Reason::Wakeup => Arrival::Wakeup {
                 waker: task.waker_cpu.map(|cpu| hybridland_policy::Waker {
@@ -226,6 +210,39 @@ impl CoreDriven {
                 UtilSource::Estimate
             },
         };
+        // Live, a wake-up the fast path places is placed in the kernel, with the base slice,
+        // where the table's walk puts it; the core learns of it afterwards (`Input::Placed`),
+        // here at once. A task's first placement (live: a fork, not a wake-up) goes to the core.
+        if task.reason == Reason::Wakeup
+            && task.prev_cpu.is_some()
+            && let Some(fast) = &self.fast
+        {
+            let class = core.task_class(queued.task);
+            let util = core
+                .policy()
+                .hybridland()
+                .map(|p| p.class_util(machine.topo, class));
+            if let Some(placed) = fast.place(machine, task, (class, util), core.state().homes()) {
+                let cpu = match placed.target {
+                    Destination::Run(cpu)
+                    | Destination::QueueOn(cpu)
+                    | Destination::Preempt(cpu) => Some(cpu),
+                    Destination::QueueShared => None,
+                };
+                if let Some(cpu) = cpu {
+                    let now = TimeNs(machine.now_ns);
+                    let input = Input::Placed {
+                        woken: queued,
+                        cpu,
+                        class,
+                        woke: now,
+                    };
+                    let _ = core.handle(now, input);
+                    let _ = settle(core, &mut self.classed);
+                }
+                return placed;
+            }
+        }
         // A batch of one, polled at once: the core's batch is never full here.
         let _ = core.handle(TimeNs(machine.now_ns), Input::Queued(queued));
         let polled = core.poll();

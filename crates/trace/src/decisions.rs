@@ -22,7 +22,7 @@ use std::io::{self, BufRead, Write};
 /// The format's name, in every header.
 pub const FORMAT: &str = "hybridland-decisions";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The memory the live loop keeps the log in unless told otherwise: 8 MiB, a few hundred
 /// thousand entries (the framework's whole heap is a fixed 64 MiB arena).
 pub const DEFAULT_MAX_BYTES: usize = 8 << 20;

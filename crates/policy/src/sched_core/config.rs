@@ -157,6 +157,12 @@ pub struct CoreStats {
     /// Woken tasks that took a busy CPU ([`WakePreempt`], and the pinned rule:
     /// [`pinned_cpu`](crate::pinned_cpu)).
     pub preempts: u64,
+    /// Wake-ups the caller placed itself ([`Input::Placed`](super::InputOf::Placed)).
+    pub placed: u64,
+    /// Of those, placements that read another class than the core last gave out, long enough
+    /// after it for the caller to hold it: the caller's write was lost, or the core forgot
+    /// the task; the core took the caller's class.
+    pub class_drift: u64,
 }
 
 /// A core that cannot be built.

@@ -144,7 +144,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             );
             return;
         }
-        let (util, vtime, key, value) = self.observe(p);
+        let (util, vtime, key, value) = self.observe(p, p.now_ns);
         self.ask_about(key, value);
         let mut d = Dispatch {
             task: p.task,
@@ -211,7 +211,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 self.stats.preempts += 1;
                 taken.insert(cpu);
                 d.target = Target::Preempt(cpu);
-                self.mark_sent(cpu, p, &d, restricted.then_some(allowed));
+                self.mark_sent(cpu, p, d.util, d.vtime, restricted.then_some(allowed));
                 return self.send(d, None);
             }
             return self.take(d, placement, restricted.then_some(allowed), p, taken);
@@ -242,7 +242,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
                 taken.insert(own);
                 d.target = Target::Cpu(own);
                 d.why = Why::Kept;
-                self.mark_sent(own, p, &d, restricted.then_some(allowed));
+                self.mark_sent(own, p, d.util, d.vtime, restricted.then_some(allowed));
                 self.send(d, None);
             }
             SliceEnd::Move(placement) => {
@@ -284,7 +284,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.state.occupy(&self.topo, cpu);
         taken.insert(cpu);
         d.target = Target::Cpu(cpu);
-        self.mark_sent(cpu, p, &d, restricted);
+        self.mark_sent(cpu, p, d.util, d.vtime, restricted);
         // A waker's CPU is busy when asked and frees up as the waker sleeps: no second look.
         let check =
             (Some(cpu) != self.caller_cpu && placement.step != Step::WakerCpu).then_some(cpu);
@@ -348,10 +348,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         best.map(|(_, cpu)| cpu)
     }
 
-    /// Notes that pending task `p` was sent to `cpu` as `d`, for the claim window, the
-    /// up-migration scan and wake-up preemption; `restricted` is its allowed set when that is
-    /// fewer than every CPU.
-    fn mark_sent(&mut self, cpu: CpuId, p: &Pending, d: &Dispatch, restricted: Option<&CpuSet>) {
+    /// Notes that task `p` was sent (or, [`Input::Placed`](super::InputOf::Placed), placed)
+    /// on `cpu` with `util` and `vtime`, for the claim window, the up-migration scan and
+    /// wake-up preemption; `restricted` is its allowed set when that is fewer than every CPU.
+    pub(super) fn mark_sent(
+        &mut self,
+        cpu: CpuId,
+        p: &Pending,
+        util: u16,
+        vtime: u64,
+        restricted: Option<&CpuSet>,
+    ) {
         self.last_sent[cpu.index()] = Some(p.now_ns);
         if let Some(set) = restricted {
             self.placed_allowed[cpu.index()] = *set;
@@ -359,10 +366,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.set_placed(
             cpu,
             PlacedTask {
-                task: d.task,
-                util: d.util,
+                task: p.task,
+                util,
                 hinted: !p.util.is_estimate(),
-                vtime: d.vtime,
+                vtime,
                 sent_ns: p.now_ns,
                 restricted: restricted.is_some(),
             },
@@ -377,8 +384,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
 
     /// Hands the task's report to its state (its last run, then the wake-up) and returns the
     /// utilisation the decision reads, the vtime it is dispatched with (the clock follows
-    /// it: the task is about to run), its key and the policy's value for it.
-    fn observe(&mut self, p: &Pending) -> (u16, u64, TaskKey, u64) {
+    /// it: the task is about to run), its key and the policy's value for it. A class change
+    /// is given out as of `class_ns` (when the caller can write it).
+    pub(super) fn observe(&mut self, p: &Pending, class_ns: u64) -> (u16, u64, TaskKey, u64) {
         let Self {
             slots,
             scratch,
@@ -433,7 +441,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             UtilSource::Hint(h) => h,
         };
         if *classing && tracked {
-            super::handlers::reclass(policy, topo, classes, p.task, rec, util, p.now_ns);
+            super::handlers::reclass(policy, topo, classes, p.task, rec, util, class_ns);
         }
         let vtime = clock.queue(&mut rec.state, config.slice_ns);
         clock.on_start(vtime);

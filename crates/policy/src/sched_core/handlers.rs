@@ -6,6 +6,7 @@ use super::{
     InputError, LastRun, Nudging, Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId, Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
+use crate::fast_wake::TaskClass;
 use crate::placement_policy::PlacementPolicy;
 use crate::task_state::Run;
 
@@ -143,23 +144,63 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
 
     pub(super) fn handle_stopped(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
         self.state.release(&self.topo, cpu);
-        self.count_run(task, cpu, run, weight, false);
+        self.count_run(task, cpu, run, weight);
     }
 
-    pub(super) fn handle_ran(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
-        if self.topo.info(cpu).is_some() {
-            self.count_run(task, cpu, run, weight, true);
+    /// A wake-up the caller placed on `cpu` at `woke_ns`, learned of at `now_ns`: the class
+    /// squared with the caller's first, then counted as a wake-up the core decided
+    /// ([`Self::observe`]) and noted on `cpu` as a dispatch there is. A task of unknown
+    /// affinity is not noted: the scan could move it where it may not run.
+    pub(super) fn handle_placed(
+        &mut self,
+        now_ns: u64,
+        q: &Queued<'_>,
+        cpu: CpuId,
+        class: TaskClass,
+        woke_ns: u64,
+    ) {
+        if self.topo.info(cpu).is_none() {
+            self.stats.refused += 1;
+            return;
         }
+        self.stats.placed += 1;
+        let woke_ns = woke_ns.min(now_ns);
+        if self.classing
+            && let Some(rec) = self.slots.entry(q.task)
+            && rec.class != class
+            && (rec.class_ns == 0 || woke_ns.saturating_sub(rec.class_ns) >= CLASS_HOLD_NS)
+        {
+            rec.class = class;
+            rec.class_ns = 0;
+            self.stats.class_drift += 1;
+        }
+        let p = Pending {
+            task: q.task,
+            token: q.token,
+            arrival: q.arrival,
+            cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
+            last_run: q.last_run,
+            weight: q.weight,
+            allowed: Allowed::Unknown,
+            util: q.util,
+            now_ns: woke_ns,
+        };
+        let (util, vtime, _, _) = self.observe(&p, now_ns);
+        self.state.occupy(&self.topo, cpu);
+        let restricted = match q.affinity {
+            Affinity::Cpus(set) if set == self.topo.cpus() => None,
+            Affinity::Cpus(set) => Some(set),
+            Affinity::Unknown => return,
+        };
+        self.mark_sent(cpu, &p, util, vtime, restricted);
     }
 
     /// Counts a run of `task` on `cpu` in its record (started if it has none): the estimate,
-    /// vtime and weight, its home when `home` (a tracked core moves it at the start), then a
-    /// class change.
-    fn count_run(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32, home: bool) {
+    /// vtime and weight (the home moved at the start), then a class change.
+    fn count_run(&mut self, task: TaskId, cpu: CpuId, run: LastRun, weight: u32) {
         let capacity = self.topo.info(cpu).map_or(0, |i| i.capacity);
         let Self {
             slots,
-            state,
             topo,
             policy,
             classes,
@@ -173,10 +214,6 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         Self::stamp(generation, rec);
         rec.seen_ns = rec.seen_ns.max(run.stop_ns);
         rec.weight = weight;
-        if home && rec.home != Some(cpu) {
-            state.move_home(topo, rec.home, cpu);
-            rec.home = Some(cpu);
-        }
         let _counted = rec.state.on_run(&Run {
             cpu,
             capacity,

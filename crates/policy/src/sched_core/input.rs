@@ -7,6 +7,7 @@ use super::io::{LastRun, Queued, Snapshot, TaskId};
 use super::{Dispatch, Nudge};
 use crate::ClusterBalance;
 use crate::cpu_set::{CpuId, CpuSet};
+use crate::fast_wake::TaskClass;
 use crate::sched_core::io::{Affinity, Arrival, UtilSource};
 
 /// A time on the caller's clock, in nanoseconds.
@@ -111,19 +112,30 @@ pub enum InputOf<Q, S> {
         /// Its weight (100 for nice 0).
         weight: u32,
     },
-    /// (Snapshots.) A run the caller learned of outside a hand-over: the task ran on `cpu`
-    /// (live: woken onto it by the in-kernel fast path, the run reported at its next kernel
-    /// wake-up). The estimate, vtime and home count it as a queued task's `last_run`; a class
-    /// change follows as an [`Output::Class`].
-    Ran {
-        /// The task.
-        task: TaskId,
+    /// A wake-up the caller placed itself, at the time it woke (live: the in-kernel fast
+    /// path, reported at the loop's next round; simulated: its model): `woken` is the task as
+    /// it would have been handed over (its previous CPU, the run before, its weight and
+    /// affinity), `cpu` the CPU it was put on and `class` the class the placement walked
+    /// with. The core counts it as a wake-up it decided itself (the run, the wake-up, the
+    /// home, the vtime, a class change as an [`Output::Class`]) and notes the task on `cpu`
+    /// for the up-migration scan and wake-up preemption, as it notes a dispatch there; no
+    /// dispatch comes out. A `class` other than the one the core last gave out, when that
+    /// was given at least [`CLASS_HOLD_NS`](super::CLASS_HOLD_NS) earlier (or never: a task
+    /// the core forgot), means the caller holds another class than the core: the core takes
+    /// the caller's and gives its own out again.
+    ///
+    /// Handed over when the caller learns of it, which can be later than the wake-up (live,
+    /// at the loop's next round): the wake-up's own time is `woke`, the input's the time the
+    /// caller learned of it, when a class change the core gives for it is written.
+    Placed {
+        /// The woken task.
+        woken: Q,
         /// Its CPU.
         cpu: CpuId,
-        /// The run.
-        run: LastRun,
-        /// Its weight (100 for nice 0).
-        weight: u32,
+        /// The class the placement read.
+        class: TaskClass,
+        /// When it woke and was placed (at most the input's time).
+        woke: TimeNs,
     },
     /// Hybridland's cluster-balance knob changed. Refused with [`InputError::NoSuchKnob`] by a
     /// policy without it.
@@ -156,7 +168,7 @@ impl<Q, S> InputOf<Q, S> {
             Self::Exit { .. } => "exit",
             Self::Started { .. } => "started",
             Self::Stopped { .. } => "stopped",
-            Self::Ran { .. } => "ran",
+            Self::Placed { .. } => "placed",
             Self::ClusterBalance { .. } => "cluster_balance",
             Self::Knob { .. } => "knob",
         }
@@ -165,7 +177,7 @@ impl<Q, S> InputOf<Q, S> {
     /// The occupancy mode it belongs to, when only one.
     pub const fn occupancy(&self) -> Option<Occupancy> {
         match self {
-            Self::Snapshot(_) | Self::SnapshotFailed | Self::Recheck(_) | Self::Ran { .. } => {
+            Self::Snapshot(_) | Self::SnapshotFailed | Self::Recheck(_) => {
                 Some(Occupancy::Snapshots)
             }
             Self::Started { .. } | Self::Stopped { .. } => Some(Occupancy::Tracked),
@@ -203,16 +215,16 @@ impl<Q, S> InputOf<Q, S> {
                 run: *run,
                 weight: *weight,
             },
-            Self::Ran {
-                task,
+            Self::Placed {
+                woken,
                 cpu,
-                run,
-                weight,
-            } => InputOf::Ran {
-                task: *task,
+                class,
+                woke,
+            } => InputOf::Placed {
+                woken: q(woken),
                 cpu: *cpu,
-                run: *run,
-                weight: *weight,
+                class: *class,
+                woke: *woke,
             },
             Self::ClusterBalance { mode } => InputOf::ClusterBalance { mode: *mode },
             Self::Knob { index, value } => InputOf::Knob {

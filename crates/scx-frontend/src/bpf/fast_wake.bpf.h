@@ -19,9 +19,12 @@
  * holds that to the idle order, and --audit-fast-wake holds each placement made here to it.
  * A wake-up with nothing allowed free goes to user space as before.
  *
- * Each placement also reports the run before it (the framework's start and stop times of the
- * task's last run) through a ring of slots (fast_wake_rings.bpf.h), so the core's estimate,
- * vtime and homes see every run, and the class cannot drift.
+ * Each placement is reported to the core through a ring of slots (fast_wake_rings.bpf.h):
+ * where and when, the class the walk read, the task's affinity and the run before it (the
+ * framework's start and stop times of the task's last run), so the core counts it as a
+ * wake-up it decided (Input::Placed): its estimate, vtime and homes see every run, its
+ * up-migration scan sees the task where it runs, and a class that did not reach the task is
+ * given again.
  *
  * The tables live in .bss.hl_fast, which user space writes through the skeleton's mmap. They
  * are written while hl_fast_on is 0 and switched on after, so a reader never acts on a table
@@ -437,7 +440,7 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 		/* First in its CPU's local queue; the task running there ends its slice now. */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, flags | SCX_ENQ_PREEMPT);
 		__sync_fetch_and_add(&hl_nr_fast_pinned, 1);
-		hl_report_ran(p, prev);
+		hl_report_placed(p, prev, cpu, w.class);
 		if (hl_fast_audit_on)
 			hl_audit(p, cpu, prev, &w);
 		return cpu;
@@ -463,7 +466,7 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
 	if (w.step < HL_STEPS)
 		__sync_fetch_and_add(&hl_nr_fast_step[w.step], 1);
-	hl_report_ran(p, prev);
+	hl_report_placed(p, prev, cpu, w.class);
 	if (hl_fast_audit_on)
 		hl_audit(p, cpu, prev, &w);
 	return cpu;

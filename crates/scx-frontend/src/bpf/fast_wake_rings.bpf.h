@@ -10,7 +10,8 @@
  * loaded, so a BPF ring buffer cannot be mapped): `seq` is 0 while a slot is written and n + 1
  * for the n-th record after.
  *
- * ran: each placement's task and the run before it, for the core (always on).
+ * ran: each placement, for the core (always on): where and when, the class it walked with,
+ *      the task's affinity and the run before it.
  * audit: each placement with what it was decided on (--audit-fast-wake).
  */
 #define HL_RAN_SLOTS 1024
@@ -19,11 +20,20 @@
 struct hl_ran_rec {
 	u64 seq;
 	s32 pid;
+	/* The CPU the task last ran on (-1: none), and the one it was placed on. */
+	s32 prev;
 	s32 cpu;
+	u32 weight;
+	/* The run before the wake-up; both 0 when there is none. */
 	u64 start_ns;
 	u64 stop_ns;
-	u32 weight;
-	u32 pad;
+	/* When the placement was made, on the framework's clock (scx_bpf_now(), as its timestamps). */
+	u64 woke_ns;
+	/* The task's affinity (cpus_mask, not cpus_ptr: migration disabled for a moment is not an
+	 * affinity): how many CPUs, and the first 64. */
+	u64 allowed0;
+	u32 nr_allowed;
+	u32 class;
 };
 
 struct hl_fast_audit_rec {
@@ -45,23 +55,27 @@ struct hl_fast_audit_rec hl_audit_recs[HL_AUDIT_SLOTS] HL_GLOBAL;
 volatile u64 hl_audit_head HL_GLOBAL;
 volatile u32 hl_fast_audit_on HL_GLOBAL;
 
-static void hl_report_ran(struct task_struct *p, s32 ran_on)
+static void hl_report_placed(struct task_struct *p, s32 prev, s32 cpu, u32 class)
 {
 	struct task_ctx *tctx = try_lookup_task_ctx(p);
 	struct hl_ran_rec *rec;
+	bool ran = tctx && tctx->stop_ts && tctx->stop_ts >= tctx->start_ts;
 	u64 n;
 
-	if (!tctx || !tctx->stop_ts || tctx->stop_ts < tctx->start_ts)
-		return;
 	n = __sync_fetch_and_add(&hl_ran_head, 1);
 	rec = &hl_ran_recs[n & (HL_RAN_SLOTS - 1)];
 	rec->seq = 0;
 	asm volatile("" ::: "memory");
 	rec->pid = p->pid;
-	rec->cpu = ran_on;
-	rec->start_ns = tctx->start_ts;
-	rec->stop_ns = tctx->stop_ts;
+	rec->prev = prev;
+	rec->cpu = cpu;
 	rec->weight = p->scx.weight;
+	rec->start_ns = ran ? tctx->start_ts : 0;
+	rec->stop_ns = ran ? tctx->stop_ts : 0;
+	rec->woke_ns = scx_bpf_now();
+	rec->allowed0 = p->cpus_mask.bits[0];
+	rec->nr_allowed = p->nr_cpus_allowed;
+	rec->class = class;
 	asm volatile("" ::: "memory");
 	rec->seq = n + 1;
 }

@@ -42,6 +42,7 @@ impl<O: SchedOps> Scheduler<O> {
                 tasks_tracked: core.tracked,
                 tasks_high_water: core.high_water,
                 tasks_untracked: core.untracked,
+                class_drift: core.class_drift,
                 events_dropped: self.ops.event_counters().dropped.iter().sum(),
                 loop_cpu_ns: thread_cpu_ns(),
             };

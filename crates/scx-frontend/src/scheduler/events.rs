@@ -46,14 +46,16 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Hands the exits [`Self::apply_events`] drained to the core and the recorder. Called
-    /// after the fast path's runs are applied: a task's last run is reported when it is placed,
-    /// before it can exit, so every run of a task whose exit was drained has been written by
-    /// the time the runs are drained after the events (drained before them, a run written in
-    /// between reached the core a round after the exit and gave the dead task a new record).
+    /// Hands the exits [`Self::apply_events`] drained to the core, the framework's side (the
+    /// task's pidfd is closed) and the recorder. Called after the fast path's placements are
+    /// applied: a placement is reported when it is made, before the task can exit, so every
+    /// placement of a task whose exit was drained has been written by the time the placements
+    /// are drained after the events (drained before them, one written in between reached the
+    /// core a round after the exit and gave the dead task a new record).
     pub(super) fn apply_exits(&mut self) {
         let (core, decisions, recorder) = (&mut self.core, &mut self.decisions, &mut self.recorder);
         for (at_ns, pid) in self.exits.drain(..) {
+            self.ops.forget_task(pid);
             if let Ok(task) = u32::try_from(pid).map(TaskId) {
                 // Any core takes an exit.
                 let _ = feed(core, decisions, at_ns, Input::Exit { task });

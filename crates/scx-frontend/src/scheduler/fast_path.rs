@@ -1,5 +1,5 @@
-//! The wake-up fast path: its tables written at start and after a knob change, the runs it
-//! reports handed to the core, the classes and homes the core gives written back.
+//! The wake-up fast path: its tables written at start and after a knob change, the placements
+//! it reports handed to the core, the classes and homes the core gives written back.
 
 use super::*;
 
@@ -40,13 +40,15 @@ impl<O: SchedOps> Scheduler<O> {
         }
     }
 
-    /// Hands the runs the fast path reported to the core (its estimate, vtime and homes see
-    /// them), then carries out the class changes that follow and mirrors the homes.
-    pub(super) fn apply_fast_runs(&mut self) {
+    /// Hands the placements the fast path reported to the core (`Input::Placed`: counted as
+    /// wake-ups it decided, the tasks noted where they run), then carries out the class changes
+    /// that follow and mirrors the homes.
+    pub(super) fn apply_fast_placements(&mut self) {
         if self.fast_table.is_none() {
             return;
         }
         let at_ns = self.now();
+        let nr_possible = self.cfg.nr_possible;
         let (core, decisions, counters, recorder) = (
             &mut self.core,
             &mut self.decisions,
@@ -54,30 +56,42 @@ impl<O: SchedOps> Scheduler<O> {
             &mut self.recorder,
         );
         let mut full = false;
-        let lost = self.ops.drain_fast_runs(&mut |r| {
-            counters.fast_path.runs += 1;
-            if let Some(rec) = recorder.as_mut().filter(|rec| rec.recording()) {
+        let lost = self.ops.drain_fast_placements(&mut |p| {
+            counters.fast_path.placed += 1;
+            if let (Some(rec), Some(run)) = (recorder.as_mut().filter(|r| r.recording()), p.run) {
                 // The run before a wake-up the kernel placed: as the loop sees a woken task's.
                 full |= rec.observe_run(Event {
                     at_ns,
-                    start_ts: r.run.start_ns,
-                    stop_ts: r.run.stop_ns,
-                    exec_runtime: r.run.stop_ns.saturating_sub(r.run.start_ns),
-                    pid: i32::try_from(r.task.0).unwrap_or(-1),
-                    cpu: i16::try_from(r.cpu.0).unwrap_or(-1),
+                    start_ts: run.start_ns,
+                    stop_ts: run.stop_ns,
+                    exec_runtime: run.stop_ns.saturating_sub(run.start_ns),
+                    pid: i32::try_from(p.task.0).unwrap_or(-1),
+                    cpu: p.prev.and_then(|c| i16::try_from(c.0).ok()).unwrap_or(-1),
                     wakeup: true,
                 });
             }
-            let input = Input::Ran {
-                task: r.task,
-                cpu: r.cpu,
-                run: r.run,
-                weight: r.weight,
+            let allowed = p.allowed(core.topology(), nr_possible);
+            let woken = Queued {
+                task: p.task,
+                token: 0,
+                arrival: Arrival::Wakeup { waker: None },
+                cpu: p.prev,
+                last_run: p.run,
+                weight: p.weight,
+                affinity: allowed.as_ref().map_or(Affinity::Unknown, Affinity::Cpus),
+                util: UtilSource::Estimate,
             };
-            // A snapshot-reading core takes every run.
+            let input = Input::Placed {
+                woken,
+                cpu: p.cpu,
+                class: p.class,
+                // A record written after the clock was read is taken as of now.
+                woke: TimeNs(p.woke_ns.min(at_ns)),
+            };
+            // Taken in either occupancy mode, never refused.
             let _ = feed(core, decisions, at_ns, input);
         });
-        self.counters.fast_path.runs_lost += lost;
+        self.counters.fast_path.lost += lost;
         if full {
             self.stop_recording();
         }

@@ -118,11 +118,12 @@ growing_counts! {
 growing_counts! {
     /// The loop's side of the kernel's fast path (`src/bpf/fast_wake.bpf.h`).
     FastPathCounts {
-        /// Runs the fast path reported (one per placement) handed to the core.
-        runs,
-        /// Reported runs lost to a full ring.
-        runs_lost,
-        /// Task classes written into the kernel (one pidfd, one `bpf()` call each).
+        /// Placements the fast path reported, handed to the core.
+        placed,
+        /// Reported placements lost to a full ring.
+        lost,
+        /// Task classes written into the kernel (one `bpf()` call each, and a pidfd when the
+        /// loop holds none for the task).
         class_writes,
         /// Class writes that failed (most often: the task had exited).
         class_errors,
@@ -200,6 +201,9 @@ pub(crate) struct Sample {
     pub(crate) tasks_high_water: u64,
     /// Decisions for tasks the full table did not hold, since start.
     pub(crate) tasks_untracked: u64,
+    /// Fast-path placements that read another class than the core's (a lost write, or a
+    /// forgotten task), since start: the core took it and gave its own again.
+    pub(crate) class_drift: u64,
     /// Events the task-event source lost to a full ring, all kinds (a BPF global).
     pub(crate) events_dropped: u64,
     /// CPU time of the loop's thread since it started, ns.

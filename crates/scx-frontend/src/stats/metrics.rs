@@ -149,8 +149,18 @@ pub(crate) struct Metrics {
     pub(crate) fw_own_untracked: u64,
     #[stat(desc = "Task classes the loop wrote into the kernel for the fast path")]
     pub(crate) loop_class_writes: u64,
-    #[stat(desc = "Runs the fast path reported that the loop handed to the core")]
-    pub(crate) loop_fast_runs: u64,
+    #[stat(
+        desc = "Task class writes that failed (the task had exited, or the kernel refused): the core gives the class again at the task's next placement"
+    )]
+    pub(crate) loop_class_errors: u64,
+    #[stat(
+        desc = "Fast-path placements that read another class than the core's (a failed write, or a task the core forgot): the core took it and gave its own again"
+    )]
+    pub(crate) core_class_drift: u64,
+    #[stat(desc = "Placements the fast path reported that the loop handed to the core")]
+    pub(crate) loop_fast_placed: u64,
+    #[stat(desc = "Placements the fast path reported that the loop lost to a full ring")]
+    pub(crate) loop_fast_lost: u64,
     #[stat(desc = "scx_rustland_core: dispatches cancelled")]
     pub(crate) fw_cancel: u64,
     #[stat(desc = "scx_rustland_core: dispatches bounced to the task's previous CPU")]
@@ -237,7 +247,10 @@ impl Metrics {
             fw_own_rescued: f.own_rescued.saturating_sub(p.own_rescued),
             fw_own_untracked: f.own_untracked.saturating_sub(p.own_untracked),
             loop_class_writes: d.fast_path.class_writes,
-            loop_fast_runs: d.fast_path.runs,
+            loop_class_errors: d.fast_path.class_errors,
+            core_class_drift: now.class_drift.saturating_sub(prev.class_drift),
+            loop_fast_placed: d.fast_path.placed,
+            loop_fast_lost: d.fast_path.lost,
             fw_cancel: f.cancel.saturating_sub(p.cancel),
             fw_bounce: f.bounce.saturating_sub(p.bounce),
             fw_failed: f.failed.saturating_sub(p.failed),
@@ -313,7 +326,7 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-pinned={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} fast-runs={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-pinned={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} class-errors={} class-drift={} fast-placed={} fast-lost={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
@@ -325,7 +338,10 @@ impl Metrics {
             self.fw_fast_declined_shared_queue,
             self.fw_fast_declined_race,
             self.loop_class_writes,
-            self.loop_fast_runs,
+            self.loop_class_errors,
+            self.core_class_drift,
+            self.loop_fast_placed,
+            self.loop_fast_lost,
             self.fw_cancel,
             self.fw_bounce,
             self.fw_failed,

@@ -73,7 +73,7 @@ enum Tag {
     Nudged,
     Started,
     Stopped,
-    Ran,
+    Placed,
     Classed,
     Knob,
 }
@@ -93,7 +93,7 @@ impl Tag {
         Self::Nudged,
         Self::Started,
         Self::Stopped,
-        Self::Ran,
+        Self::Placed,
         Self::Classed,
         Self::Knob,
     ];
@@ -157,52 +157,24 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
     match input {
         OwnedInput::Queued(q) => {
             w.byte(Tag::Queued as u8);
-            let (arrival, waker) = match q.arrival {
-                Arrival::Wakeup { waker } => (0, waker),
-                Arrival::SliceEnd { waiting } => (
-                    match waiting {
-                        Waiting::Nobody => 1,
-                        Waiting::OwnQueue => 2,
-                        Waiting::SharedQueue => 3,
-                    },
-                    None,
-                ),
-            };
-            let flags = arrival
-                | if waker.is_some() { Q_WAKER } else { 0 }
-                | if waker.is_some_and(|w| w.task.is_some()) {
-                    Q_WAKER_TASK
-                } else {
-                    0
-                }
-                | if q.cpu.is_some() { Q_CPU } else { 0 }
-                | if q.last_run.is_some() { Q_LAST_RUN } else { 0 }
-                | if q.allowed.is_some() { Q_ALLOWED } else { 0 }
-                | if matches!(q.util, UtilSource::Hint(_)) {
-                    Q_HINT
-                } else {
-                    0
-                };
-            w.byte(flags);
+            w.byte(queued_flags(q));
             time(&mut w);
-            w.num(u64::from(q.task.0));
-            w.num(u64::from(q.weight));
-            if let Some(wk) = waker {
-                // The sync bit rides below the CPU.
-                w.num(u64::from(wk.cpu.0) << 1 | u64::from(wk.sync));
-                w.opt(wk.task.map(|t| u64::from(t.0)));
-            }
-            w.opt(q.cpu.map(|c| u64::from(c.0)));
-            if let Some(r) = q.last_run {
-                w.num(r.start_ns);
-                w.num(r.stop_ns);
-            }
-            if let Some(s) = &q.allowed {
-                w.set(s);
-            }
-            if let UtilSource::Hint(h) = q.util {
-                w.num(u64::from(h));
-            }
+            queued_body(&mut w, q);
+        }
+        OwnedInput::Placed {
+            woken,
+            cpu,
+            class,
+            woke,
+        } => {
+            w.byte(Tag::Placed as u8);
+            w.byte(queued_flags(woken));
+            time(&mut w);
+            w.num(u64::from(cpu.0));
+            w.byte(class.0);
+            // How long before the input it woke.
+            w.num(now.0.saturating_sub(woke.0));
+            queued_body(&mut w, woken);
         }
         OwnedInput::Snapshot(s) | OwnedInput::Recheck(s) => {
             let tag = if matches!(input, OwnedInput::Snapshot(_)) {
@@ -263,18 +235,8 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             cpu,
             run,
             weight,
-        }
-        | OwnedInput::Ran {
-            task,
-            cpu,
-            run,
-            weight,
         } => {
-            w.byte(if matches!(input, OwnedInput::Ran { .. }) {
-                Tag::Ran as u8
-            } else {
-                Tag::Stopped as u8
-            });
+            w.byte(Tag::Stopped as u8);
             time(&mut w);
             w.num(u64::from(task.0));
             w.num(u64::from(cpu.0));
@@ -284,6 +246,63 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
         }
     }
     w.len
+}
+
+/// A queued task's flags byte ([`Q_WAKER`] and the rest).
+fn queued_flags(q: &OwnedQueued) -> u8 {
+    let (arrival, waker) = arrival_bits(q.arrival);
+    arrival
+        | if waker.is_some() { Q_WAKER } else { 0 }
+        | if waker.is_some_and(|w| w.task.is_some()) {
+            Q_WAKER_TASK
+        } else {
+            0
+        }
+        | if q.cpu.is_some() { Q_CPU } else { 0 }
+        | if q.last_run.is_some() { Q_LAST_RUN } else { 0 }
+        | if q.allowed.is_some() { Q_ALLOWED } else { 0 }
+        | if matches!(q.util, UtilSource::Hint(_)) {
+            Q_HINT
+        } else {
+            0
+        }
+}
+
+/// An arrival's two bits of the flags byte, and its waker.
+fn arrival_bits(arrival: Arrival) -> (u8, Option<Waker>) {
+    match arrival {
+        Arrival::Wakeup { waker } => (0, waker),
+        Arrival::SliceEnd { waiting } => (
+            match waiting {
+                Waiting::Nobody => 1,
+                Waiting::OwnQueue => 2,
+                Waiting::SharedQueue => 3,
+            },
+            None,
+        ),
+    }
+}
+
+/// A queued task's fields after its flags and time.
+fn queued_body(w: &mut Writer<'_>, q: &OwnedQueued) {
+    w.num(u64::from(q.task.0));
+    w.num(u64::from(q.weight));
+    if let Some(wk) = arrival_bits(q.arrival).1 {
+        // The sync bit rides below the CPU.
+        w.num(u64::from(wk.cpu.0) << 1 | u64::from(wk.sync));
+        w.opt(wk.task.map(|t| u64::from(t.0)));
+    }
+    w.opt(q.cpu.map(|c| u64::from(c.0)));
+    if let Some(r) = q.last_run {
+        w.num(r.start_ns);
+        w.num(r.stop_ns);
+    }
+    if let Some(s) = &q.allowed {
+        w.set(s);
+    }
+    if let UtilSource::Hint(h) = q.util {
+        w.num(u64::from(h));
+    }
 }
 
 struct Reader<'a> {
@@ -378,56 +397,23 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
         _ => {}
     }
     let flags = match tag {
-        Tag::Queued | Tag::Snapshot | Tag::Recheck => r.byte()?,
+        Tag::Queued | Tag::Placed | Tag::Snapshot | Tag::Recheck => r.byte()?,
         _ => 0,
     };
     let now = TimeNs(prev_now.0.wrapping_add(unzigzag(r.num()?)));
     let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
     let input = match tag {
-        Tag::Queued => {
-            let task = TaskId(r.small()?);
-            let weight = r.small()?;
-            let waker = if flags & Q_WAKER != 0 {
-                let at = r.num()?;
-                let cpu = CpuId(u16::try_from(at >> 1).ok()?);
-                let task = r.opt(flags & Q_WAKER_TASK != 0, |r| r.small().map(TaskId))?;
-                Some(Waker {
-                    task,
-                    cpu,
-                    sync: at & 1 != 0,
-                })
-            } else {
-                None
-            };
-            let arrival = match flags & 3 {
-                0 => Arrival::Wakeup { waker },
-                1 => Arrival::SliceEnd {
-                    waiting: Waiting::Nobody,
-                },
-                2 => Arrival::SliceEnd {
-                    waiting: Waiting::OwnQueue,
-                },
-                _ => Arrival::SliceEnd {
-                    waiting: Waiting::SharedQueue,
-                },
-            };
-            OwnedInput::Queued(OwnedQueued {
-                task,
-                arrival,
-                cpu: r.opt(flags & Q_CPU != 0, cpu)?,
-                last_run: r.opt(flags & Q_LAST_RUN != 0, |r| {
-                    Some(LastRun {
-                        start_ns: r.num()?,
-                        stop_ns: r.num()?,
-                    })
-                })?,
-                weight,
-                allowed: r.opt(flags & Q_ALLOWED != 0, Reader::set)?,
-                util: match r.opt(flags & Q_HINT != 0, Reader::small)? {
-                    Some(h) => UtilSource::Hint(h),
-                    None => UtilSource::Estimate,
-                },
-            })
+        Tag::Queued => OwnedInput::Queued(read_queued(&mut r, flags)?),
+        Tag::Placed => {
+            let on = cpu(&mut r)?;
+            let class = TaskClass(r.byte()?);
+            let woke = TimeNs(now.0.saturating_sub(r.num()?));
+            OwnedInput::Placed {
+                cpu: on,
+                class,
+                woke,
+                woken: read_queued(&mut r, flags)?,
+            }
         }
         Tag::Snapshot | Tag::Recheck => {
             let s = OwnedSnapshot {
@@ -463,31 +449,64 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
             task: TaskId(r.small()?),
             cpu: cpu(&mut r)?,
         },
-        Tag::Stopped | Tag::Ran => {
-            let task = TaskId(r.small()?);
-            let cpu = cpu(&mut r)?;
-            let run = LastRun {
+        Tag::Stopped => OwnedInput::Stopped {
+            task: TaskId(r.small()?),
+            cpu: cpu(&mut r)?,
+            run: LastRun {
                 start_ns: r.num()?,
                 stop_ns: r.num()?,
-            };
-            let weight = r.small()?;
-            if tag == Tag::Ran {
-                OwnedInput::Ran {
-                    task,
-                    cpu,
-                    run,
-                    weight,
-                }
-            } else {
-                OwnedInput::Stopped {
-                    task,
-                    cpu,
-                    run,
-                    weight,
-                }
-            }
-        }
+            },
+            weight: r.small()?,
+        },
         _ => return None,
     };
     Some((Entry::Input { now, input }, r.at))
+}
+
+/// A queued task's fields after its flags (`flags`) and time.
+fn read_queued(r: &mut Reader<'_>, flags: u8) -> Option<OwnedQueued> {
+    let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
+    let task = TaskId(r.small()?);
+    let weight = r.small()?;
+    let waker = if flags & Q_WAKER != 0 {
+        let at = r.num()?;
+        let cpu = CpuId(u16::try_from(at >> 1).ok()?);
+        let task = r.opt(flags & Q_WAKER_TASK != 0, |r| r.small().map(TaskId))?;
+        Some(Waker {
+            task,
+            cpu,
+            sync: at & 1 != 0,
+        })
+    } else {
+        None
+    };
+    let arrival = match flags & 3 {
+        0 => Arrival::Wakeup { waker },
+        1 => Arrival::SliceEnd {
+            waiting: Waiting::Nobody,
+        },
+        2 => Arrival::SliceEnd {
+            waiting: Waiting::OwnQueue,
+        },
+        _ => Arrival::SliceEnd {
+            waiting: Waiting::SharedQueue,
+        },
+    };
+    Some(OwnedQueued {
+        task,
+        arrival,
+        cpu: r.opt(flags & Q_CPU != 0, cpu)?,
+        last_run: r.opt(flags & Q_LAST_RUN != 0, |r| {
+            Some(LastRun {
+                start_ns: r.num()?,
+                stop_ns: r.num()?,
+            })
+        })?,
+        weight,
+        allowed: r.opt(flags & Q_ALLOWED != 0, Reader::set)?,
+        util: match r.opt(flags & Q_HINT != 0, Reader::small)? {
+            Some(h) => UtilSource::Hint(h),
+            None => UtilSource::Estimate,
+        },
+    })
 }

@@ -170,14 +170,31 @@ fn every_kind() -> Vec<Entry> {
         }),
         at(
             9,
-            OwnedInput::Ran {
-                task: TaskId(3),
-                cpu: CpuId(5),
-                run: LastRun {
-                    start_ns: 8,
-                    stop_ns: 9,
+            OwnedInput::Placed {
+                woken: OwnedQueued {
+                    task: TaskId(3),
+                    arrival: Arrival::Wakeup { waker: None },
+                    cpu: Some(CpuId(5)),
+                    last_run: Some(LastRun {
+                        start_ns: 8,
+                        stop_ns: 9,
+                    }),
+                    weight: 100,
+                    allowed: None,
+                    util: UtilSource::Estimate,
                 },
-                weight: 100,
+                cpu: CpuId(6),
+                class: TaskClass(2),
+                woke: TimeNs(4),
+            },
+        ),
+        at(
+            u64::MAX,
+            OwnedInput::Placed {
+                woken: queued.clone(),
+                cpu: CpuId(1023),
+                class: TaskClass(0),
+                woke: TimeNs(u64::MAX),
             },
         ),
         Entry::Nudged(Nudged {

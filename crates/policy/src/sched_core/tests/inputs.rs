@@ -155,6 +155,12 @@ fn every_input_survives_its_owned_form_and_json() {
             },
             weight: 3,
         },
+        Input::Placed {
+            woken: q,
+            cpu: CpuId(4),
+            class: crate::TaskClass(2),
+            woke: TimeNs(7),
+        },
         Input::ClusterBalance {
             mode: ClusterBalance::Auto,
         },

@@ -53,6 +53,31 @@ pub(super) fn slice_end(task: u32, cpu: CpuId, waiting: Waiting, allowed: &CpuSe
     }
 }
 
+/// Task `task`'s wake-up at `at` onto `cpu`, placed by the caller with `class`, after a run
+/// on `prev` of `run` ns that ended at `at`.
+pub(super) fn placed<'a>(
+    task: u32,
+    prev: CpuId,
+    run: u64,
+    at: u64,
+    cpu: CpuId,
+    class: u8,
+    allowed: &'a CpuSet,
+) -> Input<'a> {
+    Input::Placed {
+        woken: Queued {
+            last_run: Some(LastRun {
+                start_ns: at - run,
+                stop_ns: at,
+            }),
+            ..wakeup(task, Some(prev), allowed)
+        },
+        cpu,
+        class: crate::TaskClass(class),
+        woke: TimeNs(at),
+    }
+}
+
 pub(super) fn snapshot(idle: &CpuSet) -> Snapshot<'_> {
     Snapshot {
         idle,

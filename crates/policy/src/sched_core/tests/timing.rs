@@ -69,6 +69,61 @@ fn the_scan_nudges_a_task_an_idle_p_core_would_serve_better() {
     assert_eq!(c.nudges.pop().map(|n| n.task.0), Some(2));
 }
 
+/// A task the caller placed is the scan's as a task the core sent is: busy on an E-core while
+/// the P-cores are, it is nudged once one idles. One that went to sleep (its CPU idle at the
+/// tick) is dropped, and keeps no scan due.
+#[test]
+fn the_scan_sees_the_tasks_the_caller_placed() {
+    let (_, all, mut c) = vm_core();
+    c.set_helper(Some(TaskId(99)));
+    let mut at = 1_000_000;
+    let mut class = 0;
+    for _ in 0..20 {
+        at += 10_000_000;
+        feed(
+            &mut c,
+            at,
+            placed(1, CpuId(4), 9_000_000, at, CpuId(4), class, &all),
+        );
+        while let Some(o) = c.poll() {
+            if let Output::Class(k) = o {
+                class = k.class.0;
+            }
+        }
+    }
+    assert_eq!(class, 1, "busy: fits only the P-cores");
+    let due = c
+        .poll_timeout()
+        .expect("the scan is due for the placed task");
+    assert!(due.ns() <= at, "{due} after the last placement at {at} ns");
+    feed(&mut c, at, Input::Snapshot(snapshot(&cpus(&[5, 6, 7]))));
+    feed(&mut c, at, Input::Tick);
+    assert_eq!(c.nudges.pop(), None, "every P-core busy");
+    let at = c.poll_timeout().unwrap();
+    c.handle(at, Input::Snapshot(snapshot(&cpus(&[0, 1, 5, 6, 7]))))
+        .unwrap();
+    c.handle(at, Input::Tick).unwrap();
+    let n = c.nudges.pop().expect("nudged");
+    assert_eq!((n.cpu, n.task.0), (CpuId(4), 1));
+    // A light task placed on E-core 6 that slept again: at the next due tick its CPU is idle,
+    // the task is dropped, and nothing more is due but the age prune.
+    let later = at.ns() + 100_000_000;
+    feed(
+        &mut c,
+        later,
+        placed(2, CpuId(6), 100_000, later, CpuId(6), 0, &all),
+    );
+    let due = c.poll_timeout().unwrap();
+    feed(&mut c, due.ns().max(later), Input::Snapshot(snapshot(&all)));
+    feed(&mut c, due.ns().max(later), Input::Tick);
+    assert!(
+        c.poll_timeout()
+            .is_none_or(|t| t.ns() >= later + CoreConfig::PRUNE_EVERY_NS / 2),
+        "{:?}",
+        c.poll_timeout()
+    );
+}
+
 /// The helper goes ahead of everything in the shared queue: a new task (raised to one slice
 /// behind the clock) would otherwise go ahead of it, and a stream of them, which never moves
 /// the clock, starved it until the kernel's watchdog ejected the scheduler.

@@ -109,11 +109,11 @@ fn the_estimate_from_reported_runs_converges() {
     });
 }
 
-/// Runs the fast path reported (`Input::Ran`) reach the estimate, the home and the task's
+/// Wake-ups the caller placed (`Input::Placed`) reach the estimate, the home and the task's
 /// class: a task that keeps a CPU busy becomes class 1 (fits only the P-cores) on the first
 /// report after its estimate crosses the E-cores' fit, and is given out once.
 #[test]
-fn reported_runs_class_a_task_once_per_hold() {
+fn placed_wakeups_class_a_task_once_per_hold() {
     let topo = vm_machine();
     let all = *topo.cpus();
     let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
@@ -125,24 +125,20 @@ fn reported_runs_class_a_task_once_per_hold() {
     let e_cpu = CpuId(4);
     let mut at = 1_000;
     let mut classed = Vec::new();
-    // Busy 9 ms of every 10 ms on an E-core, reported run by run.
+    let mut class = 0;
+    // Busy 9 ms of every 10 ms on an E-core, placed back there each time; the caller writes
+    // what the core gives out.
     for _ in 0..40 {
-        let run = LastRun {
-            start_ns: at,
-            stop_ns: at + 9_000_000,
-        };
+        at += 10_000_000;
         feed(
             &mut c,
-            run.stop_ns,
-            Input::Ran {
-                task: TaskId(7),
-                cpu: e_cpu,
-                run,
-                weight: 100,
-            },
+            at,
+            placed(7, e_cpu, 9_000_000, at - 1_000_000, e_cpu, class, &all),
         );
-        at += 10_000_000;
         while let Some(o) = c.poll() {
+            if let Output::Class(k) = o {
+                class = k.class.0;
+            }
             classed.push((at, o));
         }
     }
@@ -157,21 +153,82 @@ fn reported_runs_class_a_task_once_per_hold() {
         1,
         "the home moved there"
     );
-    // A task not tracked is never classed; a run on a CPU the machine lacks is ignored.
+    assert_eq!((c.stats().placed, c.stats().class_drift), (40, 0));
+    // A placement on a CPU the machine lacks is refused and changes nothing.
+    let refused = c.stats().refused;
+    feed(&mut c, at, placed(8, e_cpu, 1, at, CpuId(999), 0, &all));
+    assert_eq!(c.poll(), None);
+    assert_eq!(c.stats().refused, refused + 1);
+    assert!(c.task(TaskId(8)).is_none());
+}
+
+/// A placement that read another class than the core gave out, long enough after it, is a
+/// lost write (or a forgotten task): the core takes the caller's class and gives its own again.
+/// One within the hold is a write still on its way and changes nothing.
+#[test]
+fn a_placement_with_a_lost_class_write_gets_the_class_again() {
+    let topo = vm_machine();
+    let all = *topo.cpus();
+    let mut c = core(&topo, &PolicyConfig::default(), CoreConfig::DEFAULT, 64);
+    let e_cpu = CpuId(4);
+    let mut at = 1_000_000;
+    // Busy: classed 1 at some placement.
+    let mut given = None;
+    for _ in 0..40 {
+        at += 10_000_000;
+        feed(&mut c, at, placed(7, e_cpu, 9_000_000, at, e_cpu, 0, &all));
+        while let Some(o) = c.poll() {
+            if let Output::Class(k) = o {
+                given.get_or_insert(at);
+                assert_eq!(k.class.0, 1);
+            }
+        }
+        if given.is_some() {
+            break;
+        }
+    }
+    let given = given.expect("classed");
+    assert_eq!(
+        c.stats().class_drift,
+        0,
+        "the first placements read class 0: never given"
+    );
+    // Still class 0 in the caller 1 ms after: the write is on its way.
     feed(
         &mut c,
-        at,
-        Input::Ran {
-            task: TaskId(8),
-            cpu: CpuId(999),
-            run: LastRun {
-                start_ns: at,
-                stop_ns: at + 1,
-            },
-            weight: 100,
-        },
+        given + 1_000_000,
+        placed(7, e_cpu, 900_000, given + 1_000_000, e_cpu, 0, &all),
     );
     assert_eq!(c.poll(), None);
+    assert_eq!(c.stats().class_drift, 0);
+    // Still class 0 a hold later: lost. Given again, at once.
+    let late = given + CLASS_HOLD_NS + 2_000_000;
+    feed(
+        &mut c,
+        late,
+        placed(7, e_cpu, late - given - 1_100_000, late, e_cpu, 0, &all),
+    );
+    assert_eq!(c.stats().class_drift, 1);
+    let Some(Output::Class(k)) = c.poll() else {
+        panic!("the class is not given again");
+    };
+    assert_eq!((k.task, k.class.0), (TaskId(7), 1));
+    // A task the core forgot (a fresh record, never classed) that the caller holds at class 1
+    // while it is idle now: the core gives it class 0.
+    feed(&mut c, late, Input::Exit { task: TaskId(7) });
+    feed(
+        &mut c,
+        late + 1,
+        placed(7, e_cpu, 1, late + 1, e_cpu, 1, &all),
+    );
+    assert_eq!(c.stats().class_drift, 2);
+    assert_eq!(
+        c.poll().map(|o| match o {
+            Output::Class(k) => k.class.0,
+            _ => 99,
+        }),
+        Some(0)
+    );
 }
 
 /// A policy without a table is never classed.
@@ -194,16 +251,9 @@ fn a_policy_without_a_table_is_not_classed() {
             start_ns: n * 10_000_000,
             stop_ns: n * 10_000_000 + 9_999_000,
         };
-        c.handle(
-            TimeNs(run.stop_ns),
-            Input::Ran {
-                task: TaskId(1),
-                cpu: CpuId(4),
-                run,
-                weight: 100,
-            },
-        )
-        .unwrap();
+        let all = *topo.cpus();
+        let input = placed(1, CpuId(4), 9_999_000, run.stop_ns, CpuId(4), 0, &all);
+        c.handle(TimeNs(run.stop_ns), input).unwrap();
         assert_eq!(c.poll(), None);
     }
 }

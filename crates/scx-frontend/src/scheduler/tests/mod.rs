@@ -1,6 +1,7 @@
 //! The loop over a fake framework: every path of a batch, the recording, the error paths.
 
 use super::*;
+use crate::fast_placements::FastPlacement;
 use crate::task_events::{RawEventError, SourceCounters};
 use hybridland_policy::{Policy, PolicyConfig};
 
@@ -31,12 +32,15 @@ struct FakeOps {
     picks: VecDeque<Option<i32>>,
     /// Every fast-path table installed (`None`: switched off), in order.
     fast_wake: Vec<Option<FastWakeTable>>,
-    /// Runs the fast path reports at the next drain.
-    fast_runs: Vec<crate::fast_runs::FastRun>,
-    /// Runs the fast path writes while the task events are drained (they join `fast_runs`).
-    runs_during_events: Vec<crate::fast_runs::FastRun>,
+    /// Placements the fast path reports at the next drain.
+    placements: Vec<FastPlacement>,
+    /// Placements the fast path writes while the task events are drained (they join
+    /// `placements`).
+    placed_during_events: Vec<FastPlacement>,
     /// Every class written, and the homes last mirrored.
     classes: Vec<(i32, u8)>,
+    /// Class writes to fail, the next first.
+    class_failures: u32,
     homes: Option<CpuSet>,
     /// How far the framework's clock runs ahead of `CLOCK_MONOTONIC` (`None`: unreadable).
     clock_ahead_ns: Option<i64>,
@@ -59,9 +63,10 @@ impl FakeOps {
             served_cpus: CpuSet::EMPTY,
             picks: VecDeque::new(),
             fast_wake: Vec::new(),
-            fast_runs: Vec::new(),
-            runs_during_events: Vec::new(),
+            placements: Vec::new(),
+            placed_during_events: Vec::new(),
             classes: Vec::new(),
+            class_failures: 0,
             homes: None,
             clock_ahead_ns: None,
         }
@@ -117,11 +122,15 @@ impl SchedOps for FakeOps {
         self.fast_wake.push(table.cloned());
     }
     fn set_class(&mut self, pid: i32, class: hybridland_policy::TaskClass) -> Result<()> {
+        if self.class_failures > 0 {
+            self.class_failures -= 1;
+            anyhow::bail!("refused");
+        }
         self.classes.push((pid, class.0));
         Ok(())
     }
-    fn drain_fast_runs(&mut self, each: &mut dyn FnMut(crate::fast_runs::FastRun)) -> u64 {
-        for r in self.fast_runs.drain(..) {
+    fn drain_fast_placements(&mut self, each: &mut dyn FnMut(FastPlacement)) -> u64 {
+        for r in self.placements.drain(..) {
             each(r);
         }
         0
@@ -139,7 +148,7 @@ impl SchedOps for FakeOps {
         &mut self,
         each: &mut dyn FnMut(Result<TaskEvent, RawEventError>),
     ) -> Result<usize> {
-        self.fast_runs.append(&mut self.runs_during_events);
+        self.placements.append(&mut self.placed_during_events);
         let n = self.events.len();
         self.events.drain(..).for_each(each);
         Ok(n)
