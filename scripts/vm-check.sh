@@ -6,7 +6,7 @@
 # threads=2), and inside it runs scx_hybridland with scripts/vm/topology-2p-smt-4e.toml (two
 # P-cores with SMT, four E-cores in two clusters that straddle the guest kernel's cores; numbered
 # little-first) through
-# scripts/vm/guest-checks.sh. Three placement checks (a lone task stuck on an E-core goes back
+# scripts/vm/guest-checks.sh. Four placement checks (a lone task stuck on an E-core goes back
 # to a P-core when the P-cores free up; so do workers, two threads of one process or two
 # processes, that woke lightly while the P-cores were busy (their wake-ups placed by the fast
 # path) and then spin, and the classes the core gives the threads reach the kernel

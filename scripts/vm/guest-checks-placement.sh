@@ -151,6 +151,11 @@ check_turns() {
   pin_shell 0xff
   ok=0; r=0; said=""
   if [ "$UNDER" = hybridland ]; then
+    # The idle machine stays quiet: placements the core now notes keep no scan due once
+    # their tasks sleep (72bc514's 50 timer wake-ups a second were a task noted on the loop's
+    # own CPU).
+    sleep 1.2; t0=$(stat_sum timer-wakes); sleep 5; t1=$(stat_sum timer-wakes)
+    say "placement: [$UNDER] idle 5 s: $((t1 - t0)) timer wake-ups of the loop"
     e0=$(stat_sum class-errors); d0=$(stat_sum class-drift); w0=$(stat_sum class-writes)
   fi
   while [ $r -lt 10 ]; do
