@@ -131,7 +131,7 @@ turns_round() {  # turns_round threads|procs -> ROUND_OK (yes/no), ROUND_SAID
     taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" > "$out.1" & workers="$workers $!"
   fi
   i=0
-  while [ "$(wc -l < "$ready" 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  while [ "$(cat "$ready" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
   sleep 0.2
   for p in $hogs; do kill -9 "$p" 2>/dev/null; done
   for p in $hogs; do wait "$p" 2>/dev/null; done

@@ -54,9 +54,9 @@ pub(crate) trait SchedOps {
         0
     }
     /// Writes task `pid`'s class for the fast path (its task storage, through the thread's
-    /// pidfd, kept open: one system call, and a `pidfd_open` the first time). Fails when the
-    /// task is gone or the kernel refused.
-    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()>;
+    /// pidfd, kept open: one system call, and a `pidfd_open` the first time). `Ok(false)`: the
+    /// task is gone, nothing to write; fails when the kernel refused a live task's.
+    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<bool>;
     /// Task `pid` exited: what the loop holds open for it is closed.
     fn forget_task(&mut self, _pid: i32) {}
     /// Mirrors the core's homes into the fast path's tables.
@@ -197,25 +197,33 @@ impl SchedOps for Live<'_, '_> {
         self.placements.drain(fast, each)
     }
 
-    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<()> {
+    fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<bool> {
         use std::os::fd::AsRawFd;
         // `struct hl_task`: the class, then padding.
         let mut value = [0u8; 8];
         value[..4].copy_from_slice(&u32::from(class.0).to_ne_bytes());
-        let fd = self
-            .pidfds
-            .get(pid)
-            .ok_or_else(|| anyhow::anyhow!("task {pid} is gone"))?;
-        let written = self.bpf.skel.maps.hl_task_stor.update(
-            &fd.as_raw_fd().to_ne_bytes(),
-            &value,
-            MapFlags::ANY,
-        );
-        if written.is_err() {
-            // The thread may have exited unreported: the next write opens its id afresh.
+        let mut refused = None;
+        // A held pidfd can name a thread that exited unreported: a failed write opens the id
+        // once more, which fails if the thread is gone (an exiting thread's storage refuses
+        // writes too) and may name a new thread that took the id.
+        for _ in 0..2 {
+            let Some(fd) = self.pidfds.get(pid) else {
+                return Ok(false);
+            };
+            match self.bpf.skel.maps.hl_task_stor.update(
+                &fd.as_raw_fd().to_ne_bytes(),
+                &value,
+                MapFlags::ANY,
+            ) {
+                Ok(()) => return Ok(true),
+                Err(e) => refused = Some(e),
+            }
             self.pidfds.forget(pid);
         }
-        Ok(written?)
+        match refused {
+            Some(e) => Err(e.into()),
+            None => Ok(true),
+        }
     }
 
     fn forget_task(&mut self, pid: i32) {

@@ -10,8 +10,8 @@
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 fast-no-free=38 fast-pinned=0 fast-cover=95% fast-shared-queue=1 fast-race=0
-//!   class-writes=2 class-errors=0 class-drift=0 fast-placed=21 fast-lost=0 cancel=0 bounce=0
-//!   failed=0 congested=0 running=6 queued=0
+//!   class-writes=2 class-gone=0 class-errors=0 class-drift=0 fast-placed=21 fast-lost=0
+//!   cancel=0 bounce=0 failed=0 congested=0 running=6 queued=0
 //! ```
 //!
 //! - `placed`: wake-ups and slice-end moves per step of the idle order (`no-idle` went to the
@@ -46,8 +46,9 @@
 //!   by the loop, so not in `placed`), of `fast-asked`; `fast-no-free` of those found no
 //!   allowed CPU free, of which `fast-pinned` were placed by the pinned rule (a task allowed
 //!   on one busy CPU goes first there); `fast-cover`, the share of the others placed; the others by reason
-//!   (`fast-shared-queue`, `fast-race`); the loop's side: `class-writes` and `class-errors`,
-//!   task classes written into the kernel and writes that failed, `class-drift`, placements
+//!   (`fast-shared-queue`, `fast-race`); the loop's side: `class-writes`, task classes
+//!   written into the kernel, `class-gone`, those for tasks that had exited, `class-errors`,
+//!   those the kernel refused for a live task, `class-drift`, placements
 //!   that read another class than the core's (the core took it and gave its own again),
 //!   `fast-placed`, placements reported and handed to the core, and `fast-lost`, those lost
 //!   to a full ring;

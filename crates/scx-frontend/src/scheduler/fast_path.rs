@@ -115,7 +115,9 @@ impl<O: SchedOps> Scheduler<O> {
             Output::Class(c) => {
                 let pid = i32::try_from(c.task.0).unwrap_or(-1);
                 match self.ops.set_class(pid, c.class) {
-                    Ok(()) => self.counters.fast_path.class_writes += 1,
+                    Ok(true) => self.counters.fast_path.class_writes += 1,
+                    // Its exit is on its way to the core.
+                    Ok(false) => self.counters.fast_path.class_gone += 1,
                     Err(e) => {
                         self.counters.fast_path.class_errors += 1;
                         debug!(pid, class = c.class.0, "class not written: {e:#}");

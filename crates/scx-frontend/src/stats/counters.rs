@@ -125,7 +125,9 @@ growing_counts! {
         /// Task classes written into the kernel (one `bpf()` call each, and a pidfd when the
         /// loop holds none for the task).
         class_writes,
-        /// Class writes that failed (most often: the task had exited).
+        /// Class writes for tasks that had exited: nothing written.
+        class_gone,
+        /// Class writes the kernel refused for a live task.
         class_errors,
     }
 }

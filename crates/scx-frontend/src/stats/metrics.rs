@@ -149,8 +149,10 @@ pub(crate) struct Metrics {
     pub(crate) fw_own_untracked: u64,
     #[stat(desc = "Task classes the loop wrote into the kernel for the fast path")]
     pub(crate) loop_class_writes: u64,
+    #[stat(desc = "Task class writes for tasks that had exited (nothing written)")]
+    pub(crate) loop_class_gone: u64,
     #[stat(
-        desc = "Task class writes that failed (the task had exited, or the kernel refused): the core gives the class again at the task's next placement"
+        desc = "Task class writes the kernel refused for a live task: the core gives the class again at the task's next placement"
     )]
     pub(crate) loop_class_errors: u64,
     #[stat(
@@ -247,6 +249,7 @@ impl Metrics {
             fw_own_rescued: f.own_rescued.saturating_sub(p.own_rescued),
             fw_own_untracked: f.own_untracked.saturating_sub(p.own_untracked),
             loop_class_writes: d.fast_path.class_writes,
+            loop_class_gone: d.fast_path.class_gone,
             loop_class_errors: d.fast_path.class_errors,
             core_class_drift: now.class_drift.saturating_sub(prev.class_drift),
             loop_fast_placed: d.fast_path.placed,
@@ -326,7 +329,7 @@ impl Metrics {
         );
         let _ = write!(
             s,
-            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-pinned={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} class-errors={} class-drift={} fast-placed={} fast-lost={} cancel={} bounce={} failed={} congested={} running={} queued={}",
+            " | balance={} | fw user={} kernel={} fast={} fast-asked={} fast-no-free={} fast-pinned={} fast-cover={}% fast-shared-queue={} fast-race={} class-writes={} class-gone={} class-errors={} class-drift={} fast-placed={} fast-lost={} cancel={} bounce={} failed={} congested={} running={} queued={}",
             self.cluster_balance,
             self.fw_user,
             self.fw_kernel,
@@ -338,6 +341,7 @@ impl Metrics {
             self.fw_fast_declined_shared_queue,
             self.fw_fast_declined_race,
             self.loop_class_writes,
+            self.loop_class_gone,
             self.loop_class_errors,
             self.core_class_drift,
             self.loop_fast_placed,

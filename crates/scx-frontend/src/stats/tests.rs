@@ -61,6 +61,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     now.fw.fast_declined = [1, 1];
     now.counters.fast_path.class_writes = 2;
     now.counters.fast_path.class_errors = 1;
+    now.counters.fast_path.class_gone = 3;
     now.counters.fast_path.placed = 4;
     now.counters.fast_path.lost = 5;
     now.class_drift = 6;
@@ -79,7 +80,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
          snapshot-us=2500 decide-us=40 timer-wakes=3 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
          fast=4 fast-asked=10 fast-no-free=4 fast-pinned=1 fast-cover=66% fast-shared-queue=1 fast-race=1 \
-         class-writes=2 class-errors=1 class-drift=6 fast-placed=4 fast-lost=5 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
+         class-writes=2 class-gone=3 class-errors=1 class-drift=6 fast-placed=4 fast-lost=5 cancel=0 bounce=0 failed=0 congested=0 running=1 queued=0"
     );
     // The error figures appear only when there is something to say.
     let mut errs = now;
@@ -132,7 +133,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 55);
+    assert_eq!(meta.fields.len(), 56);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and

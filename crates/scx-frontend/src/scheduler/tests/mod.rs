@@ -121,13 +121,13 @@ impl SchedOps for FakeOps {
     fn set_fast_wake(&mut self, table: Option<&FastWakeTable>) {
         self.fast_wake.push(table.cloned());
     }
-    fn set_class(&mut self, pid: i32, class: hybridland_policy::TaskClass) -> Result<()> {
+    fn set_class(&mut self, pid: i32, class: hybridland_policy::TaskClass) -> Result<bool> {
         if self.class_failures > 0 {
             self.class_failures -= 1;
             anyhow::bail!("refused");
         }
         self.classes.push((pid, class.0));
-        Ok(())
+        Ok(true)
     }
     fn drain_fast_placements(&mut self, each: &mut dyn FnMut(FastPlacement)) -> u64 {
         for r in self.placements.drain(..) {
