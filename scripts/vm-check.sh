@@ -37,7 +37,9 @@
 # moves in at most 2 (up-at-moves, -discriminates). graduate (the third) counts each task's
 # placements in the task's own value: a probe that sleeps and wakes goes from E-cores to
 # P-cores after 8, and a new task given the old one's pid starts over (task-value,
-# -discriminates). A loaded run recorded
+# -discriminates); in 150 rounds of a graduated task reaped and its pid given at once to a new
+# one (often before the old one's exit reaches the loop), at least 100 such rounds and no new
+# task that read the old one's count (pid-reuse, -discriminates). A loaded run recorded
 # with --record replays its decision log through the same core, every dispatch identical
 # (decision-replay), for hybridland and for little-first.
 #
@@ -85,6 +87,7 @@ gcc -O2 -static -o "$IR/hl/frame-task" "$REPO/scripts/vm/frame-task.c" -lm || di
 gcc -O2 -static -o "$IR/hl/wake-probe" "$REPO/scripts/vm/wake-probe.c" || die "could not build the wake probe"
 gcc -O2 -static -o "$IR/hl/pipe-pair" "$REPO/scripts/vm/pipe-pair.c" || die "could not build the pipe pair"
 gcc -O2 -static -o "$IR/hl/turns-busy" "$REPO/scripts/vm/turns-busy.c" -lpthread || die "could not build the turns-busy workers"
+gcc -O2 -static -o "$IR/hl/pid-reuse" "$REPO/scripts/vm/pid-reuse.c" || die "could not build the pid-reuse probe"
 HACKBENCH=$(command -v hackbench || true)
 [[ -n "$HACKBENCH" ]] || die "hackbench not installed (package rt-tests; scripts/install-scx-deps.sh installs it)"
 copy_with_libs "$HACKBENCH"
@@ -103,7 +106,7 @@ PLACEMENT=(stuck-lone-task turns-busy powersave-on-e knob-runtime)
 EXPECTED=(loaded watchdog-timeout fast-wake pinned-busy thread-classes)
 for c in "${PLACEMENT[@]}"; do EXPECTED+=("$c" "$c-discriminates"); done
 EXPECTED+=(policies-load little-first-light little-first-light-discriminates decision-replay)
-EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates)
+EXPECTED+=(up-at-moves up-at-moves-discriminates task-value task-value-discriminates pid-reuse pid-reuse-discriminates)
 EXPECTED+=(monitor task-events own-rescue sigint-disables control-file-removed ejection-reported record-at-ejection record-wakes stress sigkill-recovers no-ejection)
 failed=0
 echo

@@ -6,8 +6,8 @@ use hybridland_policy::testkit::rules;
 use hybridland_policy::testkit::{CoreGroup, Numbering, machine};
 use hybridland_policy::{
     Affinity, Arrival, ClusterBalance, CoreConfig, CoreKind, CpuId, CpuSet, CpuState, Dispatch,
-    Input, LastRun, Occupancy, Output, Policy, PolicyConfig, PrimaryDomain, Queued, SchedCore,
-    Slot, Target, TaskHints, TaskId, TimeNs, Topology, UtilSource,
+    Input, LastRun, Life, Occupancy, Output, Policy, PolicyConfig, PrimaryDomain, Queued,
+    SchedCore, Slot, Target, TaskHints, TaskId, TimeNs, Topology, UtilSource,
 };
 
 /// The machine sizes the benchmarks cover.
@@ -200,6 +200,7 @@ impl CoreWakeups {
         self.task = (self.task + 1) % 1_000;
         let q = Queued {
             task: TaskId(self.task),
+            life: Life::UNKNOWN,
             token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: self.prev_cpu,

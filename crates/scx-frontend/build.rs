@@ -1,10 +1,12 @@
 //! Builds the BPF objects: scx_rustland_core's scheduler (its `main.bpf.c`, `intf.h` and the
 //! `src/bpf.rs` connector are generated into this directory by `RustLandBuilder`; the connector
-//! gets one line of ours, the watchdog timeout, see [`patch_connector`], and `main.bpf.c`
-//! seven, the wake-up fast path in select_cpu and in enqueue, the helper's dispatch, the
-//! preempting kick and the rescue of the scheduler's own threads, see [`patch_scheduler`]) and
+//! gets the watchdog timeout and the queued task's start time, see [`patch_connector`],
+//! `intf.h` that start time ([`patch_intf`]), and `main.bpf.c` the wake-up fast path in
+//! select_cpu and in enqueue, the helper's dispatch, the preempting kick, the rescue of the
+//! scheduler's own threads and the start time's copy, see [`patch_scheduler`]) and
 //! the project's own programs: the idle snapshot (`src/bpf/idle_snapshot.bpf.c`, skeleton
-//! `idle`) and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`).
+//! `idle`) and the task event source (`src/bpf/task_events.bpf.c`, skeleton `task_events`);
+//! and, for the host, the fast path's walk (`src/bpf/host_walk.c`), which only its test calls.
 
 /// The line of scx_rustland_core 2.4.15's connector after which the watchdog line goes: the
 /// connector sets the struct_ops fields there, before the scheduler is loaded.
@@ -16,8 +18,33 @@ const WATCHDOG_ANCHOR: &str =
 const WATCHDOG_LINE: &str =
     "        skel.struct_ops.rustland_mut().timeout_ms = crate::watchdog::timeout_ms();\n";
 
-/// Adds [`WATCHDOG_LINE`] to the connector `RustLandBuilder` just wrote. Fails the build if
-/// the anchor is not there exactly once: a framework upgrade must revisit this patch.
+/// The queued-task record's last fields in scx_rustland_core 2.4.15's `intf.h`, its connector's
+/// `QueuedTask` and the connector's copy from one to the other, after which each gets the
+/// task's start time (`task_struct->start_time`): the life of its pid
+/// (`hybridland_policy::Life`), so a thread that reuses an id before the old thread's exit
+/// reaches the loop is a new task.
+const INTF_ANCHOR: &str = "\tu64 enq_cnt;\n\tchar comm[TASK_COMM_LEN];";
+const INTF_LINE: &str = "\tu64 enq_cnt;\n\tu64 start_time; /* scx_hybridland: the task's start, its pid's life */\n\tchar comm[TASK_COMM_LEN];";
+const QUEUED_TASK_ANCHOR: &str = "    pub enq_cnt: u64,\n    pub comm:";
+const QUEUED_TASK_LINE: &str = "    pub enq_cnt: u64,\n    pub start_time: u64, // scx_hybridland: the task's start, its pid's life\n    pub comm:";
+const TO_QUEUED_ANCHOR: &str = "            enq_cnt: self.inner.enq_cnt,\n";
+const TO_QUEUED_LINE: &str =
+    "            enq_cnt: self.inner.enq_cnt,\n            start_time: self.inner.start_time,\n";
+/// The line of that scheduler's `get_task_info` after which the start time is copied.
+const TASK_INFO_ANCHOR: &str = "\ttask->enq_cnt = ++tctx->enq_cnt;\n";
+const TASK_INFO_LINE: &str = "\ttask->enq_cnt = ++tctx->enq_cnt;\n\t/* scx_hybridland: the pid's life (build.rs). */\n\ttask->start_time = p->start_time;\n";
+
+/// Adds the start time to the queued-task record of the interface `RustLandBuilder` just
+/// wrote ([`INTF_LINE`]).
+fn patch_intf(path: &str) {
+    let text = std::fs::read_to_string(path).expect("reading the generated intf.h");
+    let text = replace_once(path, &text, INTF_ANCHOR, INTF_LINE);
+    std::fs::write(path, text).expect("writing the patched intf.h");
+}
+
+/// Adds [`WATCHDOG_LINE`] and the queued task's start time ([`QUEUED_TASK_LINE`],
+/// [`TO_QUEUED_LINE`]) to the connector `RustLandBuilder` just wrote. Fails the build if an
+/// anchor is not there exactly once: a framework upgrade must revisit this patch.
 fn patch_connector(path: &str) {
     let text = std::fs::read_to_string(path).expect("reading the generated connector");
     let text = replace_once(
@@ -26,6 +53,8 @@ fn patch_connector(path: &str) {
         WATCHDOG_ANCHOR,
         &format!("{WATCHDOG_ANCHOR}{WATCHDOG_LINE}"),
     );
+    let text = replace_once(path, &text, QUEUED_TASK_ANCHOR, QUEUED_TASK_LINE);
+    let text = replace_once(path, &text, TO_QUEUED_ANCHOR, TO_QUEUED_LINE);
     std::fs::write(path, text).expect("writing the patched connector");
 }
 
@@ -110,6 +139,7 @@ fn patch_scheduler(path: &str) {
     );
     let text = replace_once(path, &text, DISPATCH_KICK_ANCHOR, DISPATCH_KICK);
     let text = replace_once(path, &text, QUEUED_ANCHOR, QUEUED_CALL);
+    let text = replace_once(path, &text, TASK_INFO_ANCHOR, TASK_INFO_LINE);
     let text = replace_once(
         path,
         &text,
@@ -139,6 +169,7 @@ fn main() {
         .unwrap_or_else(|e| no_toolchain(e))
         .build()
         .expect("building the scx_rustland_core BPF scheduler (needs clang >= 18: BPF_CLANG)");
+    patch_intf("intf.h");
     patch_connector("src/bpf.rs");
     patch_scheduler("main.bpf.c");
     let mut sched = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
@@ -148,9 +179,19 @@ fn main() {
         .build()
         .expect("building the patched scx_rustland_core BPF scheduler");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/fast_wake_walk.h");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake_rings.bpf.h");
     println!("cargo:rerun-if-changed=src/bpf/fast_wake_queues.bpf.h");
     println!("cargo:rerun-if-changed=src/bpf/own_threads.bpf.h");
+    // The walk's C for the host, which the fast path's test holds to the policy's walk: only
+    // that test refers to it, so no other binary links it.
+    cc::Build::new()
+        .file("src/bpf/host_walk.c")
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        .compile("hl_host_walk");
+    println!("cargo:rerun-if-changed=src/bpf/host_walk.c");
     let mut idle = scx_cargo::BpfBuilder::new().unwrap_or_else(|e| no_toolchain(e));
     idle.enable_skel("src/bpf/idle_snapshot.bpf.c", "idle");
     idle.build().expect("building src/bpf/idle_snapshot.bpf.c");

@@ -122,10 +122,36 @@ tv_trials() {  # tv_trials LABEL: 3 probes, appended to $TV_RESULTS as LABEL|gra
 }
 tv_n() { v=$(grep "^$1|" "$TV_RESULTS" | cut -d'|' -f2); echo "${v:--1}"; }
 tv_detail() { grep "^$1|" "$TV_RESULTS" | cut -d'|' -f3; }
+# pid-reuse: a pid the kernel hands to a new task as soon as the old one is reaped, before the
+# old one's exit reaches the loop (after an RCU grace period), is a new task to the core: the
+# thread's start time is its life (hybridland_policy::Life). scripts/vm/pid-reuse.c forks A,
+# which wakes 12 times (graduate puts its last wake-ups on P-cores), reaps it, asks for its pid
+# again (ns_last_pid) and forks B, which wakes once. A round counts when B got A's pid and A
+# graduated; B's wake-up on a P-core read A's count: a stale record. PASS: at least 100 such
+# rounds and none stale. The controls place B by chance (pid-reuse-discriminates).
+REUSE_RESULTS=/run/reuse-results
+: > "$REUSE_RESULTS"
+reuse_rounds() {  # reuse_rounds LABEL: 150 rounds, appended to $REUSE_RESULTS as LABEL|valid|stale|detail
+  "$HL/pid-reuse" 150 12 2000 > /run/reuse.out 2>/run/reuse.err
+  valid=0; stale=0; missed=0
+  while read -r a acpu b bcpu; do
+    if [ "$a" != "$b" ] || ! is_p "$acpu"; then missed=$((missed + 1)); continue; fi
+    valid=$((valid + 1))
+    if is_p "$bcpu"; then stale=$((stale + 1)); fi
+  done < /run/reuse.out
+  echo "$1|$valid|$stale|$valid rounds with the pid reused after a graduated task, $stale of the new tasks on a P-core at their first wake-up ($missed rounds not counted)" >> "$REUSE_RESULTS"
+  say "placement: [$1] pid-reuse: $(grep "^$1|" "$REUSE_RESULTS" | cut -d'|' -f4)"
+}
+reuse_n() { v=$(grep "^$1|" "$REUSE_RESULTS" | cut -d'|' -f"$2"); echo "${v:--1}"; }
 reused=""
+reuse_core="not run"
 keep=$SCX; SCX=$MY
 if start_sched --policy graduate; then
   sleep 0.5
+  r0=$(stat_sum renewed); s0=$(stat_sum stale-exit)
+  reuse_rounds graduate
+  sleep 1.2
+  reuse_core="renewed=$(( $(stat_sum renewed) - r0 )) stale-exit=$(( $(stat_sum stale-exit) - s0 ))"
   tv_trials graduate
   # The same pid again: the next pid handed out follows ns_last_pid, unless another task took
   # it first; a few tries.
@@ -154,13 +180,29 @@ if [ "$(tv_n graduate)" -ge 2 ] && [ "$reuse_ok" = yes ]; then
 else
   fail task-value "$detail"
 fi
+if [ "$(reuse_n graduate 2)" -ge 100 ] && [ "$(reuse_n graduate 3)" -eq 0 ]; then
+  pass pid-reuse "$(reuse_n graduate 4); the core: $reuse_core"
+else
+  fail pid-reuse "$(reuse_n graduate 4); the core: $reuse_core"
+fi
 if start_sched --fifo; then
   sleep 0.5
   tv_trials fifo
+  reuse_rounds fifo
   stop_sched INT
   wait_state disabled 20
 fi
 tv_trials default
+reuse_rounds default
+rf_ok=no
+for c in fifo default; do
+  if [ "$(reuse_n $c 2)" -ge 100 ] && [ "$(reuse_n $c 3)" -eq 0 ]; then rf_ok=yes; fi
+done
+if [ "$rf_ok" = no ] && [ "$(reuse_n fifo 2)" -ge 0 ] && [ "$(reuse_n default 2)" -ge 0 ]; then
+  pass pid-reuse-discriminates "--fifo: $(reuse_n fifo 4); default: $(reuse_n default 4)"
+else
+  fail pid-reuse-discriminates "not discriminating: --fifo: $(reuse_n fifo 4); default: $(reuse_n default 4)"
+fi
 f=$(tv_n fifo); d=$(tv_n default)
 if [ "$f" -ge 0 ] && [ "$f" -le 1 ] && [ "$d" -ge 0 ] && [ "$d" -le 1 ]; then
   pass task-value-discriminates "--fifo: $(tv_detail fifo); default: $(tv_detail default)"

@@ -42,7 +42,9 @@ fi
 # wake-up reaches user space, has hackbench's pipes give task-to-task wake-ups with their
 # waker, and those reach the scheduler core with their waker's CPU (`to-core`: the wake-up
 # event is read before the woken task is handed over). The figures come from the `--stats 1`
-# lines, summed over each run.
+# lines, summed over each run. An exit is reported when the kernel frees the task, after an RCU
+# grace period, which a kernel with lazy RCU callbacks (CONFIG_RCU_LAZY) holds back up to
+# 10 s on a quiet machine: the gauge is read once it is back, or after 15 s.
 ev_sum() {  # ev_sum FIELD: the sum of FIELD=N over the --stats lines in $LOG
   grep "stats: placed " "$LOG" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" | awk '{s += $1} END {print s + 0}'
 }
@@ -69,6 +71,8 @@ if start_sched; then
   sleep 2
   spin_stop
   sleep 2
+  w=0
+  while [ $w -lt 13 ] && [ "$(ev_gauge)" -gt $((tasks_before + 30)) ]; do sleep 1; w=$((w + 1)); done
   tasks_after=$(ev_gauge)
   exits=$(ev_sum exit); tracked=$(ev_sum exit-tracked); wakings=$(ev_sum waking); refills=$(ev_sum refill)
   refill_seen=1

@@ -3,7 +3,7 @@
 
 use core::panic::PanicInfo;
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CoreKind, CpuId, Input, Occupancy, Output, PolicyConfig, Queued,
+    Affinity, Arrival, CoreConfig, CoreKind, CpuId, Input, Life, Occupancy, Output, PolicyConfig, Queued,
     SchedCore, Slot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
 };
 
@@ -35,6 +35,7 @@ pub extern "C" fn hybridland_nostd_place() -> i32 {
     };
     let task = Queued {
         task: TaskId(1),
+        life: Life::UNKNOWN,
         token: 0,
         arrival: Arrival::Wakeup { waker: None },
         cpu: None,

@@ -6,10 +6,10 @@
 //! the task's [`TaskClass`] (which capacities its utilisation fits), the CPUs whose core is
 //! some task's home, and the knobs. [`WakeTable`] lays the machine and the knobs out as plain
 //! per-CPU facts and one ranked CPU array, and [`WakeTable::decide`] walks them in passes over
-//! CPUs that a BPF program can make too (`scx_hybridland`'s `src/bpf/fast_wake.bpf.h` is the
-//! same walk in C). The table holds no rule of its own: the property test below holds
-//! `decide` to the idle order on every scenario, and the live audit holds the kernel's walk to
-//! [`Policy::check_fast_wake`].
+//! CPUs that a BPF program can make too (`scx_hybridland`'s `src/bpf/fast_wake_walk.h` is the
+//! same walk in C, which that crate's tests build for the host and hold to `decide`). The
+//! table holds no rule of its own: the property test below holds `decide` to the idle order on
+//! every scenario, and the live audit holds the kernel's walk to [`Policy::check_fast_wake`].
 //!
 //! What the walk cannot decide (nothing allowed is free) goes to the core as before.
 

@@ -30,6 +30,7 @@
 //! let mut core = SchedCore::new(topo, &PolicyConfig::default(), CoreConfig::DEFAULT, storage)?;
 //! let woke = Queued {
 //!     task: TaskId(42),
+//!     life: Life::UNKNOWN,
 //!     token: 0,
 //!     arrival: Arrival::Wakeup { waker: None },
 //!     cpu: None,
@@ -107,9 +108,9 @@ pub use policies::{Builtin, BuiltinPolicy};
 pub use sched_core::Audit;
 pub use sched_core::{
     Affinity, Arrival, BATCH_MAX, CLASS_HOLD_NS, Classed, CoreConfig, CoreError, CoreStats,
-    Dispatch, Input, InputError, InputOf, LastRun, Nudge, Nudging, Occupancy, Output, OwnedInput,
-    OwnedQueued, OwnedSnapshot, Queued, SchedCore, SliceMode, Slot, Snapshot, StorageError, Target,
-    TaskId, TaskKey, TimeNs, UtilSource, Waiting, WakePreempt, Waker, Why,
+    Dispatch, Input, InputError, InputOf, LastRun, Life, Nudge, Nudging, Occupancy, Output,
+    OwnedInput, OwnedQueued, OwnedSnapshot, Queued, SchedCore, SliceMode, Slot, Snapshot,
+    StorageError, Target, TaskId, TaskKey, TimeNs, UtilSource, Waiting, WakePreempt, Waker, Why,
 };
 pub use task_state::{
     MIN_SLICE_DIVISOR, NICE_0_WEIGHT, Run, RunAccount, TaskState, VtimeClock, slice_ns,

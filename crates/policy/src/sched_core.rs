@@ -24,7 +24,7 @@ pub use input::{
     Input, InputError, InputOf, Occupancy, Output, OwnedInput, OwnedQueued, OwnedSnapshot, TimeNs,
 };
 pub use io::{
-    Affinity, Arrival, Classed, Dispatch, LastRun, Nudge, Queued, Snapshot, Target, TaskId,
+    Affinity, Arrival, Classed, Dispatch, LastRun, Life, Nudge, Queued, Snapshot, Target, TaskId,
     UtilSource, Waiting, Waker, Why,
 };
 pub use slots::{Slot, StorageError};
@@ -50,6 +50,7 @@ pub const CLASS_HOLD_NS: u64 = 10_000_000;
 #[derive(Copy, Clone, Debug)]
 struct Pending {
     task: TaskId,
+    life: Life,
     token: u32,
     arrival: Arrival,
     cpu: Option<CpuId>,
@@ -376,7 +377,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             Input::Recheck(snap) => self.handle_recheck(&snap),
             Input::Backlog { waiting } => self.backlog = waiting,
             Input::Tick => self.handle_tick(now_ns),
-            Input::Exit { task } => self.handle_exit(task),
+            Input::Exit { task, life } => self.handle_exit(task, life),
             Input::Started { task, cpu } => self.handle_started(task, cpu),
             Input::Stopped {
                 task,

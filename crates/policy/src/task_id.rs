@@ -25,13 +25,49 @@ impl core::fmt::Display for TaskId {
     }
 }
 
+/// Which life of a [`TaskId`] a hand-over is of, as the caller tells them apart: live, the
+/// kernel's start time of the thread (`task_struct->start_time`); in the simulator, its task's
+/// index plus one. [`Life::UNKNOWN`] when the caller cannot tell.
+///
+/// A pid is reused by the kernel as soon as its thread is released, and the thread's exit
+/// reaches the live core later (after an RCU grace period and a ring), so a new thread's first
+/// wake-up can arrive while the old thread's record is still held. A hand-over of another life
+/// than the record's ends that record there, as its exit would ([`CoreStats::renewed`]), and
+/// the exit of the old life that comes after is ignored ([`CoreStats::stale_exits`]): a new
+/// task never reads the old one's estimate, home, class or policy value.
+///
+/// [`CoreStats::renewed`]: crate::CoreStats::renewed
+/// [`CoreStats::stale_exits`]: crate::CoreStats::stale_exits
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
+pub struct Life(pub u64);
+
+impl Life {
+    /// The caller cannot tell lives apart: the id alone is the key.
+    pub const UNKNOWN: Self = Self(0);
+
+    /// Whether it is [`Life::UNKNOWN`].
+    #[inline]
+    pub const fn is_unknown(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether `self` and `other` are known to be different lives.
+    #[inline]
+    pub const fn differs(self, other: Self) -> bool {
+        self.0 != 0 && other.0 != 0 && self.0 != other.0
+    }
+}
+
 /// A task's stable key: its id ([`TaskId`]) and the
 /// generation of the core's record of it, so an id used again (a pid the kernel reused after
 /// the thread exited) is a new task with a new key.
 ///
 /// The generation is the core's own: a counter stamped on a record when the core starts one,
 /// at a task's first hand-over after it had none: first sight, after an
-/// [`Input::Exit`](crate::InputOf::Exit), or after the age prune forgot it. How the end of a
+/// [`Input::Exit`](crate::InputOf::Exit), after a hand-over of another [`Life`], or after the
+/// age prune forgot it. How the end of a
 /// task reaches the core is therefore how the generation reaches it:
 /// - live, the task-event ring's exits are handed over as [`Input::Exit`](crate::InputOf::Exit);
 ///   an exit lost to a full ring leaves the old record (and key) until the age prune

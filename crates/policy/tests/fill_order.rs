@@ -52,6 +52,7 @@ fn core_places<P: PlacementPolicy>(topo: &Topology, policy: P, n: usize) -> Vec<
         let now = TimeNs(1_000 + i as u64);
         let task = Queued {
             task: TaskId(100 + i as u32),
+            life: Life::UNKNOWN,
             token: i as u32,
             arrival: Arrival::Wakeup { waker: None },
             cpu: None,

@@ -8,7 +8,7 @@
 
 use crate::bpf_skel::types::{bss_hl_fast, hl_ran_rec};
 use crate::slot_ring::{Numbered, SlotReader};
-use hybridland_policy::{CpuId, CpuSet, LastRun, TaskClass, TaskId, Topology};
+use hybridland_policy::{CpuId, CpuSet, LastRun, Life, TaskClass, TaskId, Topology};
 
 impl Numbered for hl_ran_rec {
     fn seq(&self) -> u64 {
@@ -20,6 +20,8 @@ impl Numbered for hl_ran_rec {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FastPlacement {
     pub(crate) task: TaskId,
+    /// Which life of its id (its start time).
+    pub(crate) life: Life,
     /// The CPU it was placed on.
     pub(crate) cpu: CpuId,
     /// The CPU it last ran on, if any.
@@ -41,6 +43,7 @@ impl FastPlacement {
     fn of(rec: &hl_ran_rec) -> Option<Self> {
         Some(Self {
             task: TaskId(u32::try_from(rec.pid).ok()?),
+            life: Life(rec.life),
             cpu: CpuId(u16::try_from(rec.cpu).ok()?),
             prev: u16::try_from(rec.prev).ok().map(CpuId),
             run: (rec.stop_ns != 0 && rec.stop_ns >= rec.start_ns).then_some(LastRun {
@@ -116,12 +119,16 @@ mod tests {
             allowed0: 0b1010_0000,
             nr_allowed: 2,
             class: 1,
+            life: 77,
         };
         let p = FastPlacement::of(&rec).unwrap();
         assert_eq!(
-            (p.task, p.cpu, p.prev, p.run, p.woke_ns, p.weight, p.class),
+            (
+                p.task, p.life, p.cpu, p.prev, p.run, p.woke_ns, p.weight, p.class
+            ),
             (
                 TaskId(42),
+                Life(77),
                 CpuId(5),
                 Some(CpuId(3)),
                 Some(LastRun {

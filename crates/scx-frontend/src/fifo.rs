@@ -85,6 +85,7 @@ mod test {
             weight: 100,
             vtime,
             enq_cnt: 3,
+            start_time: 7,
             comm: [0; 16],
         }
     }

@@ -19,8 +19,9 @@
 // No `unsafe` in this crate's own code. The generated bindings need it (the BPF skeletons'
 // accessors, and scx_rustland_core's connector `bpf.rs` for its ring-buffer copy, its
 // `sched_param` call and its `Plain` impl), so they live in `bindings` below, the one place
-// that allows it; every other module says `#![forbid(unsafe_code)]` itself (a crate-level
-// `forbid` could not be lifted for `bindings`).
+// that allows it, with, in tests alone, the one call into the host build of the kernel's
+// walk (`fast_wake::host_walk`); every other module says `#![forbid(unsafe_code)]` itself (a
+// crate-level `forbid` could not be lifted for those two).
 #![deny(unsafe_code)]
 
 mod clock;

@@ -59,9 +59,9 @@ use crate::task_events::TaskEvent;
 use crate::wakers::Wakers;
 use anyhow::{Context, Result, bail};
 use hybridland_policy::{
-    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Output,
-    PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot, Target,
-    TaskId, TimeNs, Topology, UtilSource, Waiting, Waker, Why,
+    Affinity, Arrival, CoreConfig, CpuId, CpuSet, Dispatch, Input, InputError, LastRun, Life,
+    Output, PlacementPolicy, PolicyConfig, Queued, SchedCore, SliceEnd, SliceMode, Slot, Snapshot,
+    Target, TaskId, TimeNs, Topology, UtilSource, Waiting, Waker, Why,
 };
 use hybridland_trace::decisions::{self, CoreSettings, DecisionLog, Entry, Header};
 use std::collections::VecDeque;
@@ -119,7 +119,7 @@ pub(crate) struct Scheduler<O: SchedOps> {
     /// Who woke each recently woken task (event source), until the task is handed over.
     wakers: Wakers,
     /// Exits drained with the task events, handed over after the fast path's runs.
-    exits: Vec<(u64, i32)>,
+    exits: Vec<(u64, i32, Life)>,
     nudger: Option<Nudger>,
     queued: Vec<QueuedTask>,
     /// Set in `--fifo` mode: batches skip the policy path.

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! stats: placed idle-p-core=12 idle-e-core=30 busy-sibling=2 no-idle=5 | overflow=0 stale=1
-//!   nudge=0 kept=40 yielded=6 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 waking=118 by-task=97 refill=12 | busy
+//!   nudge=0 kept=40 yielded=6 preempt=3 | tasks=31 tasks-max=57 exit=4 exit-tracked=3 renewed=0 stale-exit=0 waking=118 by-task=97 refill=12 | busy
 //!   performance=95% efficiency=40% | loop batches=40 empty=2 tasks=49 snapshots=47
 //!   snapshot-us=800 decide-us=120 timer-wakes=12 cpu-us=3900 | balance=auto | fw user=44 kernel=3 fast=21
 //!   fast-asked=60 fast-no-free=38 fast-pinned=0 fast-cover=95% fast-shared-queue=1 fast-race=0
@@ -28,7 +28,9 @@
 //!   them in vtime (the core's wake-up preemption), the task there made to end its slice;
 //! - the task-event source (`src/task_events.rs`): `tasks`, the loop's task table now, and
 //!   `tasks-max`, the most it held (its capacity is `--max-tasks`); `exit`,
-//!   threads that exited, `exit-tracked` of them in the table (they leave it at once); `waking`,
+//!   threads that exited, `exit-tracked` of them in the table (they leave it at once);
+//!   `renewed`, entries a new thread that reused a pid ended before the old thread's exit
+//!   arrived, and `stale-exit`, those old threads' exits, ignored when they came; `waking`,
 //!   wake-ups, `by-task` of them with a task as waker (not an interrupt); `refill`, slices the
 //!   framework refilled because nothing else wanted the CPU (0 where the kernel cannot report
 //!   them); only when non-zero, `events-dropped` (lost to a full event ring since start),

@@ -52,8 +52,14 @@ pub(crate) struct WakingTask {
 /// One event, as the loop hands it on. Times are CLOCK_MONOTONIC ns, the loop's clock.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum TaskEvent {
-    /// Thread `pid` of process `tgid` exited.
-    Exit { at_ns: u64, pid: i32, tgid: i32 },
+    /// Thread `pid` of process `tgid` exited; `life` is its start time (`Life`: a later
+    /// thread given the same pid has another).
+    Exit {
+        at_ns: u64,
+        pid: i32,
+        tgid: i32,
+        life: u64,
+    },
     /// `pid` was woken, by `waker` when a task woke it.
     Waking {
         at_ns: u64,
@@ -71,7 +77,7 @@ pub(crate) enum TaskEvent {
 }
 
 /// Size of one event on the ring (`struct task_event`).
-const RAW_EVENT_BYTES: usize = 24;
+const RAW_EVENT_BYTES: usize = 32;
 
 /// Why a record on the ring is not an event: a BPF object and this crate out of step.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -102,9 +108,8 @@ pub(crate) fn parse_event(bytes: &[u8]) -> Result<TaskEvent, RawEventError> {
         .try_into()
         .map_err(|_| RawEventError::Size(bytes.len()))?;
     let word = |i: usize| [raw[i], raw[i + 1], raw[i + 2], raw[i + 3]];
-    let at_ns = u64::from_ne_bytes([
-        raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-    ]);
+    let long = |i: usize| u64::from_ne_bytes(core::array::from_fn(|k| raw[i + k]));
+    let at_ns = long(0);
     let pid = i32::from_ne_bytes(word(8));
     let other = i32::from_ne_bytes(word(12));
     let cpu = i32::from_ne_bytes(word(16));
@@ -119,6 +124,7 @@ pub(crate) fn parse_event(bytes: &[u8]) -> Result<TaskEvent, RawEventError> {
             at_ns,
             pid,
             tgid: other,
+            life: long(24),
         }),
         Some(EventKind::Waking) => Ok(TaskEvent::Waking {
             at_ns,
@@ -274,6 +280,8 @@ mod test {
         v.extend_from_slice(&other.to_ne_bytes());
         v.extend_from_slice(&cpu.to_ne_bytes());
         v.extend_from_slice(&kind.to_ne_bytes());
+        // An exit's life: its start time.
+        v.extend_from_slice(&(if kind == 1 { at * 100 } else { 0u64 }).to_ne_bytes());
         v
     }
 
@@ -284,7 +292,8 @@ mod test {
             Ok(TaskEvent::Exit {
                 at_ns: 7,
                 pid: 10,
-                tgid: 9
+                tgid: 9,
+                life: 700
             })
         );
         assert_eq!(
@@ -320,7 +329,7 @@ mod test {
 
     #[test]
     fn records_out_of_step_are_errors() {
-        assert_eq!(parse_event(&[0; 23]), Err(RawEventError::Size(23)));
+        assert_eq!(parse_event(&[0; 24]), Err(RawEventError::Size(24)));
         assert_eq!(
             parse_event(&raw(1, 1, 1, 1, 9)),
             Err(RawEventError::Kind(9))

@@ -13,8 +13,8 @@ use fast::{FastTable, settle};
 pub use hybridland_policy::CustomPolicy;
 use hybridland_policy::{
     Affinity, Arrival, Builtin, BuiltinPolicy, CoreConfig, CpuId, CpuState, Input, KnobValues,
-    LastRun, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued, SchedCore,
-    Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting,
+    LastRun, Life, Nudge, Occupancy, Output, PlacementPolicy, Policy, PolicyConfig, Queued,
+    SchedCore, Slot, Step, TaskId, TimeNs, Topology, UtilSource, Waiting,
 };
 use pids::Pids;
 
@@ -59,6 +59,12 @@ pub struct CoreDriven {
     /// decision changes the core's state; the checkers test it against the one it was made
     /// on).
     seen: Option<CpuState>,
+}
+
+/// The life of the simulator's task `task` (its index) under the id it holds: the core tells a
+/// task from an earlier one that held the same id by it ([`Life`]), as it does live.
+fn life_of(task: usize) -> Life {
+    Life(task as u64 + 1)
 }
 
 impl CoreDriven {
@@ -198,6 +204,7 @@ impl CoreDriven {
         };
         let queued = Queued {
             task: self.pids.id(task.id),
+            life: life_of(task.id),
             token: 0,
             arrival,
             cpu: task.prev_cpu,
@@ -445,7 +452,13 @@ impl PolicyDriver for CoreDriven {
             if let Some(slot) = self.final_util.get_mut(task) {
                 *slot = core.task(id).map(|s| s.util());
             }
-            let _ = core.handle(TimeNs(now_ns), Input::Exit { task: id });
+            let _ = core.handle(
+                TimeNs(now_ns),
+                Input::Exit {
+                    task: id,
+                    life: life_of(task),
+                },
+            );
         }
     }
 

@@ -58,7 +58,7 @@ pub struct Header {
     pub max_tasks: usize,
     /// The nudge helper's task id, if there was one.
     pub helper: Option<TaskId>,
-    /// The most bytes the log keeps in memory while the loop runs (entries packed, 10-40
+    /// The most bytes the log keeps in memory while the loop runs (entries packed, about 20-50
     /// bytes each on a machine of up to 64 CPUs).
     pub max_bytes: usize,
     /// The log reached `max_bytes`: later calls were not logged.

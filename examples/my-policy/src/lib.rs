@@ -69,8 +69,8 @@ pub const POLICY: CustomPolicy = CustomPolicy {
 mod test {
     use super::*;
     use hybridland_policy::{
-        Affinity, Arrival, CoreConfig, CoreKind, CpuSet, Input, Output, Queued, SchedCore, Slot,
-        Snapshot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
+        Affinity, Arrival, CoreConfig, CoreKind, CpuSet, Input, Life, Output, Queued, SchedCore,
+        Slot, Snapshot, Target, TaskId, TimeNs, TopologyBuilder, UtilSource,
     };
 
     /// One P-core with SMT (CPUs 0-1, capacity 1024) and two E-cores (2-3, capacity 600).
@@ -99,6 +99,7 @@ mod test {
             SchedCore::with_policy(topo, LittleFirst, CoreConfig::DEFAULT, storage).unwrap();
         let task = Queued {
             task: TaskId(1),
+            life: Life::UNKNOWN,
             token: 0,
             arrival: Arrival::Wakeup { waker: None },
             cpu: prev.map(CpuId),

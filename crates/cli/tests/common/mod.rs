@@ -96,7 +96,7 @@ pub(crate) fn random_round<
     log: &mut dyn FnMut(&hybridland_trace::decisions::Entry),
 ) -> usize {
     use hybridland_policy::{
-        Arrival, CpuId, CpuSet, Input, LastRun, Output, Queued, Snapshot, TaskId, TimeNs,
+        Arrival, CpuId, CpuSet, Input, LastRun, Life, Output, Queued, Snapshot, TaskId, TimeNs,
         UtilSource, Waiting, Waker,
     };
     use hybridland_trace::decisions::Entry;
@@ -117,6 +117,7 @@ pub(crate) fn random_round<
         let slice_end = last_cpu[i].is_some() && rng.below(3) == 0;
         let q = Queued {
             task: TaskId(task),
+            life: Life(u64::from(task)),
             token: 0,
             arrival: if slice_end {
                 Arrival::SliceEnd {
@@ -185,7 +186,16 @@ pub(crate) fn random_round<
     }
     if rng.below(40) == 0 {
         let task = 100 + rng.below(last_cpu.len() as u32);
-        feed(core, log, Input::Exit { task: TaskId(task) }).unwrap();
+        let life = Life(u64::from(task));
+        feed(
+            core,
+            log,
+            Input::Exit {
+                task: TaskId(task),
+                life,
+            },
+        )
+        .unwrap();
         last_cpu[(task - 100) as usize] = None;
     }
     sent

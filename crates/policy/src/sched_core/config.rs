@@ -147,6 +147,13 @@ pub struct CoreStats {
     pub exits: u64,
     /// See [`exits`](Self::exits).
     pub exits_tracked: u64,
+    /// Records ended by a hand-over of another [`Life`](crate::Life) of their id: a new task
+    /// that reused the id before the old one's exit arrived.
+    pub renewed: u64,
+    /// Exits of an earlier life of an id the core holds another life of, ignored (see
+    /// [`renewed`](Self::renewed)); counted in [`exits`](Self::exits), not in
+    /// [`exits_tracked`](Self::exits_tracked).
+    pub stale_exits: u64,
     /// Tasks forgotten by the age prune.
     pub forgotten: u64,
     /// Nudges given.

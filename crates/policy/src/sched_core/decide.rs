@@ -404,6 +404,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         let (rec, tracked): (&mut Record, bool) = match slots.entry(p.task) {
             Some(rec) => {
                 Self::stamp(generation, rec);
+                if rec.life.is_unknown() {
+                    rec.life = p.life;
+                }
                 (rec, true)
             }
             None => {

@@ -3,7 +3,8 @@
 
 use super::{
     Affinity, Allowed, Arrival, BATCH_MAX, CLASS_HOLD_NS, Classed, CoreConfig, Dispatch,
-    InputError, LastRun, Nudging, Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId, Why,
+    InputError, LastRun, Life, Nudging, Pending, Queued, SchedCore, Slot, Snapshot, Target, TaskId,
+    Why,
 };
 use crate::cpu_set::{CpuId, CpuSet};
 use crate::fast_wake::TaskClass;
@@ -15,6 +16,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         if self.pending.len() == BATCH_MAX {
             return Err(InputError::BatchFull);
         }
+        self.renew(q.task, q.life);
         let allowed = match q.affinity {
             Affinity::Cpus(set) if set == self.topo.cpus() => Allowed::All,
             Affinity::Cpus(set) => {
@@ -27,6 +29,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         self.pending
             .push(Pending {
                 task: q.task,
+                life: q.life,
                 token: q.token,
                 arrival: q.arrival,
                 cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
@@ -121,14 +124,38 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         }
     }
 
-    pub(super) fn handle_exit(&mut self, task: TaskId) {
+    pub(super) fn handle_exit(&mut self, task: TaskId, life: Life) {
         self.stats.exits += 1;
-        let Some(rec) = self.slots.remove(task) else {
+        if self.slots.get(task).is_some_and(|r| r.life.differs(life)) {
+            self.stats.stale_exits += 1;
             return;
+        }
+        if self.end(task) {
+            self.stats.exits_tracked += 1;
+        }
+    }
+
+    /// Ends `task`'s record, with its home; whether there was one.
+    fn end(&mut self, task: TaskId) -> bool {
+        let Some(rec) = self.slots.remove(task) else {
+            return false;
         };
-        self.stats.exits_tracked += 1;
         if let Some(home) = rec.home {
             self.state.leave_home(&self.topo, home);
+        }
+        true
+    }
+
+    /// A hand-over of `task` in `life`: a record of another life is of a task that ended
+    /// (its exit is still on its way), and ends now; a record of no known life takes this one.
+    fn renew(&mut self, task: TaskId, life: Life) {
+        match self.slots.get_mut(task) {
+            Some(rec) if rec.life.differs(life) => {
+                self.stats.renewed += 1;
+                let _ = self.end(task);
+            }
+            Some(rec) if rec.life.is_unknown() => rec.life = life,
+            _ => {}
         }
     }
 
@@ -164,6 +191,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             return;
         }
         self.stats.placed += 1;
+        self.renew(q.task, q.life);
         let woke_ns = woke_ns.min(now_ns);
         if self.classing
             && let Some(rec) = self.slots.entry(q.task)
@@ -176,6 +204,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
         }
         let p = Pending {
             task: q.task,
+            life: q.life,
             token: q.token,
             arrival: q.arrival,
             cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),

@@ -3,7 +3,7 @@
 //! [`Output`] value polled back. [`OwnedInput`] is an input that owns its CPU sets, for a log
 //! to keep and hand back again ([`OwnedInput::as_input`]).
 
-use super::io::{LastRun, Queued, Snapshot, TaskId};
+use super::io::{LastRun, Life, Queued, Snapshot, TaskId};
 use super::{Dispatch, Nudge};
 use crate::ClusterBalance;
 use crate::cpu_set::{CpuId, CpuSet};
@@ -87,10 +87,18 @@ pub enum InputOf<Q, S> {
     /// Time passed: the up-migration scan and the age prune run when due
     /// ([`poll_timeout`](super::SchedCore::poll_timeout) says when).
     Tick,
-    /// The task exited: it is forgotten at once, with its home.
+    /// The task exited: it is forgotten at once, with its home. An exit of another life than
+    /// the one the core holds for the id ([`Life`]) is of a task already ended by the new
+    /// one's hand-over, and is ignored.
     Exit {
         /// The task.
         task: TaskId,
+        /// Which life of it ([`Life::UNKNOWN`]: whichever the core holds).
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "Life::is_unknown")
+        )]
+        life: Life,
     },
     /// (Tracked.) The task starts running on `cpu`: the CPU is busy, and the task's home moves
     /// there.
@@ -199,7 +207,10 @@ impl<Q, S> InputOf<Q, S> {
             Self::Recheck(x) => InputOf::Recheck(s(x)),
             Self::Backlog { waiting } => InputOf::Backlog { waiting: *waiting },
             Self::Tick => InputOf::Tick,
-            Self::Exit { task } => InputOf::Exit { task: *task },
+            Self::Exit { task, life } => InputOf::Exit {
+                task: *task,
+                life: *life,
+            },
             Self::Started { task, cpu } => InputOf::Started {
                 task: *task,
                 cpu: *cpu,
@@ -331,6 +342,11 @@ impl core::error::Error for InputError {}
 #[allow(missing_docs)] // each field is the `Queued` field of the same name
 pub struct OwnedQueued {
     pub task: TaskId,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Life::is_unknown")
+    )]
+    pub life: Life,
     pub arrival: Arrival,
     #[cfg_attr(
         feature = "serde",
@@ -360,6 +376,7 @@ impl From<&Queued<'_>> for OwnedQueued {
     fn from(q: &Queued<'_>) -> Self {
         Self {
             task: q.task,
+            life: q.life,
             arrival: q.arrival,
             cpu: q.cpu,
             last_run: q.last_run,
@@ -378,6 +395,7 @@ impl OwnedQueued {
     pub fn as_queued(&self) -> Queued<'_> {
         Queued {
             task: self.task,
+            life: self.life,
             token: 0,
             arrival: self.arrival,
             cpu: self.cpu,

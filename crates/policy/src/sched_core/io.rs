@@ -5,7 +5,7 @@ use crate::cpu_set::{CpuId, CpuSet};
 use crate::fast_wake::TaskClass;
 use crate::idle_order::{Placement, Step};
 use crate::migration::SliceEnd;
-pub use crate::task_id::TaskId;
+pub use crate::task_id::{Life, TaskId};
 
 /// Why a task is handed to the core.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -115,6 +115,8 @@ impl UtilSource {
 pub struct Queued<'a> {
     /// The task.
     pub task: TaskId,
+    /// Which life of `task` it is ([`Life`]; [`Life::UNKNOWN`] when the caller cannot tell).
+    pub life: Life,
     /// The caller's handle for it, given back with its [`Dispatch`] so the caller finds what
     /// it holds for the task without a search (the live loop: its place in the batch). The
     /// core never reads it.

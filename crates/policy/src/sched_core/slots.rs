@@ -7,7 +7,7 @@
 //! even when the table is as full as it gets: a thread storm cannot turn each wake-up into a
 //! walk of the whole table.
 
-use super::TaskId;
+use super::{Life, TaskId};
 use crate::cpu_set::CpuId;
 use crate::fast_wake::TaskClass;
 use crate::task_state::{NICE_0_WEIGHT, TaskState};
@@ -34,6 +34,8 @@ pub(super) struct Record {
     /// Its weight as last handed over ([`Queued::weight`](super::Queued::weight) or a
     /// stopped run's); [`NICE_0_WEIGHT`] until then.
     pub(super) weight: u32,
+    /// Which life of its id it is of ([`Life`]), as the caller last told.
+    pub(super) life: Life,
     /// Which record of its id this is ([`TaskKey::generation`](super::TaskKey)); 0 until the
     /// core stamps it.
     pub(super) generation: u32,
@@ -49,6 +51,7 @@ impl Record {
         seen_ns: 0,
         home: None,
         weight: NICE_0_WEIGHT,
+        life: Life::UNKNOWN,
         generation: 0,
         value: 0,
         class: TaskClass(0),
@@ -262,10 +265,11 @@ mod test {
 
     /// The live scheduler keeps its task storage within a fixed share of the framework's heap
     /// (`scx_hybridland`'s `STORAGE_BUDGET`: 16 MiB for 65,536 tasks, so 128 bytes a slot at
-    /// most): what a slot holds grows only with a look at that budget.
+    /// most): what a slot holds grows only with a look at that budget. 120 bytes since the
+    /// record keeps its task's life (15 MiB at 65,536 tasks).
     #[test]
     fn a_slot_stays_within_the_live_storage_budget() {
-        assert!(size_of::<Slot>() <= 112, "{} bytes", size_of::<Slot>());
+        assert!(size_of::<Slot>() <= 120, "{} bytes", size_of::<Slot>());
         assert!(Slot::count_for(65_536) * size_of::<Slot>() <= 16 << 20);
     }
 

@@ -151,8 +151,14 @@ fn a_task_value_lives_as_long_as_the_task() {
     assert_ne!(other.generation, first.generation);
 
     // The pid is reused after the exit: a new task.
-    c.handle(TimeNs(4_000), Input::Exit { task: TaskId(1) })
-        .unwrap();
+    c.handle(
+        TimeNs(4_000),
+        Input::Exit {
+            task: TaskId(1),
+            life: Life::UNKNOWN,
+        },
+    )
+    .unwrap();
     assert_eq!(c.task_value(TaskId(1)), None);
     let (again, v) = wake(&mut c, 1, 5_000);
     assert_eq!((again.id, v), (TaskId(1), 0));

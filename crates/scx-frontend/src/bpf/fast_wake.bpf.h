@@ -15,8 +15,10 @@
  * busy counts at which cluster balance is active. What the core knows and the kernel does
  * not comes the same way: the task's class (which capacities its utilisation fits) in task
  * storage, written by user space when the core changes it, and the cores that are some task's
- * home. hl_walk() below is WakeTable::decide() pass for pass; the policy crate's property test
- * holds that to the idle order, and --audit-fast-wake holds each placement made here to it.
+ * home. The walk itself (fast_wake_walk.h) is WakeTable::decide() pass for pass, a pure
+ * function over the tables and one wake-up's words that the host test compiles too and holds
+ * to WakeTable::decide; the policy crate's property test holds that to the idle order, and
+ * --audit-fast-wake holds each placement made here to it.
  * A wake-up with nothing allowed free goes to user space as before.
  *
  * Each placement is reported to the core through a ring of slots (fast_wake_rings.bpf.h):
@@ -39,30 +41,15 @@
  */
 #define HL_GLOBAL SEC(".bss.hl_fast")
 
-#define HL_MAX_WORDS 16
-#define HL_MAX_CPUS (HL_MAX_WORDS * 64)
+/* BPF's spelling of the walk's counted loop (fast_wake_walk.h). */
+#define HL_FOR(i, from, to) bpf_for(i, from, to)
 
-/* One CPU as the walk reads it (hybridland_policy::WakeCpu). */
-struct hl_cpu {
-	u8 present;
-	u8 level;
-	u8 p_core;
-	u8 primary;
-	u16 core;
-	u16 cluster;
-};
+#include "fast_wake_walk.h"
 
-struct hl_cpu hl_cpus[HL_MAX_CPUS] HL_GLOBAL;
-/* The machine's CPUs by capacity, then rank, highest first; ids ascend on a tie. */
-u16 hl_ranked[HL_MAX_CPUS] HL_GLOBAL;
-u16 hl_cluster_size[HL_MAX_CPUS] HL_GLOBAL;
+struct hl_table hl_table HL_GLOBAL;
 /* CPUs whose core is some task's home, as the core last saw them. */
 u64 hl_homes[HL_MAX_WORDS] HL_GLOBAL;
 volatile u32 hl_fast_on HL_GLOBAL;
-u32 hl_nr_ids HL_GLOBAL, hl_nr_ranked HL_GLOBAL, hl_nr_levels HL_GLOBAL;
-u32 hl_balance_from HL_GLOBAL, hl_balance_until HL_GLOBAL;
-/* The wake-affine rule is on (PolicyConfig::wake_affine). */
-u32 hl_wake_affine HL_GLOBAL;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
 volatile u32 hl_helper_pid HL_GLOBAL;
 u64 hl_fast_slice_ns HL_GLOBAL;
@@ -94,14 +81,7 @@ struct {
 	__type(value, struct hl_task);
 } hl_task_stor SEC(".maps");
 
-/* The walk's scratch, per CPU: larger than a BPF stack. */
-struct hl_scratch {
-	u64 free[HL_MAX_WORDS];
-	u64 allowed[HL_MAX_WORDS];
-	u64 core_busy[HL_MAX_WORDS];
-	u16 cluster_busy[HL_MAX_CPUS];
-};
-
+/* The walk's words, per CPU: larger than a BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -109,281 +89,53 @@ struct {
 	__type(value, struct hl_scratch);
 } hl_scratch_map SEC(".maps");
 
-static __always_inline bool hl_bit(const u64 *words, u32 cpu)
-{
-	return words[(cpu / 64) & (HL_MAX_WORDS - 1)] & (1ULL << (cpu & 63));
-}
-
-static __always_inline void hl_set(u64 *words, u32 cpu)
-{
-	words[(cpu / 64) & (HL_MAX_WORDS - 1)] |= 1ULL << (cpu & 63);
-}
-
-static __always_inline struct hl_cpu *hl_cpu_at(u32 cpu)
-{
-	return &hl_cpus[cpu & (HL_MAX_CPUS - 1)];
-}
-
-static __always_inline bool hl_fits(const struct hl_cpu *c, u32 class)
-{
-	return class < hl_nr_levels && c->level >= class;
-}
-
-/* What the walk knows of one wake-up between its passes. */
-struct hl_walk_ctx {
-	struct hl_scratch *s;
-	u32 class;
-	s32 sync_waker;
-	bool any_primary;
-	bool any_fit;
-	u32 step;
-	s32 top;
-	bool balance;
-	u32 least_busy, least_size;
-};
-
-static __always_inline bool hl_candidate(const struct hl_walk_ctx *w, u32 i)
-{
-	const struct hl_cpu *c = hl_cpu_at(i);
-
-	return c->present && hl_bit(w->s->free, i) && hl_bit(w->s->allowed, i) &&
-	       (c->primary || !w->any_primary);
-}
-
-static __always_inline bool hl_in_pool(const struct hl_walk_ctx *w, u32 i)
-{
-	return hl_candidate(w, i) && (!w->any_fit || hl_fits(hl_cpu_at(i), w->class));
-}
-
-static __always_inline bool hl_whole(const struct hl_walk_ctx *w, u32 i)
-{
-	return !hl_bit(w->s->core_busy, hl_cpu_at(i)->core);
-}
-
-/* Steps, as hybridland_policy::Step numbers them. */
-#define HL_STEP_WAKER 0
-#define HL_STEP_P 1
-#define HL_STEP_E 2
-#define HL_STEP_SIBLING 3
-
-static __always_inline bool hl_in_set(const struct hl_walk_ctx *w, u32 i)
-{
-	if (!hl_in_pool(w, i))
-		return false;
-	if (w->step == HL_STEP_P)
-		return hl_whole(w, i) && hl_cpu_at(i)->p_core;
-	if (w->step == HL_STEP_E)
-		return hl_whole(w, i);
-	return true;
-}
-
-static __always_inline bool hl_at_top(const struct hl_walk_ctx *w, u32 i)
-{
-	return hl_in_set(w, i) && (s32)hl_cpu_at(i)->level == w->top;
-}
-
-static __always_inline bool hl_equal(const struct hl_walk_ctx *w, u32 i)
-{
-	const struct hl_cpu *c = hl_cpu_at(i);
-	u32 cl = c->cluster & (HL_MAX_CPUS - 1);
-
-	if (!hl_at_top(w, i))
-		return false;
-	if (!w->balance)
-		return true;
-	/* Equal busy shares: busy_a * size_b == busy_b * size_a. */
-	return (u32)w->s->cluster_busy[cl] * w->least_size ==
-	       w->least_busy * (u32)hl_cluster_size[cl];
-}
-
 /*
- * Whether the wake-affine rule may put @p on its synchronous waker's CPU (w->sync_waker): the
- * rule is on and that CPU is present, in the primary domain, allowed and fits the task's
- * class (or the class fits none and the CPU has the top capacity). Marks it allowed for the
- * audit.
+ * Fills the words of one wake-up of @p for the walk (fast_wake_walk.h), from the kernel:
+ * allowed from the task's cpus_ptr (not its CPU count: a task with migration disabled keeps
+ * its count while cpus_ptr narrows to its CPU), free from the idle mask and the CPUs' own
+ * queues. When the wake-affine rule may take the task, only the waker's allowed bit and the
+ * first free allowed CPU, which is all the walk reads then. The audit records these words.
  */
-static __always_inline bool hl_waker_may_take(struct task_struct *p, struct hl_walk_ctx *w)
-{
-	s32 cpu = w->sync_waker;
-	const struct hl_cpu *c;
-
-	if (!hl_wake_affine || cpu < 0 || cpu >= (s32)hl_nr_ids || cpu >= HL_MAX_CPUS)
-		return false;
-	c = hl_cpu_at(cpu);
-	if (!c->present || !c->primary ||
-	    !(hl_fits(c, w->class) || (w->class >= hl_nr_levels && c->level + 1 == hl_nr_levels)))
-		return false;
-	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-		return false;
-	hl_set(w->s->allowed, cpu);
-	return true;
-}
-
-/*
- * Whether some CPU @p may use is free (idle, nothing in its own queue): stops at the first,
- * which it marks allowed and free for the audit.
- */
-static bool hl_any_free(struct task_struct *p, struct hl_walk_ctx *w)
-{
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	bool found = false;
-	u32 i;
-
-	bpf_for(i, 0, hl_nr_ids) {
-		if (i >= HL_MAX_CPUS || !hl_cpu_at(i)->present)
-			continue;
-		if (bpf_cpumask_test_cpu(i, p->cpus_ptr) && bpf_cpumask_test_cpu(i, idle) &&
-		    !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
-			hl_set(w->s->allowed, i);
-			hl_set(w->s->free, i);
-			found = true;
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(idle);
-	return found;
-}
-
-/*
- * The idle order's CPU for @p woken with @prev its previous CPU (-1: none), in the passes of
- * hybridland_policy::WakeTable::decide; -1 when nothing allowed is free. Fills w->s->free and
- * w->s->allowed for the audit (for a wake-affine placement, the inputs that decided it: the
- * waker's CPU and the first free allowed CPU).
- */
-static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
+static void hl_fill(struct task_struct *p, struct hl_walk_ctx *w)
 {
 	struct hl_scratch *s = w->s;
 	const struct cpumask *idle;
-	u32 nr = hl_nr_ids, busy = 0, i, r;
-	bool any = false, p_whole = false, e_whole = false;
+	u32 nr = hl_table.nr_ids, i;
+	bool first_only;
 
 	if (nr > HL_MAX_CPUS)
-		return -1;
+		return;
 	/* Only the words that can hold the machine's CPUs are ever set. */
 	bpf_for(i, 0, (nr + 63) / 64) {
 		s->free[i & (HL_MAX_WORDS - 1)] = 0;
 		s->allowed[i & (HL_MAX_WORDS - 1)] = 0;
-		s->core_busy[i & (HL_MAX_WORDS - 1)] = 0;
 	}
-	bpf_for(i, 0, nr)
-		s->cluster_busy[i & (HL_MAX_CPUS - 1)] = 0;
-
-	/*
-	 * Wake-affine: the synchronous waker's CPU when it may take the task and some allowed CPU
-	 * is free, which the first such CPU answers: no pass over the rest of the machine. None
-	 * free: nothing allowed is free, as pass 1 would find.
-	 */
-	if (hl_waker_may_take(p, w)) {
-		w->step = HL_STEP_WAKER;
-		return hl_any_free(p, w) ? w->sync_waker : -1;
-	}
-
-	/* Pass 1: free CPUs (idle, nothing in their own queue), busy cores and counts. */
+	if (w->sync_waker >= 0 && w->sync_waker < (s32)nr &&
+	    bpf_cpumask_test_cpu(w->sync_waker, p->cpus_ptr))
+		hl_set(s->allowed, w->sync_waker);
+	first_only = hl_waker_may_take(w);
 	idle = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr) {
-		const struct hl_cpu *c = hl_cpu_at(i);
-
-		if (!c->present)
+		if (!hl_cpu_at(w, i)->present)
 			continue;
-		/*
-		 * cpus_ptr, not the task's CPU count: a task with migration disabled keeps its count
-		 * while cpus_ptr narrows to its CPU.
-		 */
 		if (bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			hl_set(s->allowed, i);
+		else if (first_only)
+			continue;
 		if (bpf_cpumask_test_cpu(i, idle) && !scx_bpf_dsq_nr_queued(cpu_to_dsq(i))) {
 			hl_set(s->free, i);
-			if (hl_bit(s->allowed, i)) {
-				any = true;
-				w->any_primary |= c->primary;
-			}
-		} else {
-			hl_set(s->core_busy, c->core);
-			s->cluster_busy[c->cluster & (HL_MAX_CPUS - 1)]++;
-			busy++;
+			if (first_only)
+				break;
 		}
 	}
 	scx_bpf_put_idle_cpumask(idle);
-	if (!any)
-		return -1;
+}
 
-	/* Pass 2: whether a candidate fits; the step. */
-	bpf_for(i, 0, nr) {
-		if (hl_candidate(w, i) && hl_fits(hl_cpu_at(i), w->class)) {
-			w->any_fit = true;
-			break;
-		}
-	}
-	bpf_for(i, 0, nr) {
-		if (hl_in_pool(w, i) && hl_whole(w, i)) {
-			if (hl_cpu_at(i)->p_core)
-				p_whole = true;
-			else
-				e_whole = true;
-		}
-	}
-	w->step = p_whole ? HL_STEP_P : e_whole ? HL_STEP_E : HL_STEP_SIBLING;
-	/* A previous CPU the machine lacks is no CPU's sibling. */
-	if (prev >= (s32)nr || (prev >= 0 && !hl_cpu_at(prev)->present))
-		prev = -1;
-	if (w->step == HL_STEP_P && prev >= 0) {
-		u16 core = hl_cpu_at(prev)->core;
-
-		if (hl_in_set(w, prev))
-			return prev;
-		bpf_for(i, 0, nr) {
-			if (hl_cpu_at(i)->core == core && hl_in_set(w, i))
-				return i;
-		}
-	}
-
-	/* Pass 3: the highest capacity in the set, and the least cluster load at it. */
-	w->top = -1;
-	bpf_for(r, 0, hl_nr_ranked) {
-		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
-
-		if (hl_in_set(w, cpu)) {
-			w->top = hl_cpu_at(cpu)->level;
-			break;
-		}
-	}
-	if (w->top < 0)
-		return -1;
-	w->balance = busy >= hl_balance_from && busy < hl_balance_until;
-	if (w->balance) {
-		bool found = false;
-
-		bpf_for(r, 0, hl_nr_ranked) {
-			u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
-			u32 cl = hl_cpu_at(cpu)->cluster & (HL_MAX_CPUS - 1);
-			u32 b = s->cluster_busy[cl], sz = hl_cluster_size[cl];
-
-			if (!hl_at_top(w, cpu))
-				continue;
-			if (!found || b * w->least_size < w->least_busy * sz) {
-				w->least_busy = b;
-				w->least_size = sz;
-				found = true;
-			}
-		}
-	}
-
-	/* Pass 4: the previous CPU, then the first in rank order whose core is no home. */
-	if (prev >= 0 && hl_equal(w, prev))
-		return prev;
-	bpf_for(r, 0, hl_nr_ranked) {
-		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
-
-		if (hl_equal(w, cpu) && !hl_bit(hl_homes, cpu))
-			return cpu;
-	}
-	bpf_for(r, 0, hl_nr_ranked) {
-		u32 cpu = hl_ranked[r & (HL_MAX_CPUS - 1)];
-
-		if (hl_equal(w, cpu))
-			return cpu;
-	}
-	return -1;
+/* The idle order's CPU for @p woken with @prev its previous CPU (-1: none), or -1. */
+static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
+{
+	hl_fill(p, w);
+	return hl_walk_words(w, prev);
 }
 
 /*
@@ -395,7 +147,8 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
  */
 static s32 hl_pinned(struct task_struct *p, s32 prev, const struct hl_walk_ctx *w)
 {
-	if (prev < 0 || prev >= (s32)hl_nr_ids || prev >= HL_MAX_CPUS || !hl_cpu_at(prev)->present)
+	if (prev < 0 || prev >= (s32)hl_table.nr_ids || prev >= HL_MAX_CPUS ||
+	    !hl_cpu_at(w, prev)->present)
 		return -1;
 	if (!hl_bit(w->s->allowed, prev) || hl_bit(w->s->free, prev) ||
 	    bpf_cpumask_weight(p->cpus_ptr) != 1)
@@ -423,6 +176,10 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 
 	if (!hl_fast_on || p->pid == hl_helper_pid)
 		return -1;
+	/* Set here, not in the initializer: clang would copy that from .rodata, where a global's
+	 * address is not relocated. */
+	w.t = &hl_table;
+	w.homes = hl_homes;
 	w.s = bpf_map_lookup_elem(&hl_scratch_map, &zero);
 	if (!w.s)
 		return -1;

@@ -34,6 +34,8 @@ struct hl_ran_rec {
 	u64 allowed0;
 	u32 nr_allowed;
 	u32 class;
+	/* The task's start time, which tells it from a later thread given its pid. */
+	u64 life;
 };
 
 struct hl_fast_audit_rec {
@@ -76,6 +78,7 @@ static void hl_report_placed(struct task_struct *p, s32 prev, s32 cpu, u32 class
 	rec->allowed0 = p->cpus_mask.bits[0];
 	rec->nr_allowed = p->nr_cpus_allowed;
 	rec->class = class;
+	rec->life = p->start_time;
 	asm volatile("" ::: "memory");
 	rec->seq = n + 1;
 }

@@ -34,13 +34,16 @@ char _license[] SEC("license") = "GPL";
 #define EV_REFILL 3
 #define EV_KINDS 4
 
-/* One event: 24 bytes, the layout of the Rust side's `RawEvent`. */
+/* One event: 32 bytes, the layout src/task_events.rs parses. */
 struct task_event {
 	u64 at_ns;	/* scx_bpf_now(): the framework's clock, which the loop uses */
 	s32 pid;	/* the task (thread id) */
 	s32 other;	/* exit: its tgid; waking: the waker's pid or -1; refill: the slice in us */
 	s32 cpu;	/* exit, refill: this CPU; waking: the waker's CPU, or -1 */
 	u32 kind;
+	/* exit: the task's start time, which tells it from a later thread given its pid
+	 * (hybridland_policy::Life); else 0 */
+	u64 life;
 };
 
 /* 256 KiB: about 10,900 events, several loop iterations of a busy machine. */
@@ -89,7 +92,7 @@ static __always_inline int hl_in_interrupt(void)
 #endif
 }
 
-static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
+static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu, u64 life)
 {
 	struct task_event *e;
 
@@ -105,6 +108,7 @@ static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
 	e->other = other;
 	e->cpu = cpu;
 	e->kind = kind;
+	e->life = life;
 	/* User space polls between batches: waking it here would cost a wake-up per event. */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	__sync_fetch_and_add(&nr_sent[kind], 1);
@@ -113,7 +117,7 @@ static __always_inline void emit(u32 kind, s32 pid, s32 other, s32 cpu)
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(hl_task_exit, struct task_struct *p)
 {
-	emit(EV_EXIT, p->pid, p->tgid, bpf_get_smp_processor_id());
+	emit(EV_EXIT, p->pid, p->tgid, bpf_get_smp_processor_id(), p->start_time);
 	return 0;
 }
 
@@ -133,7 +137,7 @@ int BPF_PROG(hl_task_waking, struct task_struct *p)
 			cpu = bpf_get_smp_processor_id();
 		}
 	}
-	emit(EV_WAKING, p->pid, waker, cpu);
+	emit(EV_WAKING, p->pid, waker, cpu, 0);
 	return 0;
 }
 
@@ -144,6 +148,6 @@ int BPF_PROG(hl_slice_refill, struct task_struct *p, u64 slice)
 
 	if (p->pid != cur->pid || p->tgid == own_tgid || p->pid == 0)
 		return 0;
-	emit(EV_REFILL, p->pid, (s32)(slice / 1000), bpf_get_smp_processor_id());
+	emit(EV_REFILL, p->pid, (s32)(slice / 1000), bpf_get_smp_processor_id(), 0);
 	return 0;
 }

@@ -198,6 +198,7 @@ fn queued_input<'a>(
     Queued {
         // Pids are positive; a negative one cannot be stored, and is decided untracked.
         task: u32::try_from(task.pid).map_or(TaskId::UNTRACKABLE, TaskId),
+        life: Life(task.start_time),
         token: 0,
         arrival,
         cpu,

@@ -11,6 +11,8 @@ impl<O: SchedOps> Scheduler<O> {
         c.nudges = core.nudges;
         c.preempts = core.preempts;
         c.events.exit_tracked = core.exits_tracked;
+        c.events.renewed = core.renewed;
+        c.events.stale_exit = core.stale_exits;
         c.rounds.timer_wakes = self.nudger.as_ref().map_or(0, Nudger::timer_wakes);
         c
     }

@@ -17,9 +17,11 @@ impl<O: SchedOps> Scheduler<O> {
         );
         let mut full = false;
         let drained = self.ops.drain_events(&mut |ev| match ev {
-            Ok(TaskEvent::Exit { at_ns, pid, .. }) => {
+            Ok(TaskEvent::Exit {
+                at_ns, pid, life, ..
+            }) => {
                 counters.events.exit += 1;
-                exits.push((at_ns, pid));
+                exits.push((at_ns, pid, Life(life)));
             }
             Ok(TaskEvent::Waking { at_ns, pid, waker }) => {
                 counters.events.waking += 1;
@@ -54,11 +56,12 @@ impl<O: SchedOps> Scheduler<O> {
     /// core a round after the exit and gave the dead task a new record).
     pub(super) fn apply_exits(&mut self) {
         let (core, decisions, recorder) = (&mut self.core, &mut self.decisions, &mut self.recorder);
-        for (at_ns, pid) in self.exits.drain(..) {
+        for (at_ns, pid, life) in self.exits.drain(..) {
             self.ops.forget_task(pid);
             if let Ok(task) = u32::try_from(pid).map(TaskId) {
-                // Any core takes an exit.
-                let _ = feed(core, decisions, at_ns, Input::Exit { task });
+                // Any core takes an exit; one of an earlier life than the core holds (a new
+                // thread took the pid first) it ignores.
+                let _ = feed(core, decisions, at_ns, Input::Exit { task, life });
             }
             if let Some(r) = recorder.as_mut() {
                 r.exited(pid, at_ns);

@@ -73,6 +73,7 @@ impl<O: SchedOps> Scheduler<O> {
             let allowed = p.allowed(core.topology(), nr_possible);
             let woken = Queued {
                 task: p.task,
+                life: p.life,
                 token: 0,
                 arrival: Arrival::Wakeup { waker: None },
                 cpu: p.prev,

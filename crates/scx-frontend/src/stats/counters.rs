@@ -100,6 +100,11 @@ growing_counts! {
         exit,
         /// Exits of tasks the loop was tracking: their entries left the task table then.
         exit_tracked,
+        /// Tasks that reused a pid before the old thread's exit arrived: the old entry ended
+        /// at the new thread's first hand-over (`hybridland_policy::Life`).
+        renewed,
+        /// Exits that came after that, of the old thread: ignored.
+        stale_exit,
         /// Wake-ups seen.
         waking,
         /// Of those, woken by a task (its pid and CPU known), not by an interrupt.

@@ -55,6 +55,12 @@ pub(crate) struct Metrics {
     pub(crate) ev_exit: u64,
     #[stat(desc = "Exits of tasks the loop tracked: their entries left the task table at once")]
     pub(crate) ev_exit_tracked: u64,
+    #[stat(
+        desc = "Tasks that reused a pid before the old thread's exit arrived: the old entry ended at the new thread's first wake-up"
+    )]
+    pub(crate) ev_renewed: u64,
+    #[stat(desc = "Exits of such an old thread, arriving after the new one's wake-up: ignored")]
+    pub(crate) ev_stale_exit: u64,
     #[stat(desc = "Wake-ups seen (task-event source)")]
     pub(crate) ev_waking: u64,
     #[stat(desc = "Wake-ups whose waker was a task (its pid and CPU known), not an interrupt")]
@@ -201,6 +207,8 @@ impl Metrics {
             affinity_errors: d.affinity_errors,
             ev_exit: d.events.exit,
             ev_exit_tracked: d.events.exit_tracked,
+            ev_renewed: d.events.renewed,
+            ev_stale_exit: d.events.stale_exit,
             ev_waking: d.events.waking,
             ev_woken_by_task: d.events.woken_by_task,
             ev_waker_to_core: d.events.waker_to_core,
@@ -292,11 +300,13 @@ impl Metrics {
         }
         let _ = write!(
             s,
-            " | tasks={} tasks-max={} exit={} exit-tracked={} waking={} by-task={} to-core={} refill={}",
+            " | tasks={} tasks-max={} exit={} exit-tracked={} renewed={} stale-exit={} waking={} by-task={} to-core={} refill={}",
             self.tasks_tracked,
             self.tasks_max,
             self.ev_exit,
             self.ev_exit_tracked,
+            self.ev_renewed,
+            self.ev_stale_exit,
             self.ev_waking,
             self.ev_woken_by_task,
             self.ev_waker_to_core,

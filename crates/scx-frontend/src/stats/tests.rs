@@ -75,7 +75,7 @@ fn metrics_are_the_deltas_between_samples_and_render_as_the_log_line() {
     assert_eq!(
         m.line(),
         "stats: placed waker-cpu=0 idle-p-core=2 idle-e-core=0 busy-sibling=0 no-idle=0 | overflow=0 stale=1 \
-         nudge=0 kept=0 yielded=3 preempt=2 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 waking=0 by-task=0 to-core=0 refill=0 | \
+         nudge=0 kept=0 yielded=3 preempt=2 | tasks=7 tasks-max=9 exit=0 exit-tracked=0 renewed=0 stale-exit=0 waking=0 by-task=0 to-core=0 refill=0 | \
          busy \
          performance=66% efficiency=10% | loop batches=4 empty=1 tasks=6 snapshots=5 \
          snapshot-us=2500 decide-us=40 timer-wakes=3 cpu-us=3000 | balance=on | fw user=7 kernel=0 \
@@ -133,7 +133,7 @@ fn help_stats_describes_every_figure() {
         text.contains("placed") && text.contains("{string:u64}"),
         "{text}"
     );
-    assert_eq!(meta.fields.len(), 56);
+    assert_eq!(meta.fields.len(), 58);
 }
 
 /// A server on a socket in a temporary directory, a fake loop answering its requests, and

@@ -6,8 +6,8 @@
 
 use super::{Entry, Nudged, Sent};
 use hybridland_policy::{
-    Arrival, Classed, ClusterBalance, CpuId, CpuSet, LastRun, MAX_CPUS, OwnedInput, OwnedQueued,
-    OwnedSnapshot, TaskClass, TaskId, TimeNs, UtilSource, Waiting, Waker,
+    Arrival, Classed, ClusterBalance, CpuId, CpuSet, LastRun, Life, MAX_CPUS, OwnedInput,
+    OwnedQueued, OwnedSnapshot, TaskClass, TaskId, TimeNs, UtilSource, Waiting, Waker,
 };
 
 const WORDS: usize = MAX_CPUS / 64;
@@ -204,10 +204,11 @@ pub(super) fn encode(e: &Entry, prev_now: TimeNs, buf: &mut [u8; MAX_ENTRY_BYTES
             w.byte(Tag::Tick as u8);
             time(&mut w);
         }
-        OwnedInput::Exit { task } => {
+        OwnedInput::Exit { task, life } => {
             w.byte(Tag::Exit as u8);
             time(&mut w);
             w.num(u64::from(task.0));
+            w.num(life.0);
         }
         OwnedInput::ClusterBalance { mode } => {
             w.byte(Tag::ClusterBalance as u8);
@@ -286,6 +287,7 @@ fn arrival_bits(arrival: Arrival) -> (u8, Option<Waker>) {
 /// A queued task's fields after its flags and time.
 fn queued_body(w: &mut Writer<'_>, q: &OwnedQueued) {
     w.num(u64::from(q.task.0));
+    w.num(q.life.0);
     w.num(u64::from(q.weight));
     if let Some(wk) = arrival_bits(q.arrival).1 {
         // The sync bit rides below the CPU.
@@ -432,6 +434,7 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
         Tag::Tick => OwnedInput::Tick,
         Tag::Exit => OwnedInput::Exit {
             task: TaskId(r.small()?),
+            life: Life(r.num()?),
         },
         Tag::ClusterBalance => OwnedInput::ClusterBalance {
             mode: match r.byte()? {
@@ -467,6 +470,7 @@ pub(super) fn decode(bytes: &[u8], prev_now: TimeNs) -> Option<(Entry, usize)> {
 fn read_queued(r: &mut Reader<'_>, flags: u8) -> Option<OwnedQueued> {
     let cpu = |r: &mut Reader<'_>| r.small().map(CpuId);
     let task = TaskId(r.small()?);
+    let life = Life(r.num()?);
     let weight = r.small()?;
     let waker = if flags & Q_WAKER != 0 {
         let at = r.num()?;
@@ -494,6 +498,7 @@ fn read_queued(r: &mut Reader<'_>, flags: u8) -> Option<OwnedQueued> {
     };
     Some(OwnedQueued {
         task,
+        life,
         arrival,
         cpu: r.opt(flags & Q_CPU != 0, cpu)?,
         last_run: r.opt(flags & Q_LAST_RUN != 0, |r| {

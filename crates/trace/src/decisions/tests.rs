@@ -2,8 +2,8 @@
 
 use super::*;
 use hybridland_policy::{
-    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, OwnedQueued, OwnedSnapshot, TaskClass, TaskId,
-    UtilSource, Waiting, Waker,
+    Arrival, ClusterBalance, CpuId, CpuSet, LastRun, Life, OwnedQueued, OwnedSnapshot, TaskClass,
+    TaskId, UtilSource, Waiting, Waker,
 };
 
 fn header(max_bytes: usize) -> Header {
@@ -35,6 +35,7 @@ fn every_kind() -> Vec<Entry> {
     let some: CpuSet = [CpuId(0), CpuId(5), CpuId(700)].into_iter().collect();
     let queued = OwnedQueued {
         task: TaskId(u32::MAX),
+        life: Life(u64::MAX),
         arrival: Arrival::Wakeup {
             waker: Some(Waker {
                 task: Some(TaskId(8)),
@@ -57,6 +58,7 @@ fn every_kind() -> Vec<Entry> {
             0,
             OwnedInput::Queued(OwnedQueued {
                 task: TaskId(7),
+                life: Life::UNKNOWN,
                 arrival: Arrival::SliceEnd {
                     waiting: Waiting::SharedQueue,
                 },
@@ -107,7 +109,20 @@ fn every_kind() -> Vec<Entry> {
         ),
         at(2, OwnedInput::Backlog { waiting: 1 << 40 }),
         at(5, OwnedInput::Tick),
-        at(5, OwnedInput::Exit { task: TaskId(0) }),
+        at(
+            5,
+            OwnedInput::Exit {
+                task: TaskId(0),
+                life: Life(1_700_000_000_123),
+            },
+        ),
+        at(
+            5,
+            OwnedInput::Exit {
+                task: TaskId(1),
+                life: Life::UNKNOWN,
+            },
+        ),
         at(
             6,
             OwnedInput::ClusterBalance {
@@ -173,6 +188,7 @@ fn every_kind() -> Vec<Entry> {
             OwnedInput::Placed {
                 woken: OwnedQueued {
                     task: TaskId(3),
+                    life: Life(9),
                     arrival: Arrival::Wakeup { waker: None },
                     cpu: Some(CpuId(5)),
                     last_run: Some(LastRun {

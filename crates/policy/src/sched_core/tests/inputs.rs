@@ -141,6 +141,7 @@ fn every_input_survives_its_owned_form_and_json() {
         Input::Tick,
         Input::Exit {
             task: TaskId(u32::MAX),
+            life: Life(u64::MAX),
         },
         Input::Started {
             task: TaskId(1),

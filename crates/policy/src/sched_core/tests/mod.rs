@@ -36,6 +36,7 @@ fn core(topo: &Topology, policy: &PolicyConfig, config: CoreConfig, max_tasks: u
 pub(super) fn wakeup(task: u32, cpu: Option<CpuId>, allowed: &CpuSet) -> Queued<'_> {
     Queued {
         task: TaskId(task),
+        life: Life::UNKNOWN,
         token: 0,
         arrival: Arrival::Wakeup { waker: None },
         cpu,

@@ -30,11 +30,23 @@ fn a_full_storage_decides_new_tasks_from_a_fresh_state() {
     assert!(c.task(TaskId(0)).unwrap().util() > 0);
     let homes = |c: &Core| u32::from(c.state().home_count(&topo, CpuId(4)));
     assert_eq!(homes(&c), capacity, "only held tasks have homes");
-    c.handle(TimeNs(0), Input::Exit { task: TaskId(0) })
-        .unwrap();
+    c.handle(
+        TimeNs(0),
+        Input::Exit {
+            task: TaskId(0),
+            life: Life::UNKNOWN,
+        },
+    )
+    .unwrap();
     assert_eq!(c.stats().exits_tracked, 1, "held");
-    c.handle(TimeNs(0), Input::Exit { task: TaskId(0) })
-        .unwrap();
+    c.handle(
+        TimeNs(0),
+        Input::Exit {
+            task: TaskId(0),
+            life: Life::UNKNOWN,
+        },
+    )
+    .unwrap();
     assert_eq!(c.stats().exits_tracked, 1, "no longer held");
     assert_eq!(homes(&c), capacity - 1);
     feed(&mut c, 4_000_000, Input::Queued(ran(capacity)));
@@ -215,7 +227,14 @@ fn a_placement_with_a_lost_class_write_gets_the_class_again() {
     assert_eq!((k.task, k.class.0), (TaskId(7), 1));
     // A task the core forgot (a fresh record, never classed) that the caller holds at class 1
     // while it is idle now: the core gives it class 0.
-    feed(&mut c, late, Input::Exit { task: TaskId(7) });
+    feed(
+        &mut c,
+        late,
+        Input::Exit {
+            task: TaskId(7),
+            life: Life::UNKNOWN,
+        },
+    );
     feed(
         &mut c,
         late + 1,
@@ -256,4 +275,133 @@ fn a_policy_without_a_table_is_not_classed() {
         c.handle(TimeNs(run.stop_ns), input).unwrap();
         assert_eq!(c.poll(), None);
     }
+}
+
+/// A pid the kernel reused before the old thread's exit arrived: the new thread's first
+/// wake-up (handed over or placed by the caller) ends the old record, so the new task starts
+/// from a fresh state with a new key, and the old thread's exit that comes after leaves the
+/// new task's record alone. Without lives, the new task read the old one's estimate and home,
+/// and the late exit threw the new task's record away.
+#[test]
+fn a_reused_id_is_a_new_task_whatever_order_the_exit_comes_in() {
+    let p_cpu = CpuId(4);
+    let (old, new) = (Life(1_000), Life(2_000));
+    let at = 300_000_000;
+    for placed_first in [false, true] {
+        let (topo, all, mut c) = vm_core();
+        for i in 1..=20u64 {
+            let q = Queued {
+                life: old,
+                last_run: Some(LastRun {
+                    start_ns: i * 10_000_000 - 9_000_000,
+                    stop_ns: i * 10_000_000,
+                }),
+                ..wakeup(7, Some(p_cpu), &all)
+            };
+            feed(&mut c, i * 10_000_000, Input::Queued(q));
+            feed(&mut c, i * 10_000_000, Input::Snapshot(snapshot(&all)));
+            let _ = poll_all(&mut c);
+        }
+        let homes = |c: &Core| c.state().home_count(&topo, p_cpu);
+        let (old_key, _) = c.task_value(TaskId(7)).unwrap();
+        assert!(
+            c.task(TaskId(7)).unwrap().util() > 500,
+            "the old thread was busy"
+        );
+        assert_eq!(homes(&c), 1);
+        // The new thread's first wake-up, with no run before it.
+        let woken = Queued {
+            life: new,
+            ..wakeup(7, None, &all)
+        };
+        if placed_first {
+            feed(
+                &mut c,
+                at,
+                Input::Placed {
+                    woken,
+                    cpu: CpuId(0),
+                    class: crate::TaskClass(0),
+                    woke: TimeNs(at),
+                },
+            );
+        } else {
+            feed(&mut c, at, Input::Queued(woken));
+            feed(&mut c, at, Input::Snapshot(snapshot(&all)));
+            let _ = poll_all(&mut c);
+        }
+        let (key, _) = c.task_value(TaskId(7)).expect("the new task is held");
+        assert_eq!(c.stats().renewed, 1, "{placed_first}");
+        assert_ne!(
+            key.generation, old_key.generation,
+            "{placed_first}: a new key"
+        );
+        assert_eq!(
+            c.task(TaskId(7)).unwrap().util(),
+            0,
+            "{placed_first}: a fresh record"
+        );
+        assert_eq!(homes(&c), 0, "{placed_first}: the old home is gone");
+        // The old thread's exit, late: ignored.
+        feed(
+            &mut c,
+            at + 1,
+            Input::Exit {
+                task: TaskId(7),
+                life: old,
+            },
+        );
+        let s = c.stats();
+        assert_eq!((s.exits, s.exits_tracked, s.stale_exits), (1, 0, 1));
+        assert_eq!(
+            c.task_value(TaskId(7)).map(|(k, _)| k),
+            Some(key),
+            "{placed_first}"
+        );
+        // The new thread's own exit ends it.
+        feed(
+            &mut c,
+            at + 2,
+            Input::Exit {
+                task: TaskId(7),
+                life: new,
+            },
+        );
+        assert!(c.task(TaskId(7)).is_none(), "{placed_first}");
+        assert_eq!(c.stats().exits_tracked, 1);
+    }
+}
+
+/// A caller that cannot tell lives apart ([`Life::UNKNOWN`]) keeps the id as the key: the
+/// record goes on, and any exit ends it.
+#[test]
+fn with_no_lives_the_id_is_the_key() {
+    let (_, all, mut c) = vm_core();
+    let run = |at: u64, life| Queued {
+        life,
+        last_run: Some(LastRun {
+            start_ns: at - 9_000_000,
+            stop_ns: at,
+        }),
+        ..wakeup(7, Some(CpuId(4)), &all)
+    };
+    feed(&mut c, 10_000_000, Input::Queued(run(10_000_000, Life(5))));
+    feed(
+        &mut c,
+        20_000_000,
+        Input::Queued(run(20_000_000, Life::UNKNOWN)),
+    );
+    feed(&mut c, 20_000_000, Input::Snapshot(snapshot(&all)));
+    let _ = poll_all(&mut c);
+    assert_eq!(c.stats().renewed, 0);
+    assert!(c.task(TaskId(7)).unwrap().util() > 0);
+    feed(
+        &mut c,
+        30_000_000,
+        Input::Exit {
+            task: TaskId(7),
+            life: Life::UNKNOWN,
+        },
+    );
+    assert!(c.task(TaskId(7)).is_none());
 }

@@ -336,3 +336,43 @@ fn dequeue_errors_are_counted_and_logged_at_most_once_a_second() {
     s.schedule_batch().unwrap();
     assert_eq!(s.ops.ring.len(), 5);
 }
+
+/// A pid reused before the old thread's exit arrived: the framework's record of the new
+/// thread carries its start time, so the core starts it afresh, and the old thread's exit
+/// (its own start time) that the round after drains leaves the new thread's entry alone.
+#[test]
+fn a_reused_pid_is_a_new_task_and_the_old_exit_leaves_it() {
+    let (mut s, back) = placed_then_slice_end(20_000_000);
+    s.ops.snapshots.push_back(Ok(s.ops.all));
+    s.ops.incoming.push_back(Ok(back));
+    s.schedule_batch().unwrap();
+    s.ops.consume();
+    let (old, _) = s.core.task_value(TaskId(1)).unwrap();
+    assert!(
+        s.core.task(TaskId(1)).unwrap().vtime() > 0,
+        "the old thread ran"
+    );
+    let mut new = wakeup(1);
+    new.start_time = start_of(1) + 1;
+    s.ops.snapshots.push_back(Ok(s.ops.all));
+    s.ops.incoming.push_back(Ok(new));
+    s.schedule_batch().unwrap();
+    assert_eq!(s.core.stats().renewed, 1);
+    let (key, _) = s.core.task_value(TaskId(1)).unwrap();
+    assert_ne!(key, old, "a fresh record");
+    s.ops.events.push(Ok(TaskEvent::Exit {
+        at_ns: now_ns(),
+        pid: 1,
+        tgid: 1,
+        life: start_of(1),
+    }));
+    s.schedule_batch().unwrap();
+    assert_eq!(s.core.stats().stale_exits, 1);
+    assert_eq!(
+        s.core.task_value(TaskId(1)).map(|(k, _)| k),
+        Some(key),
+        "still held"
+    );
+    let c = s.counters();
+    assert_eq!((c.events.renewed, c.events.stale_exit), (1, 1));
+}

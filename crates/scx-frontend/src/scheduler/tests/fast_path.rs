@@ -56,6 +56,7 @@ fn no_fast_path_under_fifo_or_no_fast_wake() {
 fn placement(pid: u32, cpu: CpuId, woke_ns: u64, run_ns: u64, class: u8) -> FastPlacement {
     FastPlacement {
         task: TaskId(pid),
+        life: Life(start_of(pid as i32)),
         cpu,
         prev: Some(cpu),
         run: Some(LastRun {
@@ -165,6 +166,7 @@ fn a_placement_and_the_exit_after_it_in_one_round_leave_no_record() {
             at_ns: now_ns(),
             pid: 7,
             tgid: 7,
+            life: start_of(7),
         }));
         s.schedule_batch().unwrap();
         assert_eq!(s.counters.fast_path.placed, 1, "{during_events}");

@@ -162,6 +162,11 @@ fn machine() -> Topology {
     crate::test_machines::vm()
 }
 
+/// The start time the tests give thread `pid`: its life.
+fn start_of(pid: i32) -> u64 {
+    5_000 + u64::from(pid.unsigned_abs())
+}
+
 fn wakeup(pid: i32) -> QueuedTask {
     QueuedTask {
         pid,
@@ -174,6 +179,7 @@ fn wakeup(pid: i32) -> QueuedTask {
         weight: 100,
         vtime: 0,
         enq_cnt: 1,
+        start_time: start_of(pid),
         comm: [0; 16],
     }
 }

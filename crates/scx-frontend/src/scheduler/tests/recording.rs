@@ -174,12 +174,14 @@ fn an_exit_event_takes_the_task_out_of_the_table_at_once() {
             at_ns,
             pid: 2,
             tgid: 2,
+            life: start_of(2),
         }),
         // Not a task the loop saw: counted, nothing to forget.
         Ok(TaskEvent::Exit {
             at_ns,
             pid: 99,
             tgid: 99,
+            life: start_of(99),
         }),
         Ok(TaskEvent::Waking {
             at_ns,
