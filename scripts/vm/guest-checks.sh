@@ -133,7 +133,9 @@ wait_state disabled 20
 # placed on the writer's CPU (the wake-affine rule; a burst this fast may outrun the audit's
 # ring, so not every one need be checked), none disagreeing, and none on the writer's CPU with
 # --no-wake-affine. The other runs pass with at least 20 placed, every one checked, none
-# disagreeing; the controls place none: --no-fast-wake (the counter counts the fast path and
+# disagreeing, and the frame task's and the class-moving probe's runs between them with at
+# least 10 placements on another CPU than the task's previous one (the walk's choice among
+# free CPUs held to the policy's, not only its previous CPU kept); the controls place none: --no-fast-wake (the counter counts the fast path and
 # nothing else) and --fifo (no table).
 fast_run() {  # fast_run ARGS...: the frame task for 3 s under the scheduler (on the CPUs in
   # $FAST_CPUS, beside a spinner pinned to CPU $FAST_HOG if set; the wake probe instead with
@@ -172,6 +174,8 @@ FAST_PIPE=1 fast_run --audit-fast-wake; pipe_fast=$FAST; pipe_audit=$AUDIT
 say "fast-wake: pipe pair, policy placed $pipe_fast; audit: ${pipe_audit:-none}"
 FAST_PIPE=1 fast_run --audit-fast-wake --no-wake-affine; unaff_audit=$AUDIT
 affine_of() { echo "$1" | sed -n "s/.*, \([0-9]*\) on a synchronous waker's CPU.*/\1/p"; }
+moved_of() { v=$(echo "$1" | sed -n 's/.*(\([0-9]*\) on another CPU than the previous one.*/\1/p'); echo "${v:-0}"; }
+moved=$(( $(moved_of "$hl_audit") + $(moved_of "$cls_audit") ))
 affine=$(affine_of "$pipe_audit"); unaffine=$(affine_of "$unaff_audit")
 fast_run --no-fast-wake; off_fast=$FAST
 fast_run --fifo; fifo_fast=$FAST
@@ -180,9 +184,9 @@ audit_ok() {  # audit_ok PLACED AUDIT: every placement checked, none disagreeing
   disagreed=$(echo "$2" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')
   [ "$1" -ge 20 ] && [ "${checked:-0}" -ge "$1" ] && [ "$disagreed" = 0 ]
 }
-detail="placed $hl_fast (audit: ${hl_audit:-none}), pinned $pin_fast (audit: ${pin_audit:-none}), class moving $cls_fast (audit: ${cls_audit:-none}), pipe pair $pipe_fast (audit: ${pipe_audit:-none}; --no-wake-affine: ${unaff_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
+detail="placed $hl_fast (audit: ${hl_audit:-none}), $moved on another CPU than the previous one, pinned $pin_fast (audit: ${pin_audit:-none}), class moving $cls_fast (audit: ${cls_audit:-none}), pipe pair $pipe_fast (audit: ${pipe_audit:-none}; --no-wake-affine: ${unaff_audit:-none}); --no-fast-wake placed $off_fast, --fifo $fifo_fast"
 if audit_ok "$hl_fast" "$hl_audit" && audit_ok "$pin_fast" "$pin_audit" && [ "${pinned:-0}" -ge 20 ] &&
-   audit_ok "$cls_fast" "$cls_audit" && [ "${classes#*,}" != "$classes" ] &&
+   audit_ok "$cls_fast" "$cls_audit" && [ "${classes#*,}" != "$classes" ] && [ "$moved" -ge 10 ] &&
    [ "$(echo "$pipe_audit" | sed -n 's/.*, \([0-9]*\) disagreed.*/\1/p')" = 0 ] &&
    [ "${affine:-0}" -ge 200 ] && [ "${unaffine:--1}" = 0 ] &&
    [ "$off_fast" = 0 ] && [ "$fifo_fast" = 0 ]; then

@@ -7,7 +7,7 @@
 
 use crate::bpf_skel::types::{bss_hl_fast, hl_cpu, hl_table};
 use core::sync::atomic::{Ordering, fence};
-use hybridland_policy::{CpuSet, WakeTable};
+use hybridland_policy::{CpuSet, SliceMode, WakeTable};
 
 /// Words of a CPU mask the BPF side holds (`HL_MAX_WORDS`): 1,024 CPUs, the policy's limit.
 pub(crate) const WORDS: usize = 16;
@@ -25,16 +25,24 @@ pub(crate) const DECLINES: [&str; 2] = ["shared-queue", "race"];
 pub(crate) struct FastWakeTable {
     table: Box<WakeTable>,
     slice_ns: u64,
+    scaled: bool,
     helper: Option<u32>,
 }
 
 impl FastWakeTable {
-    /// The fast path for `table`; placements get `slice_ns`; the nudge helper `helper` is left
-    /// to the core.
-    pub(crate) fn new(table: WakeTable, slice_ns: u64, helper: Option<u32>) -> Self {
+    /// The fast path for `table`; placements get the slice the core would give with base
+    /// `slice_ns` (divided by the tasks waiting when `slice` scales it); the nudge helper
+    /// `helper` is left to the core.
+    pub(crate) fn new(
+        table: WakeTable,
+        slice_ns: u64,
+        slice: SliceMode,
+        helper: Option<u32>,
+    ) -> Self {
         Self {
             table: Box::new(table),
             slice_ns,
+            scaled: slice == SliceMode::Scaled,
             helper,
         }
     }
@@ -92,6 +100,7 @@ impl FastWakeTable {
         t.write(&mut bss.hl_table);
         bss.hl_helper_pid = t.helper.unwrap_or(0);
         bss.hl_fast_slice_ns = t.slice_ns;
+        bss.hl_fast_slice_scaled = u32::from(t.scaled);
         fence(Ordering::SeqCst);
         bss.hl_fast_on = 1;
     }

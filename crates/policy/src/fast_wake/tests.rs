@@ -14,14 +14,7 @@ proptest! {
         let policy = s.policy();
         let table = policy.wake_table(&s.topology);
         let state = s.state();
-        let q = WakeQuestion {
-            free: state.idle(),
-            allowed: &s.allowed,
-            prev: s.prev_cpu,
-            class: policy.class_of(&s.topology, s.util),
-            homes: state.homes(),
-            sync_waker: s.sync_waker,
-        };
+        let q = s.wake_question(&policy, &state);
         let walked = table.decide(&q);
         let ordered = policy.select_cpu(&s.topology, &state, &s.task());
         prop_assert_eq!(walked, ordered);

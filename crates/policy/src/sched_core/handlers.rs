@@ -26,20 +26,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             }
             Affinity::Unknown => Allowed::Unknown,
         };
-        self.pending
-            .push(Pending {
-                task: q.task,
-                life: q.life,
-                token: q.token,
-                arrival: q.arrival,
-                cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
-                last_run: q.last_run,
-                weight: q.weight,
-                allowed,
-                util: q.util,
-                now_ns,
-            })
-            .map_err(|_| InputError::BatchFull)
+        let p = self.pending_of(q, allowed, now_ns);
+        self.pending.push(p).map_err(|_| InputError::BatchFull)
     }
 
     pub(super) fn handle_snapshot(&mut self, now_ns: u64, snap: &Snapshot<'_>) {
@@ -202,18 +190,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             rec.class_ns = 0;
             self.stats.class_drift += 1;
         }
-        let p = Pending {
-            task: q.task,
-            life: q.life,
-            token: q.token,
-            arrival: q.arrival,
-            cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
-            last_run: q.last_run,
-            weight: q.weight,
-            allowed: Allowed::Unknown,
-            util: q.util,
-            now_ns: woke_ns,
-        };
+        let p = self.pending_of(q, Allowed::Unknown, woke_ns);
         let (util, vtime, _, _) = self.observe(&p, now_ns);
         self.state.occupy(&self.topo, cpu);
         let restricted = match q.affinity {
@@ -222,6 +199,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, P: PlacementPolicy> SchedCore<S, P> {
             Affinity::Unknown => return,
         };
         self.mark_sent(cpu, &p, util, vtime, restricted);
+    }
+
+    /// `q` as the core holds a task to decide, handed over at `now_ns` (a previous CPU the
+    /// machine lacks is none).
+    fn pending_of(&self, q: &Queued<'_>, allowed: Allowed, now_ns: u64) -> Pending {
+        Pending {
+            task: q.task,
+            life: q.life,
+            token: q.token,
+            arrival: q.arrival,
+            cpu: q.cpu.filter(|c| self.topo.info(*c).is_some()),
+            last_run: q.last_run,
+            weight: q.weight,
+            allowed,
+            util: q.util,
+            now_ns,
+        }
     }
 
     /// Counts a run of `task` on `cpu` in its record (started if it has none): the estimate,

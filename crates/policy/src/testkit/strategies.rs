@@ -1,7 +1,7 @@
 use super::machines::{CoreGroup, Numbering, machine};
 use crate::{
     ClusterBalance, CoreKind, CpuId, CpuSet, CpuState, Policy, PolicyConfig, PrimaryDomain,
-    TaskHints, Topology,
+    TaskHints, Topology, WakeQuestion,
 };
 use proptest::prelude::*;
 use std::vec::Vec;
@@ -210,6 +210,19 @@ impl Scenario {
     /// Never for scenarios from [`arb_scenario`], whose knobs are valid by construction.
     pub fn policy(&self) -> Policy {
         Policy::new(&self.topology, &self.config).expect("arb_config gives valid knobs")
+    }
+
+    /// The wake-up as the fast path's walk is asked it, in `state` (the scenario's
+    /// [`state`](Self::state)), with the class `policy` gives the task.
+    pub fn wake_question<'a>(&'a self, policy: &Policy, state: &'a CpuState) -> WakeQuestion<'a> {
+        WakeQuestion {
+            free: state.idle(),
+            allowed: &self.allowed,
+            prev: self.prev_cpu,
+            class: policy.class_of(&self.topology, self.util),
+            homes: state.homes(),
+            sync_waker: self.sync_waker,
+        }
     }
 
     /// The task's hints.

@@ -52,7 +52,9 @@ u64 hl_homes[HL_MAX_WORDS] HL_GLOBAL;
 volatile u32 hl_fast_on HL_GLOBAL;
 /* The nudge helper is placed by the core alone (it must land where the core sends it). */
 volatile u32 hl_helper_pid HL_GLOBAL;
+/* The core's base slice, and whether it scales it by the tasks waiting (hl_slice()). */
 u64 hl_fast_slice_ns HL_GLOBAL;
+u32 hl_fast_slice_scaled HL_GLOBAL;
 
 /*
  * Counters. Asked: wake-ups (not the helper's) the fast path saw while on. Of them, no_free:
@@ -138,12 +140,30 @@ static s32 hl_walk(struct task_struct *p, s32 prev, struct hl_walk_ctx *w)
 	return hl_walk_words(w, prev);
 }
 
+/* Whether the scheduler's loop (the user-space scheduler's thread) runs on @cpu now. */
+static bool hl_loop_on(s32 cpu)
+{
+	struct task_struct *loop;
+	bool on;
+
+	if (!usersched_pid)
+		return false;
+	loop = bpf_task_from_pid(usersched_pid);
+	if (!loop)
+		return false;
+	on = loop->on_cpu && scx_bpf_task_cpu(loop) == cpu;
+	bpf_task_release(loop);
+	return on;
+}
+
 /*
  * The pinned rule (hybridland_policy::pinned_cpu, WakeTable::pinned), for a wake-up the walk
  * found nothing allowed free for: a task whose allowed CPUs are its previous CPU alone takes
  * that CPU, which the core would answer too (Target::Preempt). Asked from the framework's
  * enqueue only: the kernel asks select_cpu about no such task. Reads the walk's allowed and
- * free words, which pass 1 filled; -1 when the rule does not apply.
+ * free words, which pass 1 filled; -1 when the rule does not apply, and when the scheduler's
+ * loop runs on that CPU: the core spares the loop's CPU (the loop frees it right after its
+ * batch) and decides such a wake-up itself, so it goes to the core.
  */
 static s32 hl_pinned(struct task_struct *p, s32 prev, const struct hl_walk_ctx *w)
 {
@@ -151,7 +171,7 @@ static s32 hl_pinned(struct task_struct *p, s32 prev, const struct hl_walk_ctx *
 	    !hl_cpu_at(w, prev)->present)
 		return -1;
 	if (!hl_bit(w->s->allowed, prev) || hl_bit(w->s->free, prev) ||
-	    bpf_cpumask_weight(p->cpus_ptr) != 1)
+	    bpf_cpumask_weight(p->cpus_ptr) != 1 || hl_loop_on(prev))
 		return -1;
 	return prev;
 }
@@ -173,6 +193,7 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 	struct hl_task *t;
 	u32 zero = 0;
 	s32 cpu, prev = scx_bpf_task_cpu(p);
+	u64 slice;
 
 	if (!hl_fast_on || p->pid == hl_helper_pid)
 		return -1;
@@ -189,13 +210,15 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 	if (!in_enqueue)
 		w.sync_waker = hl_sync_waker(flags);
 	cpu = hl_walk(p, prev, &w);
+	/* The core's slice for a batch of this one task beside those waiting for user space. */
+	slice = hl_slice(hl_fast_slice_ns, nr_queued + 1, hl_fast_slice_scaled);
 	if (cpu < 0) {
 		__sync_fetch_and_add(&hl_nr_fast_no_free, 1);
 		cpu = in_enqueue ? hl_pinned(p, prev, &w) : -1;
 		if (cpu < 0)
 			return -1;
 		/* First in its CPU's local queue; the task running there ends its slice now. */
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, flags | SCX_ENQ_PREEMPT);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, flags | SCX_ENQ_PREEMPT);
 		__sync_fetch_and_add(&hl_nr_fast_pinned, 1);
 		hl_report_placed(p, prev, cpu, w.class);
 		if (hl_fast_audit_on)
@@ -218,9 +241,9 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 	 * wait behind it.
 	 */
 	if (in_enqueue)
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, hl_fast_slice_ns, flags);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, flags);
 	else
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, hl_fast_slice_ns, 0);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0);
 	if (w.step < HL_STEPS)
 		__sync_fetch_and_add(&hl_nr_fast_step[w.step], 1);
 	hl_report_placed(p, prev, cpu, w.class);

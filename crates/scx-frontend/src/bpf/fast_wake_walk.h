@@ -167,6 +167,21 @@ static __always_inline bool hl_waker_may_take(const struct hl_walk_ctx *w)
 }
 
 /*
+ * The slice the core gives a task it decides while @waiting tasks wait for user space, itself
+ * included (hybridland_policy::slice_ns): @base divided by @waiting, within [@base / 8,
+ * @base]; @base itself when the slice is not scaled (--fixed-slice).
+ */
+static __always_inline u64 hl_slice(u64 base, u64 waiting, bool scaled)
+{
+	u64 floor = base / 8;
+	u64 slice = base / (waiting ? waiting : 1);
+
+	if (!scaled)
+		return base;
+	return slice > floor ? slice : floor;
+}
+
+/*
  * The idle order's CPU for a task woken with @prev its previous CPU (-1: none), in the passes
  * of hybridland_policy::WakeTable::decide; -1 when nothing allowed is free. Sets w->step.
  */

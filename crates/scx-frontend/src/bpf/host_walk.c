@@ -46,3 +46,9 @@ s32 hl_host_walk(const struct hl_table *t, const u64 *homes, const u64 *free, co
 	*step = w.step;
 	return cpu;
 }
+
+/* The slice the fast path gives a placement (hl_slice). */
+u64 hl_host_slice(u64 base, u64 waiting, bool scaled)
+{
+	return hl_slice(base, waiting, scaled);
+}

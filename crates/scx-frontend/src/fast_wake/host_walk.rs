@@ -8,6 +8,9 @@ use crate::bpf_skel::types::hl_table;
 use hybridland_policy::{CpuId, Step, WakeQuestion};
 
 unsafe extern "C" {
+    /// `src/bpf/host_walk.c`: the slice the kernel's fast path gives a placement.
+    fn hl_host_slice(base: u64, waiting: u64, scaled: bool) -> u64;
+
     /// `src/bpf/host_walk.c`: the kernel's walk (`src/bpf/fast_wake_walk.h`) built for the
     /// host. Reads `t`, `homes`, `free` and `allowed` (`WORDS` words each) and writes `step`.
     fn hl_host_walk(
@@ -48,4 +51,11 @@ pub(super) fn kernel_walk(
     };
     let cpu = u16::try_from(cpu).ok().map(CpuId);
     (cpu, cpu.and_then(|_| Step::ALL.get(step as usize).copied()))
+}
+
+/// The slice the kernel's fast path gives a placement with base `base` and `waiting` tasks
+/// waiting (itself included), scaled or not.
+pub(super) fn kernel_slice(base: u64, waiting: u64, scaled: bool) -> u64 {
+    // SAFETY: plain values in and out.
+    unsafe { hl_host_slice(base, waiting, scaled) }
 }

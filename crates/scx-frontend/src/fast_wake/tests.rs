@@ -1,4 +1,4 @@
-use super::host_walk::kernel_walk;
+use super::host_walk::{kernel_slice, kernel_walk};
 use super::*;
 use hybridland_policy::testkit::arb_scenario;
 use hybridland_policy::{
@@ -15,19 +15,20 @@ proptest! {
     #[test]
     fn the_kernels_walk_is_the_policys(s in arb_scenario()) {
         let policy = s.policy();
-        let fast = FastWakeTable::new(policy.wake_table(&s.topology), 5_000_000, None);
+        let fast = FastWakeTable::new(policy.wake_table(&s.topology), 5_000_000, SliceMode::Scaled, None);
         let state = s.state();
-        let q = WakeQuestion {
-            free: state.idle(),
-            allowed: &s.allowed,
-            prev: s.prev_cpu,
-            class: policy.class_of(&s.topology, s.util),
-            homes: state.homes(),
-            sync_waker: s.sync_waker,
-        };
+        let q = s.wake_question(&policy, &state);
         let rust = fast.table().decide(&q);
         let rust = (rust.cpu, rust.cpu.map(|_| rust.step));
         prop_assert_eq!(kernel_walk(&fast, &q), rust);
+    }
+
+    /// The slice the kernel gives a placement is the core's for a batch of that one task:
+    /// the base divided by the tasks waiting, within its floor, or the base when fixed.
+    #[test]
+    fn the_kernels_slice_is_the_cores(base in 0u64..1 << 40, waiting in 0u64..100, scaled: bool) {
+        let core = if scaled { hybridland_policy::slice_ns(base, waiting) } else { base };
+        prop_assert_eq!(kernel_slice(base, waiting, scaled), core);
     }
 }
 
@@ -43,7 +44,12 @@ fn the_tables_lay_out_the_policys_walk_as_the_bpf_side_reads_it() {
         ..PolicyConfig::default()
     };
     let policy = Policy::new(&topo, &config).unwrap();
-    let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, Some(77));
+    let fast = FastWakeTable::new(
+        policy.wake_table(&topo),
+        5_000_000,
+        SliceMode::Scaled,
+        Some(77),
+    );
     let w = fast.table();
     assert_eq!((w.nr_ids, w.nr_cpus, w.nr_levels), (8, 8, 2));
     assert_eq!((w.balance.from, w.balance.until), (0, 6));
@@ -65,7 +71,7 @@ fn the_tables_lay_out_the_policys_walk_as_the_bpf_side_reads_it() {
 fn a_class_change_moves_the_walk() {
     let topo = vm();
     let policy = Policy::new(&topo, &PolicyConfig::default()).unwrap();
-    let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, None);
+    let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, SliceMode::Scaled, None);
     // E-core 0 whole and free, P-CPU 5 free beside a busy sibling.
     let free: CpuSet = [CpuId(0), CpuId(2), CpuId(5)].into_iter().collect();
     let ask = |class| {
@@ -134,7 +140,7 @@ fn a_refill_for_other_knobs_equals_a_new_table() {
         Policy::new(&topo, &config).unwrap()
     };
     let (on, off) = (policy(ClusterBalance::On), policy(ClusterBalance::Off));
-    let mut fast = FastWakeTable::new(on.wake_table(&topo), 5_000_000, None);
+    let mut fast = FastWakeTable::new(on.wake_table(&topo), 5_000_000, SliceMode::Scaled, None);
     fast.refill(off.wake_table(&topo));
     assert_ne!(on.balance_range(&topo), off.balance_range(&topo));
     assert_eq!(fast.table().balance, off.balance_range(&topo));
@@ -148,7 +154,7 @@ fn cpus_outside_the_primary_domain_are_laid_out_as_such() {
         ..PolicyConfig::default()
     };
     let policy = Policy::new(&topo, &config).unwrap();
-    let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, None);
+    let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, SliceMode::Scaled, None);
     assert_eq!(fast.cpu(0).primary, 0);
     assert_eq!(fast.cpu(4).primary, 1);
 }

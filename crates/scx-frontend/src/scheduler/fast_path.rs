@@ -28,6 +28,7 @@ impl<O: SchedOps> Scheduler<O> {
             None => self.fast_table.insert(FastWakeTable::new(
                 table,
                 self.cfg.slice_ns,
+                self.cfg.slice,
                 self.nudger.as_ref().and_then(|n| u32::try_from(n.tid).ok()),
             )),
         };
