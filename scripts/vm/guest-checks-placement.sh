@@ -109,8 +109,9 @@ check_stuck() {
 }
 
 # turns-busy: workers that wake lightly while spinners hold every P-core CPU (wake-ups the
-# fast path places on the free E-cores), then spin from 0.2 s before the spinners end, are on
-# P-cores: each at least 80% of its looks in the second half of its 1.5 s spin
+# fast path places on the free E-cores), then spin from 0.2 s before the spinners end (the
+# workers wait for each other after their light wake-ups, so that both turn busy together and
+# the spinners end 0.2 s into both spins), are on P-cores: each at least 80% of its looks in the second half of its 1.5 s spin
 # (turns-busy.c), in at least 9 of 10 rounds; two threads of one process (neither its leader)
 # and two processes, alternating.
 # - The policy: each placement the fast path made reaches the core (Input::Placed), which
@@ -125,10 +126,10 @@ turns_round() {  # turns_round threads|procs -> ROUND_OK (yes/no), ROUND_SAID
   out=/run/turns.out; ready=/run/turns.ready
   rm -f "$out" "$out".* "$ready"
   if [ "$1" = threads ]; then
-    taskset 0xff "$HL/turns-busy" 2 150 2000 1500 f0 "$ready" > "$out.0" & workers=$!
+    taskset 0xff "$HL/turns-busy" 2 150 2000 1500 f0 "$ready" 2 > "$out.0" & workers=$!
   else
-    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" > "$out.0" & workers=$!
-    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" > "$out.1" & workers="$workers $!"
+    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" 2 > "$out.0" & workers=$!
+    taskset 0xff "$HL/turns-busy" 1 150 2000 1500 f0 "$ready" 2 > "$out.1" & workers="$workers $!"
   fi
   i=0
   while [ "$(cat "$ready" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

@@ -1,7 +1,7 @@
 /* turns-busy: workers that wake lightly, then turn CPU-bound, and say where they spun, for
  * vm-check's turns-busy check (scripts/vm/guest-checks-placement.sh).
  *
- *   turns-busy THREADS LIGHT GAP_US SPIN_MS PMASK [READY]
+ *   turns-busy THREADS LIGHT GAP_US SPIN_MS PMASK [READY [TOGETHER]]
  *
  * Starts THREADS workers (threads of this process; with 1, the process itself, its leader).
  * Each runs 100 us and sleeps GAP_US microseconds LIGHT times (light wake-ups, which the fast
@@ -10,7 +10,9 @@
  * 1 ms sleep (busy still: wake-ups placed with the class the core gave it while it spun). For
  * each worker one line: `worker N tid=TID p=P of=T`, P of the T looks in the second half of
  * its spin on a PMASK CPU. With READY, each worker appends a line to that file when its light
- * wake-ups are over. Built static by vm-check.sh: the guest has no libc of its own.
+ * wake-ups are over; with TOGETHER, it then waits (1 ms sleeps, at most 10 s) until the file
+ * has that many lines, so that workers of several processes turn busy at the same moment.
+ * Built static by vm-check.sh: the guest has no libc of its own.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,6 +27,21 @@ static int light, spin_ms;
 static useconds_t gap_us;
 static unsigned long long pmask;
 static const char *ready;
+static int together;
+
+/* The lines in @path, or -1 when it cannot be read. */
+static int lines_in(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0, c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
 
 static double now_us(void)
 {
@@ -60,6 +77,8 @@ static void *run(void *arg)
 			fprintf(f, "%d\n", w->n);
 			fclose(f);
 		}
+		for (int i = 0; together > 0 && i < 10000 && lines_in(ready) < together; i++)
+			usleep(1000);
 	}
 	double start = now_us(), half = start + spin_ms * 500.0, end = start + spin_ms * 1000.0;
 	for (double t = start; t < end; t = now_us()) {
@@ -80,8 +99,8 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6 && argc != 7) {
-		fprintf(stderr, "usage: turns-busy THREADS LIGHT GAP_US SPIN_MS PMASK [READY]\n");
+	if (argc < 6 || argc > 8) {
+		fprintf(stderr, "usage: turns-busy THREADS LIGHT GAP_US SPIN_MS PMASK [READY [TOGETHER]]\n");
 		return 2;
 	}
 	int threads = atoi(argv[1]);
@@ -89,7 +108,8 @@ int main(int argc, char **argv)
 	gap_us = (useconds_t)strtoul(argv[3], NULL, 10);
 	spin_ms = atoi(argv[4]);
 	pmask = strtoull(argv[5], NULL, 16);
-	ready = argc == 7 ? argv[6] : NULL;
+	ready = argc >= 7 ? argv[6] : NULL;
+	together = argc == 8 ? atoi(argv[7]) : 0;
 	if (threads < 1 || threads > 16 || light < 0 || spin_ms < 2 || pmask == 0) {
 		fprintf(stderr, "turns-busy: THREADS 1..16, LIGHT >= 0, SPIN_MS >= 2, PMASK non-zero\n");
 		return 2;

@@ -7,7 +7,7 @@
 
 use crate::bpf_skel::types::{bss_hl_fast, hl_cpu, hl_table};
 use core::sync::atomic::{Ordering, fence};
-use hybridland_policy::{CpuSet, SliceMode, WakeTable};
+use hybridland_policy::{CpuSet, SliceMode, TaskClass, WakeTable};
 
 /// Words of a CPU mask the BPF side holds (`HL_MAX_WORDS`): 1,024 CPUs, the policy's limit.
 pub(crate) const WORDS: usize = 16;
@@ -105,11 +105,35 @@ impl FastWakeTable {
         bss.hl_fast_on = 1;
     }
 
+    /// Writes task `pid`'s class into `classes`, the table the kernel side reads by pid
+    /// (`hl_classes`):
+    /// one 64-bit store of the pid and the class, so a reader never pairs one with the other's
+    /// neighbour. A slot another live task shares goes to the later write.
+    pub(crate) fn set_class(classes: &mut [u64], pid: u32, class: TaskClass) {
+        if let Some(slot) = classes.get_mut(pid as usize % classes.len().max(1)) {
+            *slot = class_entry(pid, class);
+        }
+    }
+
+    /// Takes task `pid`'s class out of `classes` (it exited), unless the slot holds another's.
+    pub(crate) fn forget_class(classes: &mut [u64], pid: u32) {
+        if let Some(slot) = classes.get_mut(pid as usize % classes.len().max(1))
+            && *slot >> 32 == u64::from(pid)
+        {
+            *slot = 0;
+        }
+    }
+
     /// Mirrors the core's homes into the kernel (plain stores: the walk reads whichever words
     /// it finds, and the audit records the ones it read).
     pub(crate) fn set_homes(homes: &CpuSet, bss: &mut bss_hl_fast) {
         bss.hl_homes = words(homes);
     }
+}
+
+/// A class table's entry (`hl_classes`): the pid above, the class below.
+fn class_entry(pid: u32, class: TaskClass) -> u64 {
+    u64::from(pid) << 32 | u64::from(class.0)
 }
 
 /// A CPU set's words as the BPF side holds them.

@@ -83,7 +83,6 @@ pub(crate) fn init(
             events,
             audit,
             placements: crate::fast_placements::FastPlacements::default(),
-            pidfds: crate::pidfds::Pidfds::default(),
         },
         topo,
         placement,

@@ -37,7 +37,6 @@ mod init;
 mod ops;
 mod opts;
 mod own_lock;
-mod pidfds;
 mod policy_choice;
 mod preflight;
 mod record;

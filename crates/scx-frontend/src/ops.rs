@@ -10,12 +10,11 @@ use crate::fast_audit::{AuditCounts, FastAudit};
 use crate::fast_placements::{FastPlacement, FastPlacements};
 use crate::fast_wake::FastWakeTable;
 use crate::idle_snapshot::{IdleCpus, IdleSnapshot};
-use crate::pidfds::Pidfds;
 use crate::stats::Framework;
 use crate::task_events::{RawEventError, SourceCounters, TaskEvent, TaskEventSource};
 use anyhow::Result;
 use hybridland_policy::{CpuId, CpuSet, Policy, Step, TaskClass, Topology};
-use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+use libbpf_rs::ProgramInput;
 
 /// What the loop asks of the framework.
 pub(crate) trait SchedOps {
@@ -53,11 +52,11 @@ pub(crate) trait SchedOps {
     fn drain_fast_placements(&mut self, _each: &mut dyn FnMut(FastPlacement)) -> u64 {
         0
     }
-    /// Writes task `pid`'s class for the fast path (its task storage, through the thread's
-    /// pidfd, kept open: one system call, and a `pidfd_open` the first time). `Ok(false)`: the
-    /// task is gone, nothing to write; fails when the kernel refused a live task's.
+    /// Writes task `pid`'s class for the fast path (one store into its table by pid, through
+    /// the mmap: no system call). `Ok(false)`: no task has that id, nothing to write; fails
+    /// when the table is not there.
     fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<bool>;
-    /// Task `pid` exited: what the loop holds open for it is closed.
+    /// Task `pid` exited: its class leaves the fast path's table.
     fn forget_task(&mut self, _pid: i32) {}
     /// Mirrors the core's homes into the fast path's tables.
     fn set_homes(&mut self, _homes: &CpuSet) {}
@@ -90,8 +89,6 @@ pub(crate) struct Live<'a, 'b> {
     pub(crate) audit: Option<FastAudit>,
     /// The fast path's reported placements, as read so far.
     pub(crate) placements: FastPlacements,
-    /// The pidfds class writes go through.
-    pub(crate) pidfds: Pidfds,
 }
 
 impl Live<'_, '_> {
@@ -198,36 +195,27 @@ impl SchedOps for Live<'_, '_> {
     }
 
     fn set_class(&mut self, pid: i32, class: TaskClass) -> Result<bool> {
-        use std::os::fd::AsRawFd;
-        // `struct hl_task`: the class, then padding.
-        let mut value = [0u8; 8];
-        value[..4].copy_from_slice(&u32::from(class.0).to_ne_bytes());
-        let mut refused = None;
-        // A held pidfd can name a thread that exited unreported: a failed write opens the id
-        // once more, which fails if the thread is gone (an exiting thread's storage refuses
-        // writes too) and may name a new thread that took the id.
-        for _ in 0..2 {
-            let Some(fd) = self.pidfds.get(pid) else {
-                return Ok(false);
-            };
-            match self.bpf.skel.maps.hl_task_stor.update(
-                &fd.as_raw_fd().to_ne_bytes(),
-                &value,
-                MapFlags::ANY,
-            ) {
-                Ok(()) => return Ok(true),
-                Err(e) => refused = Some(e),
+        let Ok(pid) = u32::try_from(pid) else {
+            return Ok(false);
+        };
+        match self.bpf.skel.maps.bss_hl_fast_data.as_deref_mut() {
+            Some(fast) => {
+                FastWakeTable::set_class(&mut fast.hl_classes, pid, class);
+                Ok(true)
             }
-            self.pidfds.forget(pid);
-        }
-        match refused {
-            Some(e) => Err(e.into()),
-            None => Ok(true),
+            None => Err(anyhow::anyhow!(
+                "the fast path's data section is not mapped"
+            )),
         }
     }
 
     fn forget_task(&mut self, pid: i32) {
-        self.pidfds.forget(pid);
+        if let (Ok(pid), Some(fast)) = (
+            u32::try_from(pid),
+            self.bpf.skel.maps.bss_hl_fast_data.as_deref_mut(),
+        ) {
+            FastWakeTable::forget_class(&mut fast.hl_classes, pid);
+        }
     }
 
     fn set_homes(&mut self, homes: &CpuSet) {

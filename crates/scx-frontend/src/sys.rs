@@ -29,19 +29,6 @@ pub(crate) fn current_cpu() -> Option<CpuId> {
         .map(CpuId)
 }
 
-/// `PIDFD_THREAD` (Linux 6.9, `O_EXCL`): a pidfd for any thread, not only a process's leader
-/// (without it the kernel refuses any other thread with `ENOENT`). rustix names no such flag.
-const PIDFD_THREAD: u32 = 0o200;
-
-/// A file descriptor naming thread `tid` (`pidfd_open` with [`PIDFD_THREAD`]), the key of a
-/// task-storage map from user space; `None` when the thread is gone.
-pub(crate) fn pidfd(tid: i32) -> Option<std::os::fd::OwnedFd> {
-    // `Pid::from_raw` asserts a non-negative id.
-    let tid = Pid::from_raw(tid.max(0))?;
-    let flags = rustix::process::PidfdFlags::from_bits_retain(PIDFD_THREAD);
-    rustix::process::pidfd_open(tid, flags).ok()
-}
-
 /// The calling thread's id.
 pub(crate) fn gettid() -> i32 {
     rustix::thread::gettid().as_raw_nonzero().get()

@@ -13,8 +13,8 @@
  * (hybridland_policy::WakeTable, written by src/fast_wake.rs): per CPU its capacity level,
  * kind, primary-domain bit, core and cluster; the CPUs in rank order; the cluster sizes; the
  * busy counts at which cluster balance is active. What the core knows and the kernel does
- * not comes the same way: the task's class (which capacities its utilisation fits) in task
- * storage, written by user space when the core changes it, and the cores that are some task's
+ * not comes the same way: the task's class (which capacities its utilisation fits) in a
+ * table by pid (hl_classes), written by user space when the core changes it, and the cores that are some task's
  * home. The walk itself (fast_wake_walk.h) is WakeTable::decide() pass for pass, a pure
  * function over the tables and one wake-up's words that the host test compiles too and holds
  * to WakeTable::decide; the policy crate's property test holds that to the idle order, and
@@ -70,18 +70,18 @@ volatile u64 hl_nr_fast_asked HL_GLOBAL, hl_nr_fast_no_free HL_GLOBAL;
 volatile u64 hl_nr_fast_pinned HL_GLOBAL;
 volatile u64 hl_nr_fast_step[HL_STEPS] HL_GLOBAL, hl_nr_fast_declined[HL_DECLINES] HL_GLOBAL;
 
-/* The task's class, written by user space through its pidfd; none: class 0. */
-struct hl_task {
-	u32 class;
-	u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct hl_task);
-} hl_task_stor SEC(".maps");
+/*
+ * Task classes, by pid: slot pid % HL_CLASS_SLOTS holds (pid << 32) | class, one 64-bit store
+ * by user space through the mmap (src/fast_wake.rs), so a reader sees a pid and its class
+ * together. A slot holding another pid (two live tasks whose pids share it, the later write
+ * wins): class 0, the class of a task with no history; the core takes the class a placement
+ * read back (class drift) and gives its own again. Not task storage: a write there from user
+ * space is a bpf() call that holds the CPU's task-storage busy count, and a scheduler callback
+ * that runs on that CPU meanwhile finds no task storage at all (the framework's own context
+ * lookup fails and it drops the enqueue: the task is never queued, and the kernel ejects the
+ * scheduler for a stall).
+ */
+u64 hl_classes[HL_CLASS_SLOTS] HL_GLOBAL;
 
 /* The walk's words, per CPU: larger than a BPF stack. */
 struct {
@@ -190,7 +190,6 @@ static s32 hl_pinned(struct task_struct *p, s32 prev, const struct hl_walk_ctx *
 static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 {
 	struct hl_walk_ctx w = { .sync_waker = -1 };
-	struct hl_task *t;
 	u32 zero = 0;
 	s32 cpu, prev = scx_bpf_task_cpu(p);
 	u64 slice;
@@ -205,8 +204,7 @@ static s32 hl_fast_place(struct task_struct *p, bool in_enqueue, u64 flags)
 	if (!w.s)
 		return -1;
 	__sync_fetch_and_add(&hl_nr_fast_asked, 1);
-	t = bpf_task_storage_get(&hl_task_stor, p, 0, 0);
-	w.class = t ? t->class : 0;
+	w.class = hl_class_in(hl_classes, p->pid);
 	if (!in_enqueue)
 		w.sync_waker = hl_sync_waker(flags);
 	cpu = hl_walk(p, prev, &w);

@@ -166,6 +166,21 @@ static __always_inline bool hl_waker_may_take(const struct hl_walk_ctx *w)
 	       (hl_fits(w, c) || (w->class >= w->t->nr_levels && (u32)c->level + 1 == w->t->nr_levels));
 }
 
+/* Slots of the class table by pid (hl_classes in fast_wake.bpf.h, src/fast_wake.rs). */
+#define HL_CLASS_SLOTS 8192
+
+/*
+ * Task @pid's class in the table user space writes (slot pid % HL_CLASS_SLOTS holds
+ * (pid << 32) | class); 0, the class of a task with no history, when the slot holds another
+ * pid's.
+ */
+static __always_inline u32 hl_class_in(const u64 *classes, s32 pid)
+{
+	u64 e = classes[(u32)pid & (HL_CLASS_SLOTS - 1)];
+
+	return (u32)(e >> 32) == (u32)pid ? (u32)e : 0;
+}
+
 /*
  * The slice the core gives a task it decides while @waiting tasks wait for user space, itself
  * included (hybridland_policy::slice_ns): @base divided by @waiting, within [@base / 8,

@@ -47,6 +47,12 @@ s32 hl_host_walk(const struct hl_table *t, const u64 *homes, const u64 *free, co
 	return cpu;
 }
 
+/* Task @pid's class in @classes (hl_class_in). */
+u32 hl_host_class(const u64 *classes, s32 pid)
+{
+	return hl_class_in(classes, pid);
+}
+
 /* The slice the fast path gives a placement (hl_slice). */
 u64 hl_host_slice(u64 base, u64 waiting, bool scaled)
 {

@@ -8,6 +8,10 @@ use crate::bpf_skel::types::hl_table;
 use hybridland_policy::{CpuId, Step, WakeQuestion};
 
 unsafe extern "C" {
+    /// `src/bpf/host_walk.c`: a task's class as the kernel's fast path reads it from the
+    /// table by pid (`HL_CLASS_SLOTS` words).
+    fn hl_host_class(classes: *const u64, pid: i32) -> u32;
+
     /// `src/bpf/host_walk.c`: the slice the kernel's fast path gives a placement.
     fn hl_host_slice(base: u64, waiting: u64, scaled: bool) -> u64;
 
@@ -58,4 +62,14 @@ pub(super) fn kernel_walk(
 pub(super) fn kernel_slice(base: u64, waiting: u64, scaled: bool) -> u64 {
     // SAFETY: plain values in and out.
     unsafe { hl_host_slice(base, waiting, scaled) }
+}
+
+/// Task `pid`'s class as the kernel's fast path reads it from the class table `classes`.
+///
+/// # Panics
+/// When `classes` is shorter than the C side's `HL_CLASS_SLOTS`.
+pub(super) fn kernel_class(classes: &[u64], pid: i32) -> u32 {
+    assert_eq!(classes.len(), 8192, "HL_CLASS_SLOTS");
+    // SAFETY: the table is `HL_CLASS_SLOTS` words, which the C side indexes within.
+    unsafe { hl_host_class(classes.as_ptr(), pid) }
 }

@@ -1,4 +1,4 @@
-use super::host_walk::{kernel_slice, kernel_walk};
+use super::host_walk::{kernel_class, kernel_slice, kernel_walk};
 use super::*;
 use hybridland_policy::testkit::arb_scenario;
 use hybridland_policy::{
@@ -157,4 +157,25 @@ fn cpus_outside_the_primary_domain_are_laid_out_as_such() {
     let fast = FastWakeTable::new(policy.wake_table(&topo), 5_000_000, SliceMode::Scaled, None);
     assert_eq!(fast.cpu(0).primary, 0);
     assert_eq!(fast.cpu(4).primary, 1);
+}
+
+/// A class the loop writes is the one the kernel reads for that task, and for no other: a
+/// task whose slot another pid took reads class 0, and an exit takes only its own entry out.
+#[test]
+fn the_kernel_reads_the_class_the_loop_wrote() {
+    // The table as the BPF side lays it out (`HL_CLASS_SLOTS` words).
+    let mut t = [0u64; 8192];
+    let slots = t.len() as u32;
+    assert_eq!(kernel_class(&t, 42), 0, "never written");
+    FastWakeTable::set_class(&mut t, 42, TaskClass(2));
+    FastWakeTable::set_class(&mut t, 43, TaskClass(1));
+    assert_eq!((kernel_class(&t, 42), kernel_class(&t, 43)), (2, 1));
+    // Pid 42 + slots shares 42's slot: the later write holds it.
+    FastWakeTable::set_class(&mut t, 42 + slots, TaskClass(1));
+    assert_eq!(kernel_class(&t, 42), 0);
+    assert_eq!(kernel_class(&t, (42 + slots) as i32), 1);
+    FastWakeTable::forget_class(&mut t, 42);
+    assert_eq!(kernel_class(&t, (42 + slots) as i32), 1, "not 42's entry");
+    FastWakeTable::forget_class(&mut t, 43);
+    assert_eq!(kernel_class(&t, 43), 0);
 }
