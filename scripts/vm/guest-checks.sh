@@ -125,8 +125,8 @@ wait_state disabled 20
 # framework's enqueue asks the fast path instead; at least 20 of the placements the audit
 # checks must be of a task allowed on one CPU (the frame task wakes 90 times). Then a task
 # whose class moves (the wake probe, whose second half spins 40 ms after each 10 ms sleep: the
-# core's estimate takes it across a class boundary and the loop writes the new class into its
-# task storage): its placements must be checked at two classes or more, so the kernel's walk
+# core's estimate takes it across a class boundary and the loop writes the new class into the
+# kernel's class table): its placements must be checked at two classes or more, so the kernel's walk
 # followed the class as the policy's answer (which the simulator's model is) did. Then a pipe
 # pair (pipe-pair.c: two processes handing a byte back and forth, each write a synchronous
 # wake-up of a reader on an idle machine): at least 200 of its 1,000 wake-ups checked as

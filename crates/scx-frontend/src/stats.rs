@@ -49,8 +49,8 @@
 //!   allowed CPU free, of which `fast-pinned` were placed by the pinned rule (a task allowed
 //!   on one busy CPU goes first there); `fast-cover`, the share of the others placed; the others by reason
 //!   (`fast-shared-queue`, `fast-race`); the loop's side: `class-writes`, task classes
-//!   written into the kernel, `class-gone`, those for tasks that had exited, `class-errors`,
-//!   those the kernel refused for a live task, `class-drift`, placements
+//!   written into the kernel's table by pid, `class-gone`, those for an id no task can have,
+//!   `class-errors`, those with no table to write, `class-drift`, placements
 //!   that read another class than the core's (the core took it and gave its own again),
 //!   `fast-placed`, placements reported and handed to the core, and `fast-lost`, those lost
 //!   to a full ring;

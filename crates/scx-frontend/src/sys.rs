@@ -1,5 +1,5 @@
 //! The few system calls the loop makes itself, through `rustix` (no `unsafe` here): the
-//! monotonic clock, this thread's CPU time, the CPU this thread runs on, a task's affinity and pidfd, this thread's
+//! monotonic clock, this thread's CPU time, the CPU this thread runs on, a task's affinity, this thread's
 //! id.
 
 #![forbid(unsafe_code)]

@@ -47,7 +47,7 @@ pub struct CoreDriven {
     wake_preempt: bool,
     /// The core's up-migration scan (`up_scan`, on by default, as live).
     up_scan: bool,
-    /// Class changes the core gave (live: writes into the kernel's task storage).
+    /// Class changes the core gave (live: writes into the kernel's class table).
     classed: u64,
     /// Per task: its estimate when it ended (the core forgets it then).
     final_util: Vec<Option<u16>>,

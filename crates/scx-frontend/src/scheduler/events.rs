@@ -49,7 +49,7 @@ impl<O: SchedOps> Scheduler<O> {
     }
 
     /// Hands the exits [`Self::apply_events`] drained to the core, the framework's side (the
-    /// task's pidfd is closed) and the recorder. Called after the fast path's placements are
+    /// task's class leaves the fast path's table) and the recorder. Called after the fast path's placements are
     /// applied: a placement is reported when it is made, before the task can exit, so every
     /// placement of a task whose exit was drained has been written by the time the placements
     /// are drained after the events (drained before them, one written in between reached the

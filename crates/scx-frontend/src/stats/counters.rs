@@ -127,12 +127,12 @@ growing_counts! {
         placed,
         /// Reported placements lost to a full ring.
         lost,
-        /// Task classes written into the kernel (one `bpf()` call each, and a pidfd when the
-        /// loop holds none for the task).
+        /// Task classes written into the kernel's table by pid (one store each, through the
+        /// mmap).
         class_writes,
-        /// Class writes for tasks that had exited: nothing written.
+        /// Class writes for an id no task can have (negative): nothing written.
         class_gone,
-        /// Class writes the kernel refused for a live task.
+        /// Class writes with no table to write (the fast path's data not mapped).
         class_errors,
     }
 }
