@@ -14,8 +14,8 @@
 //! Healthy, such a replay takes under a second (a few with coverage instrumentation) and tens
 //! of megabytes; under libFuzzer's `-timeout` and `-rss_limit_mb` (scripts/fuzz.sh), work that
 //! grows with the cluster (defect 2) or memory that grows with events (defect 1) is a crash.
-//! It runs with the fast path off (`fast_wake=off`): the fast path's model walks the CPUs for
-//! each wake-up it places, by design, and took 11.5 s here on 766 CPUs with 46 loopers.
+//! It runs with the fast path off (`fast_wake=off`): it looks for the engine's own per-event
+//! work, and the fast path's walk has its own cost figures (BENCHMARKS.md, "Simulator").
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -129,9 +129,8 @@ fn replay_limits(l: &LimitsIn) {
         return;
     };
     let mut knobs = Knobs::new();
-    // Every wake-up to the core: the fast path's model walks the machine's CPUs for each
-    // wake-up it places (`WakeTable::decide`, as the kernel's walk does), which grows with
-    // the cluster by design; this workload looks for the engine's own per-event work.
+    // Every wake-up to the core: this workload looks for the engine's own per-event work;
+    // a 1,024-CPU cluster with siblings at many distances would measure the walk's fallbacks.
     knobs.set("fast_wake", "off").expect("a known knob");
     if let Some(us) = l.slice_us {
         knobs

@@ -202,6 +202,13 @@ impl<const W: usize> BitSet<W> {
         self.zip(other, |a, b| a | b)
     }
 
+    /// CPUs in exactly one of the sets.
+    #[inline]
+    #[must_use]
+    pub fn xor(&self, other: &Self) -> Self {
+        self.zip(other, |a, b| a ^ b)
+    }
+
     /// CPUs in `self` but not in `other`.
     #[inline]
     #[must_use]
@@ -233,6 +240,44 @@ impl<const W: usize> BitSet<W> {
             Some(i) => i * 64 + 64 - self.words[i].leading_zeros() as usize,
             None => 0,
         }
+    }
+
+    /// The set moved by `delta` ids: `c + delta` for each member `c`, members that would leave
+    /// `0..CAPACITY` dropped. A word-wide shift, for relations between CPUs a fixed distance
+    /// apart (SMT siblings numbered in a regular pattern).
+    #[must_use]
+    pub(crate) fn offset(&self, delta: isize) -> Self {
+        let mut out = Self::EMPTY;
+        let (words, bits) = (
+            delta.unsigned_abs() / 64,
+            (delta.unsigned_abs() % 64) as u32,
+        );
+        if words >= W {
+            return out;
+        }
+        for (i, o) in out.words.iter_mut().enumerate() {
+            // Output word i takes bits from input words i - words (up) or i + words (down) and
+            // their neighbour.
+            let at = |j: Option<usize>| j.and_then(|j| self.words.get(j)).copied().unwrap_or(0);
+            *o = if delta >= 0 {
+                let hi = at(i.checked_sub(words));
+                let lo = at(i.checked_sub(words + 1));
+                if bits == 0 {
+                    hi
+                } else {
+                    (hi << bits) | (lo >> (64 - bits))
+                }
+            } else {
+                let lo = at(i.checked_add(words));
+                let hi = at(i.checked_add(words + 1));
+                if bits == 0 {
+                    lo
+                } else {
+                    (lo >> bits) | (hi << (64 - bits))
+                }
+            };
+        }
+        out
     }
 
     /// ORs `bits` into word `word` (`word < W`): a whole run of a cluster's CPUs at once.
@@ -454,6 +499,18 @@ mod test {
             proptest::prop_assert_eq!(s.iter().map(|c| c.0).collect::<Vec<_>>(), sorted.clone());
             proptest::prop_assert_eq!(s.count(), sorted.len());
             proptest::prop_assert_eq!(s.first().map(|c| c.0), sorted.first().copied());
+        }
+
+        /// An offset set holds exactly the members moved by the offset that stay in range.
+        #[test]
+        fn offset_moves_every_member(ids in proptest::collection::vec(0u16..1024, 0..64),
+                                     delta in -1100isize..1100) {
+            let moved: Vec<u16> = set(&ids)
+                .iter()
+                .filter_map(|c| u16::try_from(c.index() as isize + delta).ok())
+                .filter(|&c| usize::from(c) < MAX_CPUS)
+                .collect();
+            proptest::prop_assert_eq!(set(&ids).offset(delta), set(&moved));
         }
     }
 }

@@ -5,19 +5,25 @@
 //! CPUs are free, the task's allowed CPUs and previous CPU) and on three things the core knows:
 //! the task's [`TaskClass`] (which capacities its utilisation fits), the CPUs whose core is
 //! some task's home, and the knobs. [`WakeTable`] lays the machine and the knobs out as plain
-//! per-CPU facts and one ranked CPU array, and [`WakeTable::decide`] walks them in passes over
-//! CPUs that a BPF program can make too (`scx_hybridland`'s `src/bpf/fast_wake_walk.h` is the
-//! same walk in C, which that crate's tests build for the host and hold to `decide`). The
+//! per-CPU facts and one ranked CPU array, and [`WakeTable::decide`] takes the idle order's
+//! passes over them as operations on set words (the facts gathered into sets when the table is
+//! built), so a wake-up's cost follows the machine's 64-bit words rather than its CPUs.
+//! `scx_hybridland`'s `src/bpf/fast_wake_walk.h` takes the same passes in C one CPU at a
+//! time over the per-CPU facts; that crate's tests build it for the host and hold it to
+//! `decide`. The
 //! table holds no rule of its own: the property test below holds `decide` to the idle order on
 //! every scenario, and the live audit holds the kernel's walk to [`Policy::check_fast_wake`].
 //!
 //! What the walk cannot decide (nothing allowed is free) goes to the core as before.
 
-use crate::cluster_balance::{self, ClusterLoad};
+use crate::cluster_balance;
 use crate::cpu_set::{CpuId, CpuSet, MAX_CPUS};
 use crate::cpu_state::CpuState;
 use crate::idle_order::{Placement, Policy, Reach, Step, TaskHints};
 use crate::topology::{CoreKind, Topology};
+use sets::WalkSets;
+
+mod sets;
 
 /// Which capacities a task's utilisation fits, as the fast path knows a task: class `c` fits
 /// the CPUs of capacity level `c` and above ([`Topology::capacity_levels`], ascending), and
@@ -81,6 +87,8 @@ pub struct WakeTable {
     pub balance: BalanceRange,
     /// Whether the wake-affine rule is on ([`PolicyConfig::wake_affine`](crate::PolicyConfig::wake_affine)).
     pub wake_affine: bool,
+    /// The same facts as sets, for the walk.
+    sets: WalkSets,
 }
 
 /// A wake-up as the fast path sees it.
@@ -109,36 +117,22 @@ impl WakeTable {
     }
 
     /// The idle order's answer to `q`, in the passes the kernel's walk makes: nothing allowed
-    /// free gives [`Placement::NO_IDLE`].
+    /// free gives [`Placement::NO_IDLE`]. Each pass is a few operations on the machine's set
+    /// words; what walks CPUs is the rank order when ranks differ and cluster loads when
+    /// balance is active (over the candidates left, as the idle order does), and whole cores
+    /// on a machine whose SMT siblings lie at many different distances.
     pub fn decide(&self, q: &WakeQuestion<'_>) -> Placement {
-        let n = usize::from(self.nr_ids);
-        // Pass 1: free cores, busy counts, and which pools hold a candidate.
-        let mut core_busy = [false; MAX_CPUS];
-        let mut cluster_busy = [0u16; MAX_CPUS];
-        let mut busy = 0u32;
-        let (mut any, mut any_primary) = (false, false);
-        for i in 0..n {
-            let c = &self.cpus[i];
-            if !c.present {
-                continue;
-            }
-            let cpu = CpuId(i as u16);
-            if !q.free.contains(cpu) {
-                core_busy[usize::from(c.core)] = true;
-                cluster_busy[usize::from(c.cluster)] += 1;
-                busy += 1;
-            } else if q.allowed.contains(cpu) {
-                any = true;
-                any_primary |= c.primary;
-            }
-        }
-        if !any {
+        let s = &self.sets;
+        let cpus = &self.cpus[..usize::from(self.nr_ids)];
+        // Pass 1: busy CPUs, and which pools hold a candidate.
+        let busy = s.present.and_not(q.free);
+        let candidates = s.present.and(q.free).and(q.allowed);
+        if candidates.is_empty() {
             return Placement::NO_IDLE;
         }
         // Wake-affine: the synchronous waker's CPU, when it may take the task.
         if let Some(w) = q.sync_waker.filter(|_| self.wake_affine)
-            && let Some(c) = self.cpus.get(w.index()).filter(|c| c.present)
-            && w.index() < n
+            && let Some(c) = cpus.get(w.index()).filter(|c| c.present)
             && q.allowed.contains(w)
             && c.primary
             && (self.fits(c, q.class)
@@ -150,109 +144,66 @@ impl WakeTable {
                 reach: Reach::Primary,
             };
         }
-        let candidate = |i: usize| {
-            let cpu = CpuId(i as u16);
-            let c = &self.cpus[i];
-            c.present
-                && q.free.contains(cpu)
-                && q.allowed.contains(cpu)
-                && (c.primary || !any_primary)
-        };
-        // Pass 2: whether any candidate fits; then the step.
-        let any_fit = (0..n).any(|i| candidate(i) && self.fits(&self.cpus[i], q.class));
-        let in_pool = |i: usize| candidate(i) && (!any_fit || self.fits(&self.cpus[i], q.class));
-        let whole = |i: usize| !core_busy[usize::from(self.cpus[i].core)];
-        let (mut p_whole, mut e_whole) = (false, false);
-        for i in (0..n).filter(|&i| in_pool(i) && whole(i)) {
-            if self.cpus[i].p_core {
-                p_whole = true;
-            } else {
-                e_whole = true;
-            }
-        }
-        let step = if p_whole {
-            Step::IdlePCore
-        } else if e_whole {
-            Step::IdleECore
+        let in_primary = candidates.and(&s.primary);
+        let (candidates, reach) = if in_primary.is_empty() {
+            (candidates, Reach::Overflow)
         } else {
-            Step::BusySibling
+            (in_primary, Reach::Primary)
         };
-        let in_set = |i: usize| {
-            in_pool(i)
-                && match step {
-                    Step::IdlePCore => whole(i) && self.cpus[i].p_core,
-                    Step::IdleECore => whole(i),
-                    _ => true,
-                }
-        };
-        let reach = if any_primary {
-            Reach::Primary
+        // Pass 2: the candidates that fit, if any; then the step.
+        let fitting = candidates.and(s.fitting(q.class.0));
+        let pool = if fitting.is_empty() {
+            candidates
         } else {
-            Reach::Overflow
+            fitting
         };
-        let placed = |cpu: usize| Placement {
-            cpu: Some(CpuId(cpu as u16)),
+        let whole = s.whole_cores(&pool, &busy, cpus);
+        let p_whole = whole.and(&s.p_core);
+        let (set, step) = if !p_whole.is_empty() {
+            (p_whole, Step::IdlePCore)
+        } else if !whole.is_empty() {
+            (whole, Step::IdleECore)
+        } else {
+            (pool, Step::BusySibling)
+        };
+        let placed = |cpu: CpuId| Placement {
+            cpu: Some(cpu),
             step,
             reach,
         };
         // A previous CPU the machine lacks is no CPU's sibling.
-        let prev = q
-            .prev
-            .map(CpuId::index)
-            .filter(|&p| p < n && self.cpus[p].present);
+        let prev = q.prev.filter(|p| s.present.contains(*p));
         if step == Step::IdlePCore
             && let Some(p) = prev
         {
-            if in_set(p) {
+            if set.contains(p) {
                 return placed(p);
             }
-            let core = self.cpus[p].core;
-            if let Some(s) = (0..n).find(|&s| self.cpus[s].core == core && in_set(s)) {
-                return placed(s);
+            if let Some(sibling) = s.sibling_in(p, &set, cpus) {
+                return placed(sibling);
             }
         }
         // Pass 3: the highest capacity in the set, and the least cluster load at it.
-        let ranked = &self.ranked[..usize::from(self.nr_cpus)];
-        let Some(top) = ranked
-            .iter()
-            .find(|c| in_set(c.index()))
-            .map(|c| self.cpus[c.index()].level)
-        else {
+        let Some((_, top)) = s.top_of(&set) else {
             return Placement::NO_IDLE;
         };
-        let at_top = |i: usize| in_set(i) && self.cpus[i].level == top;
-        let load = |i: usize| {
-            let cl = usize::from(self.cpus[i].cluster);
-            ClusterLoad {
-                busy: cluster_busy[cl],
-                size: self.cluster_size[cl],
-            }
+        let equal = if self.balance.contains(busy.count() as u32) {
+            s.least_loaded(&top, &busy, cpus, &self.cluster_size)
+        } else {
+            top
         };
-        let least = self
-            .balance
-            .contains(busy)
-            .then(|| {
-                ranked
-                    .iter()
-                    .filter(|c| at_top(c.index()))
-                    .map(|c| load(c.index()))
-                    .min()
-            })
-            .flatten();
-        let equal = |i: usize| at_top(i) && least.is_none_or(|l| load(i) == l);
         // Pass 4: the previous CPU, then the first in rank order whose core is no home, then
         // the first.
         if let Some(p) = prev
-            && equal(p)
+            && equal.contains(p)
         {
             return placed(p);
         }
-        let pick = ranked
-            .iter()
-            .find(|c| equal(c.index()) && !q.homes.contains(**c))
-            .or_else(|| ranked.iter().find(|c| equal(c.index())));
-        match pick {
-            Some(c) => placed(c.index()),
+        match s
+            .first_ranked(&equal.and_not(q.homes))
+            .or_else(|| s.first_ranked(&equal))
+        {
+            Some(cpu) => placed(cpu),
             None => Placement::NO_IDLE,
         }
     }
@@ -305,15 +256,31 @@ impl Policy {
 
     /// The table the fast path walks for this policy on `topo`.
     pub fn wake_table(&self, topo: &Topology) -> WakeTable {
+        // Insertion into rank order: capacity, then rank, highest first; ids ascend on a tie.
+        let mut ranked = [CpuId(0); MAX_CPUS];
+        let key = |c: CpuId| {
+            let i = topo.info_of(c);
+            (u32::from(i.capacity) << 16) | u32::from(i.rank)
+        };
+        for (n, cpu) in topo.cpus().iter().enumerate() {
+            let mut at = n;
+            while at > 0 && key(ranked[at - 1]) < key(cpu) {
+                ranked[at] = ranked[at - 1];
+                at -= 1;
+            }
+            ranked[at] = cpu;
+        }
+        let nr_cpus = topo.nr_cpus();
         let mut t = WakeTable {
             cpus: [WakeCpu::default(); MAX_CPUS],
             nr_ids: topo.cpus().span() as u16,
-            ranked: [CpuId(0); MAX_CPUS],
-            nr_cpus: topo.nr_cpus() as u16,
+            ranked,
+            nr_cpus: nr_cpus as u16,
             cluster_size: [0; MAX_CPUS],
             nr_levels: topo.capacity_levels().len() as u8,
             balance: self.balance_range(topo),
             wake_affine: self.config().wake_affine,
+            sets: WalkSets::new(topo, self.primary(), &ranked[..nr_cpus]),
         };
         let levels = topo.capacity_levels();
         for cpu in topo.cpus().iter() {
@@ -329,19 +296,6 @@ impl Policy {
         }
         for (c, size) in t.cluster_size[..topo.nr_clusters()].iter_mut().enumerate() {
             *size = topo.cluster_cpus(c).len() as u16;
-        }
-        // Insertion into rank order: capacity, then rank, highest first; ids ascend on a tie.
-        for (n, cpu) in topo.cpus().iter().enumerate() {
-            let key = |c: CpuId| {
-                let i = topo.info_of(c);
-                (u32::from(i.capacity) << 16) | u32::from(i.rank)
-            };
-            let mut at = n;
-            while at > 0 && key(t.ranked[at - 1]) < key(cpu) {
-                t.ranked[at] = t.ranked[at - 1];
-                at -= 1;
-            }
-            t.ranked[at] = cpu;
         }
         t
     }

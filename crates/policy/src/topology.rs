@@ -313,6 +313,11 @@ impl Topology {
         &self.ladder
     }
 
+    /// Every cluster's `(word, bits)` runs.
+    pub(crate) fn cluster_run_table(&self) -> &ClusterRuns {
+        &self.cluster_runs
+    }
+
     #[inline]
     pub(crate) fn cluster_runs(&self, cluster: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
         self.cluster_runs.of(cluster)

@@ -18,6 +18,11 @@ proptest! {
         let walked = table.decide(&q);
         let ordered = policy.select_cpu(&s.topology, &state, &s.task());
         prop_assert_eq!(walked, ordered);
+        // Whole cores found one busy CPU at a time, as on a machine whose siblings lie at
+        // too many distances, give the same answer.
+        let mut by_cpu = table.clone();
+        by_cpu.sets.without_offsets();
+        prop_assert_eq!(by_cpu.decide(&q), ordered);
         if let Some(cpu) = walked.cpu {
             prop_assert!(policy.check_fast_wake(&s.topology, &q, cpu).is_ok());
         }
