@@ -118,9 +118,9 @@ impl WakeTable {
 
     /// The idle order's answer to `q`, in the passes the kernel's walk makes: nothing allowed
     /// free gives [`Placement::NO_IDLE`]. Each pass is a few operations on the machine's set
-    /// words; what walks CPUs is the rank order when ranks differ and cluster loads when
-    /// balance is active (over the candidates left, as the idle order does), and whole cores
-    /// on a machine whose SMT siblings lie at many different distances.
+    /// words; what walks CPUs is the rank order when ranks differ (over the candidates left,
+    /// as the idle order does), and whole cores or cluster loads on a machine whose SMT
+    /// siblings or cluster mates lie at more than a few id distances.
     pub fn decide(&self, q: &WakeQuestion<'_>) -> Placement {
         let s = &self.sets;
         let cpus = &self.cpus[..usize::from(self.nr_ids)];

@@ -330,15 +330,17 @@ impl ClusterLadder {
         for (size, cpus) in &self.sizes[..usize::from(self.nr_sizes)] {
             let of_size = set.and(cpus);
             // A free CPU's cluster has at most size - 1 busy CPUs.
+            if of_size.is_empty() {
+                continue;
+            }
+            // A free CPU's cluster has at most size - 1 busy CPUs; past the least share so far,
+            // no count of this size can tie or beat it.
             for count in 0..*size {
-                if of_size.is_empty()
-                    || least.is_some_and(|l| {
-                        (ClusterLoad {
-                            busy: count,
-                            size: *size,
-                        }) > l
-                    })
-                {
+                let load = ClusterLoad {
+                    busy: count,
+                    size: *size,
+                };
+                if least.is_some_and(|l| load > l) {
                     break;
                 }
                 let mut at = of_size;
@@ -352,17 +354,11 @@ impl ClusterLadder {
                 if at.is_empty() {
                     continue;
                 }
-                let load = ClusterLoad {
-                    busy: count,
-                    size: *size,
-                };
-                match least {
-                    Some(l) if load == l => equal = equal.or(&at),
-                    Some(l) if load > l => {}
-                    _ => {
-                        least = Some(load);
-                        equal = at;
-                    }
+                if least == Some(load) {
+                    equal = equal.or(&at);
+                } else {
+                    least = Some(load);
+                    equal = at;
                 }
             }
         }
